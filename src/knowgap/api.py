@@ -1,0 +1,92 @@
+"""The public Python API. The CLI is a thin layer over these functions.
+
+>>> import knowgap
+>>> result = knowgap.run("starter", models={"target": "local:qwen2.5-0.5b"}, options={"sample": 4})
+>>> [(m.group, m.name, m.value) for m in result.metrics]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from knowgap.engine.cache import ResponseCache
+from knowgap.engine.records import Manifest, MetricValue, RunConfig, TrialRecord
+from knowgap.engine.runner import RunResult, resume_run, start_run
+from knowgap.engine.store import RunStore
+from knowgap.engine.store import list_runs as _list_runs
+from knowgap.models.base import ChatModel
+from knowgap.models.packs import PackStatus, pack_statuses
+from knowgap.models.registry import DEFAULT_MODEL
+from knowgap.paths import cache_path, runs_dir
+from knowgap.suites import available
+
+
+def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None,
+        repeats: int = 1, seed: int = 0, concurrency: int | None = None, use_cache: bool = True,
+        timeout_s: float = 300.0, max_retries: int = 6, prices: Mapping[str, tuple[float, float]] | None = None,
+        runs_root: str | Path | None = None, providers: Mapping[str, ChatModel] | None = None,
+        progress: bool = False) -> RunResult:
+    """Run ``suite`` and return its metrics; every trial is stored under ``runs_root/<run-id>/``.
+
+    ``models`` maps roles (target, judge, generator) to model specs; ``providers`` maps a spec to a ready
+    ChatModel object (for models that are not reachable by spec, e.g. your own Python callable).
+    """
+    config = RunConfig(suite=suite, options=dict(options or {}), models=dict(models or {}), repeats=repeats,
+                       seed=seed, concurrency=concurrency, use_cache=use_cache, timeout_s=timeout_s,
+                       max_retries=max_retries, prices=dict(prices or {}))
+    return start_run(config, runs_root=runs_root, providers=providers, progress=progress)
+
+
+def resume(run_id: str, *, runs_root: str | Path | None = None,
+           providers: Mapping[str, ChatModel] | None = None, progress: bool = False) -> RunResult:
+    """Continue a crashed or interrupted run: finished trials are kept, the rest are run."""
+    return resume_run(run_id, runs_root=runs_root, providers=providers, progress=progress)
+
+
+def list_models() -> list[PackStatus]:
+    """Every embedded model pack: installed or not, assembled or not, size, sha256."""
+    return pack_statuses()
+
+
+def list_runs(runs_root: str | Path | None = None) -> list[Manifest]:
+    """Manifests of the runs under ``runs_root`` (newest first)."""
+    return _list_runs(runs_dir(runs_root))
+
+
+def load_run(run_id: str, runs_root: str | Path | None = None) -> tuple[Manifest, list[MetricValue]]:
+    store = RunStore.open(runs_dir(runs_root), run_id)
+    return store.read_manifest(), store.read_metrics()
+
+
+def iter_trials(run_id: str, runs_root: str | Path | None = None) -> list[TrialRecord]:
+    return list(RunStore.open(runs_dir(runs_root), run_id).iter_records())
+
+
+def cache_info() -> dict[str, Any]:
+    cache = ResponseCache(cache_path())
+    try:
+        return {"path": str(cache.path), **cache.stats()}
+    finally:
+        cache.close()
+
+
+def clear_cache(spec: str | None = None) -> int:
+    """Delete cached responses (all, or one model spec's); returns how many."""
+    cache = ResponseCache(cache_path())
+    try:
+        return cache.clear(spec)
+    finally:
+        cache.close()
+
+
+def demo(model: str = DEFAULT_MODEL, *, runs_root: str | Path | None = None,
+         progress: bool = True) -> list[RunResult]:
+    """Run every suite's demo sample on ``model``; returns one result per suite."""
+    results = []
+    for name, suite_cls in available().items():
+        results.append(start_run(RunConfig(suite=name, options=dict(suite_cls.demo_options),
+                                           models={"target": model}),
+                                 runs_root=runs_root, progress=progress))
+    return results

@@ -1,0 +1,314 @@
+"""The command line: parses, calls the Python API (knowgap.api), prints. Nothing else lives here."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+import types
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from knowgap import api
+from knowgap.engine.records import Manifest, MetricValue
+from knowgap.engine.runner import RunInterrupted, RunResult, knowgap_version
+from knowgap.errors import KnowgapError
+from knowgap.models.registry import DEFAULT_MODEL
+from knowgap.report.markdown import REPORT, metrics_table_rows
+from knowgap.suites import Suite, available
+
+out = Console()
+err = Console(stderr=True)
+
+app = typer.Typer(name="knowgap", no_args_is_help=True, add_completion=False, rich_markup_mode="rich",
+                  help="Test whether LLM systems know the limits of what they were given.\n\n"
+                       "Example: [bold]knowgap run starter --model local:qwen2.5-0.5b --sample 4[/bold]")
+run_app = typer.Typer(no_args_is_help=True, help="Run a suite. One subcommand per suite: knowgap run SUITE --help.")
+cache_app = typer.Typer(no_args_is_help=True, help="Inspect or clear the response cache.")
+app.add_typer(run_app, name="run")
+app.add_typer(cache_app, name="cache")
+
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help=f"Target model spec (default {DEFAULT_MODEL}).")]
+
+
+def _metrics_table(metrics: list[MetricValue], title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for col, justify in (("group", "left"), ("metric", "left"), ("value", "right"), ("95% CI", "left"),
+                         ("n", "right")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for row in metrics_table_rows(metrics):
+        table.add_row(*row)
+    return table
+
+
+def _print_result(result: RunResult) -> None:
+    m = result.manifest
+    out.print(_metrics_table(result.metrics, f"{m.config.suite} · {m.config.models.get('target')}"))
+    out.print(f"trials: {m.trials_ok} ok, {m.trials_error} errors of {m.trials_total}; "
+              f"model calls made now: {result.provider_calls}")
+    out.print(f"run stored in {result.path}")
+    out.print(f"report: {result.path / REPORT}")
+
+
+def _parse_prices(prices: list[str] | None) -> dict[str, tuple[float, float]]:
+    parsed: dict[str, tuple[float, float]] = {}
+    for item in prices or []:
+        spec, sep, value = item.rpartition("=")
+        try:
+            prompt, completion = (float(v) for v in value.split("/"))
+        except ValueError:
+            raise KnowgapError(f"--price '{item}': expected SPEC=IN/OUT in USD per million tokens, "
+                               "e.g. openai:gpt-4o=2.5/10") from None
+        if not sep or not spec:
+            raise KnowgapError(f"--price '{item}': expected SPEC=IN/OUT")
+        parsed[spec] = (prompt, completion)
+    return parsed
+
+
+def _cli_type(annotation: Any) -> Any:
+    """Strip Optional[...] so typer sees the plain type (None means 'not given')."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+_COMMON = """
+Common options pick the models per role, repeats, seed and concurrency; suite options follow.
+"""
+
+
+def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
+    fields = suite_cls.Options.model_fields
+
+    def command(**kwargs: Any) -> None:
+        options = {k: v for k, v in kwargs.items() if k in fields and v is not None and v != []}
+        resume = kwargs.get("resume")
+        if resume:
+            result = api.resume(resume, runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"])
+        else:
+            models = {"target": kwargs["model"]}
+            if "judge" in suite_cls.roles:
+                models["judge"] = kwargs.get("judge")
+            if "generator" in suite_cls.roles:
+                models["generator"] = kwargs.get("generator")
+            result = api.run(name, models={k: v for k, v in models.items() if v}, options=options,
+                             repeats=kwargs["repeats"], seed=kwargs["seed"], concurrency=kwargs["concurrency"],
+                             use_cache=not kwargs["no_cache"], timeout_s=kwargs["timeout"],
+                             max_retries=kwargs["max_retries"], prices=_parse_prices(kwargs["price"]),
+                             runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"])
+        _print_result(result)
+
+    P = inspect.Parameter
+    params = [
+        P("model", P.KEYWORD_ONLY, default=typer.Option(None, "--model", "-m",
+          help=f"Target model spec (default {DEFAULT_MODEL})."), annotation=str),
+    ]
+    if "judge" in suite_cls.roles:
+        params.append(P("judge", P.KEYWORD_ONLY, default=typer.Option(None, help="Judge model spec (default: the target)."),
+                        annotation=str))
+    if "generator" in suite_cls.roles:
+        params.append(P("generator", P.KEYWORD_ONLY, default=typer.Option(
+            None, help="Generator model spec (default: the target)."), annotation=str))
+    params += [
+        P("repeats", P.KEYWORD_ONLY, default=typer.Option(1, min=1, help="Repeats per (case, configuration)."),
+          annotation=int),
+        P("seed", P.KEYWORD_ONLY, default=typer.Option(0, help="Seed for sampling and model calls."), annotation=int),
+        P("concurrency", P.KEYWORD_ONLY, default=typer.Option(None, min=1,
+          help="Trials in flight at once (default: the model's own limit)."), annotation=int),
+        P("no_cache", P.KEYWORD_ONLY, default=typer.Option(False, "--no-cache",
+          help="Do not reuse cached responses from other runs."), annotation=bool),
+        P("resume", P.KEYWORD_ONLY, default=typer.Option(None, help="Continue the run RUN (id or folder)."),
+          annotation=str),
+        P("runs_dir", P.KEYWORD_ONLY, default=typer.Option(None, help="Where runs are stored (default ./runs)."),
+          annotation=str),
+        P("timeout", P.KEYWORD_ONLY, default=typer.Option(300.0, help="Seconds per model call before a retry."),
+          annotation=float),
+        P("max_retries", P.KEYWORD_ONLY, default=typer.Option(6, help="Retries of a transient model error."),
+          annotation=int),
+        P("price", P.KEYWORD_ONLY, default=typer.Option(None, help="SPEC=IN/OUT: USD per 1M tokens, repeatable."),
+          annotation=list[str]),
+        P("quiet", P.KEYWORD_ONLY, default=typer.Option(False, "--quiet", "-q", help="No progress bar."),
+          annotation=bool),
+    ]
+    for field_name, info in fields.items():
+        flag = "--" + field_name.replace("_", "-")
+        params.append(P(field_name, P.KEYWORD_ONLY, default=typer.Option(None, flag, help=info.description or ""),
+                        annotation=_cli_type(info.annotation)))
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__name__ = name
+    command.__doc__ = (f"{suite_cls.description}\n\nExample: knowgap run {name} --model local:qwen2.5-0.5b"
+                       f" --sample 4\n{_COMMON}")
+    return command
+
+
+for _name, _cls in available().items():
+    run_app.command(_name)(_suite_command(_name, _cls))
+
+
+@app.command()
+def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
+           runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored.")] = None,
+           quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False) -> None:
+    """Continue a crashed or interrupted run (same as knowgap run SUITE --resume RUN).
+
+    Example: knowgap resume starter-20261202-101500-ab12
+    """
+    _print_result(api.resume(run, runs_root=runs_dir, progress=not quiet))
+
+
+@app.command()
+def models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+           verify: Annotated[bool, typer.Option(help="Re-hash assembled packs (slow).")] = False) -> None:
+    """List every embedded model pack: installed or not, assembled or not, size, sha256.
+
+    Example: knowgap models --verify
+    """
+    statuses = api.list_models()
+    if verify:
+        from knowgap.models.packs import verify_pack
+        checked = {s.name: verify_pack(s.name) for s in statuses if s.assembled}
+    else:
+        checked = {}
+    if as_json:
+        out.print_json(json.dumps([s.model_dump() | ({"verified": checked[s.name]} if s.name in checked else {})
+                                   for s in statuses]))
+        return
+    table = Table(title="embedded model packs", title_justify="left")
+    for col in ("spec", "model", "installed", "assembled", "size", "sha256"):
+        table.add_column(col)
+    for s in statuses:
+        size = f"{s.size_bytes / 1e6:.0f} MB" if s.size_bytes else "-"
+        assembled = "yes" if s.assembled else "no"
+        if s.name in checked:
+            assembled += " (verified)" if checked[s.name] else " (SHA MISMATCH)"
+        table.add_row(s.spec, s.title, "yes" if s.installed else "no", assembled, size, s.sha256)
+    out.print(table)
+    for s in statuses:
+        if not s.installed:
+            out.print(f"{s.spec}: not installed: {s.install_hint}")
+    out.print("Other providers: openai:MODEL, openai-compat:MODEL@URL, anthropic:MODEL, scripted:FILE, "
+              "local:PATH.gguf")
+
+
+def _manifest_row(m: Manifest) -> list[str]:
+    return [m.run_id, m.config.suite, m.status, m.config.models.get("target", ""),
+            f"{m.trials_ok}/{m.trials_total}", m.started_at[:19].replace("T", " ")]
+
+
+@app.command()
+def runs(runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored (default ./runs).")] = None) -> None:
+    """List stored runs, newest first.
+
+    Example: knowgap runs --runs-dir runs
+    """
+    manifests = api.list_runs(runs_dir)
+    if not manifests:
+        out.print("no runs yet: try knowgap demo")
+        return
+    table = Table(title_justify="left")
+    for col in ("run", "suite", "status", "target", "trials ok", "started (UTC)"):
+        table.add_column(col)
+    for m in manifests:
+        table.add_row(*_manifest_row(m))
+    out.print(table)
+
+
+@app.command()
+def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
+         runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored.")] = None,
+         trials: Annotated[int, typer.Option(help="Also print the first N trials.")] = 0,
+         as_json: Annotated[bool, typer.Option("--json", help="Print manifest and metrics as JSON.")] = False) -> None:
+    """Show one run: configuration, models, usage and metrics.
+
+    Example: knowgap show starter-20261202-101500-ab12 --trials 3
+    """
+    manifest, metrics = api.load_run(run, runs_dir)
+    if as_json:
+        out.print_json(json.dumps({"manifest": manifest.model_dump(mode="json"),
+                                   "metrics": [m.model_dump() for m in metrics]}, ensure_ascii=False))
+        return
+    out.print(f"[bold]{manifest.run_id}[/bold]  suite {manifest.config.suite}  status {manifest.status}  "
+              f"trials {manifest.trials_ok} ok / {manifest.trials_error} errors / {manifest.trials_total}")
+    for role, spec in manifest.config.models.items():
+        usage = manifest.usage.get(role, {}).get(spec)
+        tokens = f"{usage.calls} calls, {usage.cached_calls} cached, {usage.prompt_tokens}+{usage.completion_tokens} tokens" \
+            if usage else "no calls"
+        out.print(f"  {role}: {spec} ({tokens})")
+    if metrics:
+        out.print(_metrics_table(metrics, "metrics"))
+    else:
+        out.print("no metrics yet (the run did not finish): knowgap resume " + manifest.run_id)
+    for i, record in enumerate(api.iter_trials(run, runs_dir)):
+        if i >= trials:
+            break
+        text = record.calls[-1].response.text if record.calls and record.calls[-1].response else record.error
+        out.print(f"- {record.trial_id} [{record.status}] {record.scores}")
+        out.print(f"  {text!r}", markup=False, highlight=False)
+
+
+@app.command()
+def demo(model: ModelOpt = None,
+         runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored (default ./runs).")] = None) -> None:
+    """Run every suite's small demo sample on the embedded default model and print where the report is.
+
+    Example: knowgap demo --model local:qwen2.5-0.5b
+    """
+    results = api.demo(model or DEFAULT_MODEL, runs_root=runs_dir)
+    for result in results:
+        _print_result(result)
+    out.print("\n[bold]demo report(s):[/bold]")
+    for result in results:
+        out.print(f"  {(result.path / REPORT).resolve()}")
+
+
+@app.command()
+def suites() -> None:
+    """List the suites.
+
+    Example: knowgap suites
+    """
+    for name, cls in available().items():
+        out.print(f"[bold]{name}[/bold]: {cls.description} (roles: {', '.join(cls.roles)})")
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """Where the cache is and how big.
+
+    Example: knowgap cache info
+    """
+    info = api.cache_info()
+    out.print(f"{info['path']}: {info['entries']} responses, {info['bytes'] / 1e6:.1f} MB")
+
+
+@cache_app.command("clear")
+def cache_clear(model: Annotated[str | None, typer.Option(help="Only this model spec's responses.")] = None) -> None:
+    """Delete cached responses.
+
+    Example: knowgap cache clear --model local:qwen2.5-0.5b
+    """
+    out.print(f"removed {api.clear_cache(model)} cached responses")
+
+
+@app.command()
+def version() -> None:
+    """Print the knowgap version."""
+    out.print(knowgap_version())
+
+
+def main() -> None:
+    try:
+        app()
+    except RunInterrupted as exc:
+        err.print(f"[yellow]{exc}[/yellow]")
+        sys.exit(130)
+    except KnowgapError as exc:
+        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        sys.exit(2)

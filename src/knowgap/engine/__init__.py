@@ -1,0 +1,1 @@
+"""The engine: trials, model client (cache, retries, accounting), executor, run store, resume."""

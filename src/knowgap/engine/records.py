@@ -1,0 +1,107 @@
+"""Records of a run: its manifest, and one TrialRecord per finished trial (appended to trials.jsonl)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from knowgap.models.types import ChatRequest, ChatResponse
+
+ScoreValue = float | int | bool | str | None
+
+
+def utcnow() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class CallRecord(BaseModel):
+    """One model call made inside a trial, as it went."""
+
+    role: str
+    model: str
+    request: ChatRequest
+    response: ChatResponse | None = None
+    error: str | None = None
+    attempts: int = 1
+    cached: bool = False
+
+
+class TrialRecord(BaseModel):
+    """Everything one trial (case, configuration, repeat) produced. Written once, when it finishes."""
+
+    trial_id: str
+    case_id: str
+    config_id: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    repeat: int = 0
+    status: Literal["ok", "error"] = "ok"
+    error: str | None = None
+    calls: list[CallRecord] = Field(default_factory=list)
+    output: dict[str, Any] = Field(default_factory=dict)
+    """What the suite extracted from the responses (parsed answer, citation, parse failure...)."""
+    scores: dict[str, ScoreValue] = Field(default_factory=dict)
+    started_at: str = ""
+    duration_s: float = 0.0
+
+
+class ModelUsage(BaseModel):
+    calls: int = 0
+    cached_calls: int = 0
+    failed_calls: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+
+
+class MetricValue(BaseModel):
+    """One metric for one group of trials, with its 95% confidence interval."""
+
+    name: str
+    group: str
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int = 0
+    kind: Literal["proportion", "mean", "count"] = "proportion"
+    description: str = ""
+
+
+class RunConfig(BaseModel):
+    """The whole configuration of a run: enough to resume it or run it again."""
+
+    suite: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    models: dict[str, str] = Field(default_factory=dict)
+    """Model spec per role (target, judge, generator)."""
+    repeats: int = 1
+    seed: int = 0
+    concurrency: int | None = None
+    """Trials in flight at once; None lets each model's default decide."""
+    use_cache: bool = True
+    timeout_s: float = 300.0
+    max_retries: int = 6
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """USD per million (prompt, completion) tokens, by model spec."""
+
+
+class Manifest(BaseModel):
+    run_id: str
+    knowgap_version: str
+    git_commit: str | None = None
+    config: RunConfig
+    dataset_hashes: dict[str, str] = Field(default_factory=dict)
+    models: dict[str, dict[str, str]] = Field(default_factory=dict)
+    """Facts about each role's model (spec, backend, sha256 of a pack...)."""
+    status: Literal["running", "finished", "interrupted", "failed"] = "running"
+    started_at: str = Field(default_factory=utcnow)
+    ended_at: str | None = None
+    resumed_at: list[str] = Field(default_factory=list)
+    trials_total: int = 0
+    trials_ok: int = 0
+    trials_error: int = 0
+    usage: dict[str, dict[str, ModelUsage]] = Field(default_factory=dict)
+    """Usage by role, then by model spec."""

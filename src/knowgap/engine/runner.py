@@ -1,0 +1,299 @@
+"""Run a suite: plan trials, execute them through the model clients, store each, compute metrics.
+
+A trial is (case, configuration, repeat). Trials run in a pool of workers that pull from one lazy
+iterator, so memory does not grow with the number of trials; each finished trial is appended to the
+run store at once. Resuming a run re-plans the same trials from the manifest and skips the finished ones;
+calls that finished before a crash are served from the response cache, so none is repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.metadata
+import random
+import subprocess
+import time
+import traceback
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from knowgap.engine.cache import ResponseCache
+from knowgap.engine.client import ModelClient, RetryPolicy
+from knowgap.engine.progress import TrialProgress
+from knowgap.engine.records import CallRecord, Manifest, MetricValue, ModelUsage, RunConfig, TrialRecord, utcnow
+from knowgap.engine.store import RunStore, new_run_id
+from knowgap.errors import KnowgapError
+from knowgap.models.base import ChatModel
+from knowgap.models.registry import DEFAULT_MODEL, create_model
+from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.paths import cache_path, runs_dir
+from knowgap.redaction import redact
+from knowgap.report.markdown import write_report
+from knowgap.suites import get_suite
+from knowgap.suites.base import Case, Suite, Trial, TrialFailed, TrialResult, file_sha256
+
+
+class RunInterrupted(KnowgapError):
+    """Ctrl-C or a stop signal: finished trials are stored; the run can be resumed."""
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    path: Path
+    manifest: Manifest
+    metrics: list[MetricValue]
+    provider_calls: int = 0
+    """Calls that reached a model provider in this invocation (0 for a fully cached re-run)."""
+
+
+def knowgap_version() -> str:
+    try:
+        return importlib.metadata.version("knowgap")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def git_commit() -> str | None:
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def trial_seed(run_seed: int, trial_id: str) -> int:
+    digest = hashlib.sha256(f"{run_seed}|{trial_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+class _Context:
+    """The TrialContext a suite's run_trial receives."""
+
+    __slots__ = ("seed", "repeat", "calls", "_clients")
+
+    def __init__(self, clients: Mapping[str, ModelClient], seed: int, repeat: int) -> None:
+        self._clients = clients
+        self.seed = seed
+        self.repeat = repeat
+        self.calls: list[CallRecord] = []
+
+    async def generate(self, role: str, request: ChatRequest) -> ChatResponse:
+        try:
+            client = self._clients[role]
+        except KeyError:
+            raise KnowgapError(f"the suite asked for role '{role}' but the run has no model for it") from None
+        record = await client.call(role, request, self.repeat)
+        self.calls.append(record)
+        if record.response is None:
+            raise TrialFailed(record.error or "model call failed")
+        return record.response
+
+
+def resolve_roles(suite_cls: type[Suite], models: Mapping[str, str] | None) -> dict[str, str]:
+    """A model spec for every role the suite uses: given ones, else the target's, else the default."""
+    given = {k: v for k, v in (models or {}).items() if v}
+    unknown = set(given) - set(suite_cls.roles)
+    if unknown:
+        raise KnowgapError(f"suite '{suite_cls.name}' has no role {', '.join(sorted(unknown))} "
+                           f"(roles: {', '.join(suite_cls.roles)})")
+    target = given.get("target", DEFAULT_MODEL)
+    return {role: given.get(role, target) for role in suite_cls.roles}
+
+
+@dataclass
+class Runner:
+    config: RunConfig
+    runs_root: Path
+    providers: Mapping[str, ChatModel] = field(default_factory=dict)
+    """Ready-made providers by spec (tests, benchmarks, Python users); others come from create_model."""
+    progress: bool = True
+    cache_file: Path | None = None
+
+    def __post_init__(self) -> None:
+        suite_cls = get_suite(self.config.suite)
+        try:
+            options = suite_cls.Options.model_validate(self.config.options)
+        except Exception as exc:  # pydantic ValidationError -> one clear line
+            raise KnowgapError(f"suite '{suite_cls.name}': bad option: {_first_error(exc)}") from None
+        self.config.options = options.model_dump(mode="json", exclude_defaults=True)
+        self.config.models = resolve_roles(suite_cls, self.config.models)
+        self.suite = suite_cls(options)
+
+    # planning ---------------------------------------------------------------------------------
+    def planned_cases(self) -> list[Case]:
+        cases = self.suite.cases()
+        ids = [c.id for c in cases]
+        if len(set(ids)) != len(ids):
+            dupes = sorted({i for i in ids if ids.count(i) > 1})
+            raise KnowgapError(f"suite '{self.suite.name}': duplicate case ids {dupes[:5]}")
+        sample = getattr(self.suite.options, "sample", None)
+        if sample is not None and sample < len(cases):
+            keep = set(random.Random(self.config.seed).sample(range(len(cases)), sample))
+            cases = [c for i, c in enumerate(cases) if i in keep]
+        return cases
+
+    def iter_trials(self, cases: list[Case], skip: set[str]) -> Iterator[Trial]:
+        for config in self.suite.configurations():
+            for case in cases:
+                for repeat in range(self.config.repeats):
+                    trial = Trial(case=case, config=config, repeat=repeat)
+                    if trial.trial_id not in skip:
+                        yield trial
+
+    def dataset_hashes(self) -> dict[str, str]:
+        return {str(p): file_sha256(Path(p)) for p in self.suite.dataset_files()}
+
+    # clients ----------------------------------------------------------------------------------
+    def _clients(self, run_id: str, cache: ResponseCache | None) -> dict[str, ModelClient]:
+        by_spec: dict[str, ModelClient] = {}
+        retry = RetryPolicy(max_retries=self.config.max_retries, timeout_s=self.config.timeout_s)
+        for spec in dict.fromkeys(self.config.models.values()):
+            provider = self.providers.get(spec) or create_model(spec)
+            prepare = getattr(provider, "prepare", None)
+            if callable(prepare):
+                prepare()
+            price = self.config.prices.get(spec)
+            by_spec[spec] = ModelClient(provider, run_id=run_id, cache=cache, use_cache=self.config.use_cache,
+                                        concurrency=self.config.concurrency, retry=retry,
+                                        price=tuple(price) if price else None)  # type: ignore[arg-type]
+        return {role: by_spec[spec] for role, spec in self.config.models.items()}
+
+    # execution --------------------------------------------------------------------------------
+    async def _run_one(self, trial: Trial, clients: Mapping[str, ModelClient]) -> TrialRecord:
+        ctx = _Context(clients, trial_seed(self.config.seed, trial.trial_id), trial.repeat)
+        started, t0 = utcnow(), time.perf_counter()
+        status, error, result = "ok", None, TrialResult()
+        try:
+            result = await self.suite.run_trial(trial, ctx)
+        except TrialFailed as exc:
+            status, error = "error", str(exc)
+        except KnowgapError as exc:
+            status, error = "error", str(exc)
+        except Exception as exc:  # a bug in a suite must not lose the run: record it and go on
+            tb = traceback.extract_tb(exc.__traceback__)[-1]
+            status, error = "error", f"{type(exc).__name__} in suite code ({tb.filename}:{tb.lineno}): {exc}"
+        return TrialRecord(trial_id=trial.trial_id, case_id=trial.case.id, config_id=trial.config.id,
+                           config=trial.config.params, repeat=trial.repeat, status=status,  # type: ignore[arg-type]
+                           error=redact(error) if error else None, calls=ctx.calls, output=result.output,
+                           scores=result.scores, started_at=started, duration_s=time.perf_counter() - t0)
+
+    async def _execute(self, store: RunStore, trials: Iterator[Trial], total: int, done: int,
+                       clients: Mapping[str, ModelClient]) -> None:
+        workers = self.config.concurrency or max(c.limit for c in clients.values())
+        label = f"{self.suite.name} · {self.config.models.get('target', '')}"
+        with TrialProgress(label, total, done, enabled=self.progress) as bar:
+            async def worker() -> None:
+                for trial in trials:
+                    record = await self._run_one(trial, clients)
+                    store.append(record)
+                    bar.advance(error=record.status != "ok")
+
+            await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+
+    def _usage(self, clients: Mapping[str, ModelClient],
+               previous: dict[str, dict[str, ModelUsage]]) -> dict[str, dict[str, ModelUsage]]:
+        usage = {role: {spec: u.model_copy() for spec, u in specs.items()} for role, specs in previous.items()}
+        for client in {id(c): c for c in clients.values()}.values():
+            for role, u in client.usage.items():
+                total = usage.setdefault(role, {}).setdefault(client.spec, ModelUsage())
+                for name in ("calls", "cached_calls", "failed_calls", "retries", "prompt_tokens",
+                             "completion_tokens", "latency_s"):
+                    setattr(total, name, getattr(total, name) + getattr(u, name))
+                if u.cost_usd is not None:
+                    total.cost_usd = (total.cost_usd or 0.0) + u.cost_usd
+        return usage
+
+    def run(self, resume: str | None = None) -> RunResult:
+        cache = ResponseCache(self.cache_file or cache_path())
+        if resume is None:
+            manifest = Manifest(run_id=new_run_id(self.suite.name), knowgap_version=knowgap_version(),
+                                git_commit=git_commit(), config=self.config, dataset_hashes=self.dataset_hashes())
+            store = None
+        else:
+            store = RunStore.open(self.runs_root, resume)
+            manifest = store.read_manifest()
+            self._check_dataset(manifest)
+            manifest.resumed_at.append(utcnow())
+        clients = self._clients(manifest.run_id, cache)
+        manifest.models = {role: clients[role].model.describe() for role in self.config.models}
+        cases = self.planned_cases()
+        total = len(cases) * len(self.suite.configurations()) * self.config.repeats
+        manifest.trials_total = total
+        if store is None:
+            store = RunStore.create(self.runs_root, manifest)
+        else:
+            manifest.status = "running"
+            store.write_manifest(manifest)
+        finished = store.finished_trial_ids()
+        previous_usage = manifest.usage
+        try:
+            asyncio.run(self._execute_and_close(store, cases, finished, total, clients))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            manifest.status = "interrupted"
+            manifest.usage = self._usage(clients, previous_usage)
+            self._finish(store, manifest, cache)
+            raise RunInterrupted(f"interrupted: finished trials are stored in {store.path}; continue with "
+                                 f"knowgap run {self.suite.name} --resume {manifest.run_id}") from None
+        manifest.usage = self._usage(clients, previous_usage)
+        metrics = self.suite.metrics(store.iter_records())
+        store.write_metrics(metrics)
+        ok = err = 0
+        for record in store.iter_records():
+            ok += record.status == "ok"
+            err += record.status != "ok"
+        manifest.trials_ok, manifest.trials_error = ok, err
+        manifest.status = "finished"
+        self._finish(store, manifest, cache)
+        write_report(store.path, manifest, metrics)
+        calls = sum(c.provider_calls for c in {id(c): c for c in clients.values()}.values())
+        return RunResult(run_id=manifest.run_id, path=store.path, manifest=manifest, metrics=metrics,
+                         provider_calls=calls)
+
+    async def _execute_and_close(self, store: RunStore, cases: list[Case], finished: set[str], total: int,
+                                 clients: Mapping[str, ModelClient]) -> None:
+        try:
+            await self._execute(store, self.iter_trials(cases, finished), total, len(finished), clients)
+        finally:
+            for client in {id(c): c for c in clients.values()}.values():
+                await client.model.aclose()
+
+    def _finish(self, store: RunStore, manifest: Manifest, cache: ResponseCache) -> None:
+        store.close()
+        manifest.ended_at = utcnow()
+        store.write_manifest(manifest)
+        cache.close()
+
+    def _check_dataset(self, manifest: Manifest) -> None:
+        now = self.dataset_hashes()
+        changed = [f for f, h in manifest.dataset_hashes.items() if now.get(f) != h]
+        if changed:
+            raise KnowgapError(f"cannot resume {manifest.run_id}: the dataset changed since it started "
+                               f"({', '.join(changed)}); start a new run instead")
+
+
+def _first_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return str(exc)
+
+
+def start_run(config: RunConfig, *, runs_root: str | Path | None = None,
+              providers: Mapping[str, ChatModel] | None = None, progress: bool = True,
+              resume: str | None = None) -> RunResult:
+    runner = Runner(config=config, runs_root=runs_dir(runs_root), providers=providers or {}, progress=progress)
+    return runner.run(resume=resume)
+
+
+def resume_run(run: str, *, runs_root: str | Path | None = None,
+               providers: Mapping[str, ChatModel] | None = None, progress: bool = True) -> RunResult:
+    root = runs_dir(runs_root)
+    manifest = RunStore.open(root, run).read_manifest()
+    return start_run(manifest.config, runs_root=root, providers=providers, progress=progress,
+                     resume=str(RunStore.open(root, run).path))

@@ -1,0 +1,20 @@
+"""The one exception family a user sees: each message says what failed, where, and how to fix it."""
+
+from __future__ import annotations
+
+
+class KnowgapError(Exception):
+    """An error meant for the person running knowgap; the CLI prints it on one line and exits non-zero."""
+
+
+class InputError(KnowgapError):
+    """A bad input: names the file, the record (line) and the field, and what was expected."""
+
+    def __init__(self, file: str, message: str, *, line: int | None = None, field: str | None = None) -> None:
+        where = file
+        if line is not None:
+            where += f", line {line}"
+        if field:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {message}")
+        self.file, self.line, self.field = file, line, field

@@ -1,0 +1,28 @@
+"""The one chat interface every provider implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from knowgap.models.types import ChatRequest, ChatResponse
+
+
+class ChatModel(ABC):
+    """An async chat model. Providers raise :class:`~knowgap.models.errors.ModelError` on failure."""
+
+    spec: str
+    """The model spec string this provider was made from (``local:qwen2.5-0.5b``, ``openai:gpt-4o``...)."""
+
+    default_concurrency: int = 4
+    """How many calls the executor sends at once unless the run says otherwise."""
+
+    @abstractmethod
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        """Answer one request."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release connections or handles."""
+
+    def describe(self) -> dict[str, str]:
+        """Facts about the model for the run manifest (no secrets)."""
+        return {"spec": self.spec}

@@ -1,0 +1,119 @@
+"""In-process llama.cpp provider (``local:qwen2.5-1.5b``, ``local:qwen2.5-0.5b``, ``local:PATH.gguf``).
+
+One ``Llama`` object per GGUF file per process, shared by every provider that names it; a lock makes
+concurrent requests to it safe (llama.cpp contexts are not re-entrant), and calls run in a worker thread
+so the event loop keeps scheduling other models and writing results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from knowgap.models.base import ChatModel
+from knowgap.models.errors import ModelUnavailableError, PermanentModelError
+from knowgap.models.packs import PACKS, ensure_pack
+from knowgap.models.types import ChatRequest, ChatResponse, Usage
+
+_LOADED: dict[str, tuple[Any, threading.Lock]] = {}
+_LOAD_LOCK = threading.Lock()
+DEFAULT_CTX = int(os.environ.get("KNOWGAP_N_CTX", "4096"))
+
+
+def resolve_local_path(target: str) -> Path:
+    """A pack name or a path to a .gguf file -> a verified local file path."""
+    if target in PACKS:
+        return ensure_pack(target)
+    path = Path(target).expanduser()
+    if path.suffix.lower() == ".gguf" or path.exists():
+        if not path.exists():
+            raise ModelUnavailableError(f"local model file not found: {path}")
+        return path
+    known = ", ".join(f"local:{name}" for name in PACKS)
+    raise ModelUnavailableError(f"unknown local model '{target}': use one of {known} or local:PATH.gguf")
+
+
+def _import_llama() -> Any:
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        raise ModelUnavailableError(
+            "llama-cpp-python is not installed: run pip install 'knowgap[local]'") from None
+    return Llama
+
+
+def load_llama(path: Path, n_ctx: int = DEFAULT_CTX) -> tuple[Any, threading.Lock]:
+    """Load (once per process) the llama.cpp model at ``path``."""
+    key = f"{path.resolve()}::{n_ctx}"
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            llama_cls = _import_llama()
+            threads = int(os.environ.get("KNOWGAP_N_THREADS", str(os.cpu_count() or 2)))
+            try:
+                llm = llama_cls(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+            except Exception as exc:  # llama.cpp raises ValueError/RuntimeError on a bad file
+                raise ModelUnavailableError(f"llama.cpp could not load {path}: {exc}") from exc
+            _LOADED[key] = (llm, threading.Lock())
+        return _LOADED[key]
+
+
+class LocalModel(ChatModel):
+    default_concurrency = 1
+
+    def __init__(self, spec: str, target: str, n_ctx: int = DEFAULT_CTX) -> None:
+        self.spec = spec
+        self.target = target
+        self.n_ctx = n_ctx
+        self._path: Path | None = None
+
+    def _ensure(self) -> tuple[Any, threading.Lock]:
+        if self._path is None:
+            self._path = resolve_local_path(self.target)
+        return load_llama(self._path, self.n_ctx)
+
+    def _call(self, request: ChatRequest) -> ChatResponse:
+        llm, lock = self._ensure()
+        kwargs: dict[str, Any] = {
+            "messages": [m.model_dump() for m in request.messages],
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if request.stop:
+            kwargs["stop"] = request.stop
+        if request.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        with lock:
+            start = time.perf_counter()
+            try:
+                out = llm.create_chat_completion(**kwargs)
+            except ValueError as exc:  # e.g. prompt longer than the context window
+                raise PermanentModelError(f"{self.spec}: {exc}") from exc
+            latency = time.perf_counter() - start
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return ChatResponse(
+            text=choice["message"].get("content") or "",
+            usage=Usage(prompt_tokens=usage.get("prompt_tokens", 0),
+                        completion_tokens=usage.get("completion_tokens", 0)),
+            latency_s=latency, finish_reason=choice.get("finish_reason"), model=self.spec)
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        return await asyncio.to_thread(self._call, request)
+
+    def prepare(self) -> None:
+        """Assemble and load the model now (so errors surface before any trial starts)."""
+        self._ensure()
+
+    def describe(self) -> dict[str, str]:
+        info = {"spec": self.spec, "backend": "llama.cpp (in-process)"}
+        if self.target in PACKS:
+            info.update(pack=self.target, sha256=PACKS[self.target].sha256)
+        else:
+            info["path"] = self.target
+        return info

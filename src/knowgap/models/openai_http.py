@@ -1,0 +1,118 @@
+"""OpenAI chat-completions over HTTP: ``openai:MODEL`` and ``openai-compat:MODEL@URL``.
+
+``openai-compat`` serves any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, LM Studio). The API
+key comes from OPENAI_API_KEY (optional for compat servers) and never leaves the request headers.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import httpx
+
+from knowgap.models.base import ChatModel
+from knowgap.models.errors import ModelUnavailableError, PermanentModelError, TransientModelError
+from knowgap.models.types import ChatRequest, ChatResponse, Usage
+from knowgap.redaction import redact
+
+OPENAI_URL = "https://api.openai.com/v1"
+TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524}
+
+
+class OpenAIChatModel(ChatModel):
+    default_concurrency = 8
+
+    def __init__(self, spec: str, model: str, base_url: str, *, api_key: str | None,
+                 compat: bool, timeout_s: float = 120.0) -> None:
+        self.spec = spec
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.compat = compat
+        self._api_key = api_key
+        self._timeout_s = timeout_s
+        self._client: httpx.AsyncClient | None = None
+
+    @classmethod
+    def openai(cls, spec: str, model: str) -> OpenAIChatModel:
+        key = os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise ModelUnavailableError(f"{spec}: set OPENAI_API_KEY (and optionally OPENAI_BASE_URL)")
+        return cls(spec, model, os.environ.get("OPENAI_BASE_URL", OPENAI_URL), api_key=key, compat=False)
+
+    @classmethod
+    def openai_compat(cls, spec: str, model: str, url: str) -> OpenAIChatModel:
+        if not url.startswith(("http://", "https://")):
+            raise ModelUnavailableError(f"{spec}: the URL after '@' must start with http:// or https://")
+        return cls(spec, model, url, api_key=os.environ.get("OPENAI_API_KEY"), compat=True)
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            headers = {"Content-Type": "application/json"}
+            if self._api_key:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            self._client = httpx.AsyncClient(
+                headers=headers, timeout=httpx.Timeout(self._timeout_s, connect=10.0),
+                limits=httpx.Limits(max_connections=64, max_keepalive_connections=16))
+        return self._client
+
+    def payload(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in request.messages],
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.stop:
+            body["stop"] = request.stop
+        if request.json_schema is not None:
+            if self.compat:
+                # llama.cpp's server honours a schema inside json_object; its json_schema type answers 500.
+                body["response_format"] = {"type": "json_object", "schema": request.json_schema}
+            else:
+                body["response_format"] = {"type": "json_schema", "json_schema": {
+                    "name": "response", "schema": request.json_schema}}
+        return body
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        url = f"{self.base_url}/chat/completions"
+        start = time.perf_counter()
+        try:
+            resp = await self._http().post(url, json=self.payload(request))
+        except httpx.TimeoutException as exc:
+            raise TransientModelError(f"{self.spec}: timed out after {self._timeout_s:.0f}s ({type(exc).__name__})")
+        except httpx.TransportError as exc:
+            raise TransientModelError(redact(f"{self.spec}: cannot reach {self.base_url}: {exc}")) from None
+        latency = time.perf_counter() - start
+        if resp.status_code != 200:
+            detail = redact(resp.text[:300])
+            message = f"{self.spec}: HTTP {resp.status_code} from {redact(self.base_url)}: {detail}"
+            if resp.status_code in TRANSIENT_STATUS or resp.status_code >= 500:
+                raise TransientModelError(message, status=resp.status_code)
+            raise PermanentModelError(message, status=resp.status_code)
+        try:
+            data = resp.json()
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise TransientModelError(
+                f"{self.spec}: malformed response body ({type(exc).__name__}): {redact(resp.text[:200])}") from None
+        usage = data.get("usage") or {}
+        return ChatResponse(
+            text=text, usage=Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                                   completion_tokens=int(usage.get("completion_tokens") or 0)),
+            latency_s=latency, finish_reason=choice.get("finish_reason"), model=self.spec)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def describe(self) -> dict[str, str]:
+        return {"spec": redact(self.spec), "backend": "openai-compatible HTTP" if self.compat else "OpenAI",
+                "base_url": redact(self.base_url), "model": self.model}
+
+

@@ -1,0 +1,82 @@
+"""Model specs are strings, the same everywhere (``--model``, ``--judge``, ``--generator``, YAML).
+
+=============================  ==================================================================
+``local:qwen2.5-1.5b``          embedded pack, in-process llama.cpp (the default target)
+``local:qwen2.5-0.5b``          the small embedded pack (fast; used by the tests)
+``local:PATH.gguf``             any GGUF file, in-process llama.cpp
+``openai:MODEL``                OpenAI (OPENAI_API_KEY, optional OPENAI_BASE_URL)
+``openai-compat:MODEL@URL``     any OpenAI-compatible server; URL is its base, e.g. http://127.0.0.1:8000/v1
+``anthropic:MODEL``             Anthropic (ANTHROPIC_API_KEY; extra ``knowgap[anthropic]``)
+``scripted:FILE``               deterministic responses from a file (tests, replays)
+=============================  ==================================================================
+
+More providers register with :func:`register_provider`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from knowgap.models.base import ChatModel
+from knowgap.models.errors import ModelUnavailableError
+
+DEFAULT_MODEL = "local:qwen2.5-1.5b"
+Factory = Callable[[str, str], ChatModel]
+"""(full spec, the part after the prefix) -> provider."""
+
+_FACTORIES: dict[str, Factory] = {}
+
+
+def register_provider(prefix: str, factory: Factory) -> None:
+    _FACTORIES[prefix] = factory
+
+
+def _local(spec: str, rest: str) -> ChatModel:
+    from knowgap.models.local import LocalModel
+    return LocalModel(spec, rest)
+
+
+def _openai(spec: str, rest: str) -> ChatModel:
+    from knowgap.models.openai_http import OpenAIChatModel
+    return OpenAIChatModel.openai(spec, rest)
+
+
+def _openai_compat(spec: str, rest: str) -> ChatModel:
+    from knowgap.models.openai_http import OpenAIChatModel
+    model, sep, url = rest.rpartition("@")
+    if not sep or not model or not url:
+        raise ModelUnavailableError(
+            f"bad model spec '{spec}': expected openai-compat:MODEL@URL, e.g. openai-compat:qwen@http://127.0.0.1:8000/v1")
+    return OpenAIChatModel.openai_compat(spec, model, url)
+
+
+def _anthropic(spec: str, rest: str) -> ChatModel:
+    from knowgap.models.anthropic_api import AnthropicChatModel
+    return AnthropicChatModel(spec, rest)
+
+
+def _scripted(spec: str, rest: str) -> ChatModel:
+    from knowgap.models.scripted import ScriptedModel
+    return ScriptedModel(spec, rest)
+
+
+for _prefix, _factory in {"local": _local, "openai": _openai, "openai-compat": _openai_compat,
+                          "anthropic": _anthropic, "scripted": _scripted}.items():
+    register_provider(_prefix, _factory)
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    prefix, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ModelUnavailableError(
+            f"bad model spec '{spec}': expected PROVIDER:NAME with PROVIDER one of {', '.join(sorted(_FACTORIES))}")
+    if prefix not in _FACTORIES:
+        raise ModelUnavailableError(
+            f"unknown model provider '{prefix}' in '{spec}' (known: {', '.join(sorted(_FACTORIES))})")
+    return prefix, rest
+
+
+def create_model(spec: str) -> ChatModel:
+    """Build the provider a spec names. Raises ModelUnavailableError with a fix when it cannot."""
+    prefix, rest = split_spec(spec.strip())
+    return _FACTORIES[prefix](spec.strip(), rest)

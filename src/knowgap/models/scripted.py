@@ -1,0 +1,94 @@
+"""``scripted:FILE``: deterministic responses from a file, for tests and for replaying a recorded run.
+
+The file is JSONL (or a JSON list). Each line is one of:
+
+- ``{"response": "..."}``: served in order, cycling when the list runs out;
+- ``{"request_hash": "<sha256>", "response": "..."}``: served to the request with that fingerprint
+  (see ``ChatRequest.fingerprint``); hashed entries are preferred over ordered ones;
+- a trial record from a run's ``trials.jsonl``: each recorded call becomes a hashed entry, so
+  ``scripted:runs/RUN/trials.jsonl`` replays that run without a model.
+
+A request that matches no hashed entry while the file has no ordered entries is a permanent error naming
+the file and the request hash.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from knowgap.errors import InputError
+from knowgap.models.base import ChatModel
+from knowgap.models.errors import PermanentModelError
+from knowgap.models.types import ChatRequest, ChatResponse, Usage
+
+
+def _load_entries(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    if not path.exists():
+        raise InputError(str(path), "scripted responses file not found")
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except ValueError as exc:
+            raise InputError(str(path), f"not valid JSON: {exc}") from None
+        return list(enumerate(items, start=1))
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, json.loads(line)))
+        except ValueError as exc:
+            raise InputError(str(path), f"not valid JSON: {exc}", line=number) from None
+    return rows
+
+
+class ScriptedModel(ChatModel):
+    default_concurrency = 1
+
+    def __init__(self, spec: str, file: str) -> None:
+        self.spec = spec
+        self.path = Path(file).expanduser()
+        self.by_hash: dict[str, str] = {}
+        ordered: list[str] = []
+        for number, row in _load_entries(self.path):
+            if not isinstance(row, dict):
+                raise InputError(str(self.path), "expected a JSON object", line=number)
+            if "calls" in row and "trial_id" in row:  # a recorded trial
+                for call in row.get("calls") or []:
+                    response = call.get("response")
+                    if response and call.get("request"):
+                        fingerprint = ChatRequest.model_validate(call["request"]).fingerprint()
+                        self.by_hash[fingerprint] = response["text"]
+                continue
+            if not isinstance(row.get("response"), str):
+                raise InputError(str(self.path), "expected a string", line=number, field="response")
+            if row.get("request_hash"):
+                self.by_hash[str(row["request_hash"])] = row["response"]
+            else:
+                ordered.append(row["response"])
+        if not ordered and not self.by_hash:
+            raise InputError(str(self.path), "holds no responses")
+        self._ordered = itertools.cycle(ordered) if ordered else None
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        fingerprint = request.fingerprint()
+        with self._lock:
+            self.calls += 1
+            text = self.by_hash.get(fingerprint)
+            if text is None and self._ordered is not None:
+                text = next(self._ordered)
+        if text is None:
+            raise PermanentModelError(f"{self.spec}: no scripted response for request {fingerprint[:16]}…")
+        prompt_words = sum(len(m.content.split()) for m in request.messages)
+        return ChatResponse(text=text, usage=Usage(prompt_tokens=prompt_words, completion_tokens=len(text.split())),
+                            latency_s=0.0, finish_reason="stop", model=self.spec)
+
+    def describe(self) -> dict[str, str]:
+        return {"spec": self.spec, "backend": "scripted", "file": str(self.path)}

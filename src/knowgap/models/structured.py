@@ -1,0 +1,86 @@
+"""Structured output: tolerant JSON extraction, with a parse failure as a first-class outcome.
+
+A response that cannot be parsed is reported as :class:`ParseFailure` with the reason; it is never dropped
+and never replaced by a default.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+class ParseFailure(BaseModel):
+    reason: str
+    text: str
+
+
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Every top-level {...} span in ``text``, respecting strings and escapes."""
+    spans, depth, start, in_str, escape = [], 0, -1, False, False
+    for i, ch in enumerate(text):
+        if in_str:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"' and depth > 0:
+            in_str = True
+        elif ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start:i + 1])
+    return spans
+
+
+def _candidates(text: str) -> list[str]:
+    stripped = text.strip()
+    candidates = [stripped]
+    candidates += [m.strip() for m in _FENCE.findall(text)]
+    candidates += _balanced_objects(text)
+    return candidates
+
+
+def extract_json(text: str) -> dict[str, Any] | ParseFailure:
+    """The first JSON object found in ``text`` (whole text, fenced block, or embedded object)."""
+    if not text or not text.strip():
+        return ParseFailure(reason="empty response", text=text)
+    for candidate in _candidates(text):
+        for variant in (candidate, _TRAILING_COMMA.sub(r"\1", candidate)):
+            try:
+                value = json.loads(variant)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return ParseFailure(reason="no JSON object found", text=text)
+
+
+def parse_as(text: str, model: type[T]) -> T | ParseFailure:
+    """Extract a JSON object and validate it as ``model``; a failure says which field was wrong."""
+    data = extract_json(text)
+    if isinstance(data, ParseFailure):
+        return data
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(root)"
+        return ParseFailure(reason=f"field '{field}': {first['msg']}", text=text)

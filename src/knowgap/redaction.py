@@ -1,0 +1,51 @@
+"""Keep secrets out of logs, run stores and reports.
+
+Every string the engine writes that could carry a secret (error messages, URLs, manifests) passes through
+:func:`redact`. It removes the values of secret-looking environment variables, credentials inside URLs,
+bearer tokens and common API-key shapes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
+_PATTERNS = [
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/]{8,}=*"),
+    re.compile(r"\b(?:sk|pk|rk)-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|access_token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}&]{6,}"),
+    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # user:password@host
+]
+MASK = "***"
+
+
+def _secret_values() -> list[str]:
+    values = [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 6]
+    return sorted(set(values), key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """Return ``text`` with every secret we can recognise replaced by ``***``."""
+    if not text:
+        return text
+    for value in _secret_values():
+        text = text.replace(value, MASK)
+    for pattern in _PATTERNS:
+        if pattern.groups:
+            text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
+        else:
+            text = pattern.sub(MASK, text)
+    return text
+
+
+def redact_obj(obj: Any) -> Any:
+    """Redact every string inside a JSON-like structure."""
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        return {k: redact_obj(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [redact_obj(v) for v in obj]
+    return obj

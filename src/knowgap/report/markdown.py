@@ -1,0 +1,66 @@
+"""A markdown report of one run: what ran, on which models, and every metric with its 95% CI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from knowgap.engine.records import Manifest, MetricValue
+from knowgap.engine.store import write_atomic
+
+REPORT = "report.md"
+
+
+def format_metric(m: MetricValue) -> tuple[str, str]:
+    """(value, 95% CI) as text."""
+    if m.value is None:
+        return ("n/a", "")
+    if m.kind == "count":
+        return (f"{m.value:.0f}", "")
+    value = f"{m.value:.1%}" if m.kind == "proportion" else f"{m.value:.3f}"
+    if m.ci_low is None or m.ci_high is None:
+        return (value, "")
+    if m.kind == "proportion":
+        return (value, f"[{m.ci_low:.1%}, {m.ci_high:.1%}]")
+    return (value, f"[{m.ci_low:.3f}, {m.ci_high:.3f}]")
+
+
+def metrics_table_rows(metrics: list[MetricValue]) -> list[tuple[str, str, str, str, str]]:
+    rows = []
+    for m in metrics:
+        value, ci = format_metric(m)
+        rows.append((m.group, m.name, value, ci, str(m.n)))
+    return rows
+
+
+def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
+    cfg = manifest.config
+    lines = [f"# knowgap run {manifest.run_id}", "",
+             f"- suite: `{cfg.suite}`  options: `{cfg.options or {}}`  repeats: {cfg.repeats}  seed: {cfg.seed}",
+             f"- status: {manifest.status}; trials: {manifest.trials_ok} ok, {manifest.trials_error} errors "
+             f"of {manifest.trials_total}",
+             f"- started {manifest.started_at}, ended {manifest.ended_at or '-'}; knowgap {manifest.knowgap_version}"
+             + (f" (git {manifest.git_commit[:10]})" if manifest.git_commit else ""), ""]
+    lines += ["## Models", "", "| role | model | calls | cached | retries | tokens in / out | cost |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+    for role, spec in cfg.models.items():
+        u = manifest.usage.get(role, {}).get(spec)
+        if u is None:
+            lines.append(f"| {role} | `{spec}` | 0 | 0 | 0 | 0 / 0 | - |")
+            continue
+        cost = f"${u.cost_usd:.4f}" if u.cost_usd is not None else "-"
+        lines.append(f"| {role} | `{spec}` | {u.calls} | {u.cached_calls} | {u.retries} | "
+                     f"{u.prompt_tokens} / {u.completion_tokens} | {cost} |")
+    lines += ["", "## Metrics (95% confidence intervals)", "", "| group | metric | value | 95% CI | n |",
+              "|---|---|---:|---|---:|"]
+    for group, name, value, ci, n in metrics_table_rows(metrics):
+        lines.append(f"| {group} | {name} | {value} | {ci} | {n} |")
+    described = {m.name: m.description for m in metrics if m.description}
+    if described:
+        lines += ["", "Metric definitions:", ""] + [f"- **{k}**: {v}" for k, v in described.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(run_path: Path, manifest: Manifest, metrics: list[MetricValue]) -> Path:
+    path = run_path / REPORT
+    write_atomic(path, render_markdown(manifest, metrics))
+    return path

@@ -1,0 +1,112 @@
+"""The suite interface: dataset -> trials per configuration -> scores -> metrics with 95% CIs.
+
+A suite is a folder under ``knowgap/suites/`` with a :class:`Suite` subclass decorated by
+:func:`knowgap.suites.register`. The engine never changes for a new suite: it asks the suite for its cases
+and configurations, runs :meth:`Suite.run_trial` for each (case, configuration, repeat), stores what each
+trial produced, and hands the stored records back to :meth:`Suite.metrics`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TrialRecord
+from knowgap.models.types import ChatRequest, ChatResponse
+
+
+class SuiteOptions(BaseModel):
+    """Options every suite takes; a suite subclasses this to add its own (each becomes a CLI flag)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sample: int | None = Field(None, ge=1, description="Run only N cases, chosen with the run's seed.")
+
+
+class Case(BaseModel):
+    """One test case. Suites subclass it with their own fields."""
+
+    id: str
+
+
+class Configuration(BaseModel):
+    """One point on the axes the suite varies (prompt, retrieval, attack...)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Trial(BaseModel):
+    case: Case
+    config: Configuration
+    repeat: int = 0
+
+    @property
+    def trial_id(self) -> str:
+        return f"{self.case.id}|{self.config.id}|r{self.repeat}"
+
+
+class TrialFailed(Exception):
+    """Raised inside a trial when a model call failed for good; the trial is recorded with status 'error'."""
+
+
+class TrialContext(Protocol):
+    """What a trial may use: model calls by role (cached, retried, recorded) and its seed."""
+
+    seed: int
+    repeat: int
+    calls: list[CallRecord]
+
+    async def generate(self, role: str, request: ChatRequest) -> ChatResponse:
+        """Call the model of ``role``; raises TrialFailed when the call failed for good."""
+        ...
+
+
+class TrialResult(BaseModel):
+    output: dict[str, Any] = Field(default_factory=dict)
+    scores: dict[str, ScoreValue] = Field(default_factory=dict)
+
+
+class Suite(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Options: ClassVar[type[SuiteOptions]] = SuiteOptions
+    roles: ClassVar[tuple[str, ...]] = ("target",)
+    """Model roles this suite calls; the run must give a spec for each (defaults fill them)."""
+    demo_options: ClassVar[dict[str, Any]] = {}
+    """Options used by ``knowgap demo`` (a small sample)."""
+    default_max_tokens: ClassVar[int] = 512
+
+    def __init__(self, options: SuiteOptions) -> None:
+        self.options = options
+
+    def dataset_files(self) -> Sequence[Path]:
+        """Files whose sha256 goes into the manifest (to detect a changed dataset on resume)."""
+        return []
+
+    @abstractmethod
+    def cases(self) -> list[Case]:
+        """Every case of the dataset, in a stable order (sampling is done by the engine)."""
+
+    @abstractmethod
+    def configurations(self) -> list[Configuration]:
+        """The configurations to run, in a stable order."""
+
+    @abstractmethod
+    async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
+        """Produce the trial's output and scores; model calls go through ``ctx.generate``."""
+
+    @abstractmethod
+    def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
+        """Metrics per configuration (group) with 95% CIs, from the stored records."""
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
