@@ -22,8 +22,8 @@ from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.report.markdown import REPORT, metrics_table_rows
 from knowgap.suites import Suite, available
 
-out = Console()
-err = Console(stderr=True)
+out = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 app = typer.Typer(name="knowgap", no_args_is_help=True, add_completion=False, rich_markup_mode="rich",
                   help="Test whether LLM systems know the limits of what they were given.\n\n"
@@ -192,7 +192,7 @@ def models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
     out.print(table)
     for s in statuses:
         if not s.installed:
-            out.print(f"{s.spec}: not installed: {s.install_hint}")
+            out.print(f"{s.spec}: not installed: {s.install_hint}", markup=False)
     out.print("Other providers: openai:MODEL, openai-compat:MODEL@URL, anthropic:MODEL, scripted:FILE, "
               "local:PATH.gguf")
 

@@ -8,9 +8,11 @@ so the event loop keeps scheduling other models and writing results.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,42 @@ def _import_llama() -> Any:
     return Llama
 
 
+def amx_enabled() -> bool:
+    """True when this llama.cpp build uses Intel AMX kernels."""
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info()
+    return b"AMX_INT8 = 1" in (info if isinstance(info, bytes) else str(info).encode())
+
+
+@contextlib.contextmanager
+def _without_amx_buffers() -> Iterator[None]:
+    """Load with llama.cpp's extra (AMX repacking) buffer types off when the build has AMX.
+
+    A llama.cpp built with -march=native on a CPU that reports AMX crashes (SIGSEGV in
+    ggml_backend_amx_mul_mat) where the OS or hypervisor does not grant AMX tile state, as on the machines
+    this project runs on. The Makefile builds llama-cpp-python without AMX; this guards other installs.
+    """
+    import llama_cpp
+    import llama_cpp.llama as llama_module
+
+    if not amx_enabled() or os.environ.get("KNOWGAP_ALLOW_AMX") == "1":
+        yield
+        return
+    original = llama_cpp.llama_model_default_params
+
+    def params_without_extra_buffers() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    llama_module.llama_cpp.llama_model_default_params = params_without_extra_buffers
+    try:
+        yield
+    finally:
+        llama_module.llama_cpp.llama_model_default_params = original
+
+
 def load_llama(path: Path, n_ctx: int = DEFAULT_CTX) -> tuple[Any, threading.Lock]:
     """Load (once per process) the llama.cpp model at ``path``."""
     key = f"{path.resolve()}::{n_ctx}"
@@ -54,7 +92,8 @@ def load_llama(path: Path, n_ctx: int = DEFAULT_CTX) -> tuple[Any, threading.Loc
             llama_cls = _import_llama()
             threads = int(os.environ.get("KNOWGAP_N_THREADS", str(os.cpu_count() or 2)))
             try:
-                llm = llama_cls(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+                with _without_amx_buffers():
+                    llm = llama_cls(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
             except Exception as exc:  # llama.cpp raises ValueError/RuntimeError on a bad file
                 raise ModelUnavailableError(f"llama.cpp could not load {path}: {exc}") from exc
             _LOADED[key] = (llm, threading.Lock())

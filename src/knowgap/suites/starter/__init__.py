@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError
 
@@ -86,7 +86,7 @@ class StarterSuite(Suite):
     name = "starter"
     description = "16 short context questions (zh + en), half unanswerable: does the model say it doesn't know?"
     Options = StarterOptions
-    demo_options = {"sample": 8}
+    demo_options: ClassVar[dict[str, Any]] = {}
     default_max_tokens = 96
     options: StarterOptions
 

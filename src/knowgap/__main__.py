@@ -1,0 +1,3 @@
+from knowgap.cli import main
+
+main()

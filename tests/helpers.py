@@ -1,0 +1,40 @@
+"""Helpers for tests: free ports, the real CLI in a subprocess, waiting for servers."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def knowgap_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+                timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """Run the real `knowgap` command line in a subprocess, as a user would."""
+    return subprocess.run([sys.executable, "-m", "knowgap", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=timeout, check=False)
+
+
+def wait_for_http(url: str, timeout: float = 120.0, proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Poll ``url`` until it answers 200; fail early if ``proc`` died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode} before answering {url}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer within {timeout}s")
