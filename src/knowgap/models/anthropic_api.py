@@ -41,8 +41,8 @@ class AnthropicChatModel(ChatModel):
             schema = json.dumps(request.json_schema, ensure_ascii=False)
             system = (system + "\n\n" if system else "") + (
                 f"Reply with one JSON object only, matching this JSON Schema: {schema}")
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
-                                  "max_tokens": request.max_tokens, "temperature": request.temperature}
+        # The 2.x SDK takes no sampling temperature (current models fix it), so none is sent.
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": request.max_tokens}
         if system:
             kwargs["system"] = system
         if request.stop:
@@ -66,4 +66,5 @@ class AnthropicChatModel(ChatModel):
         await self._client.close()
 
     def describe(self) -> dict[str, str]:
-        return {"spec": self.spec, "backend": "Anthropic", "model": self.model}
+        return {"spec": self.spec, "backend": "Anthropic", "model": self.model,
+                "temperature": "not sent (the SDK takes none)"}

@@ -1,0 +1,175 @@
+"""Pieces shared by the benchmark scripts: an instant model, a tiny registered suite, table and JSON output.
+
+Not a benchmark itself. The scripts import it by name (``python benchmarks/X.py`` puts this folder first
+on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.stats import wilson
+from knowgap.models.base import ChatModel
+from knowgap.models.types import ChatRequest, ChatResponse, Usage
+from knowgap.suites import register
+from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+
+SUITE = "bench-overhead"
+INSTANT_SPEC = "instant:x"
+MAX_TOKENS = 16
+
+
+class InstantModel(ChatModel):
+    """Answers every request at once with one fixed response (no I/O, no await point)."""
+
+    spec = INSTANT_SPEC
+
+    def __init__(self, text: str = "ok") -> None:
+        self.response = ChatResponse(text=text, usage=Usage(prompt_tokens=8, completion_tokens=1),
+                                     latency_s=0.0, finish_reason="stop", model=INSTANT_SPEC)
+        self.calls = 0
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.calls += 1
+        return self.response
+
+    def describe(self) -> dict[str, str]:
+        return {"spec": self.spec, "backend": "instant (benchmark)"}
+
+
+def case_prompt(i: int) -> str:
+    return f"Synthetic question number {i}: what is {i} plus one?"
+
+
+class BenchCase(Case):
+    prompt: str
+
+
+class BenchOptions(SuiteOptions):
+    n: int = Field(1000, ge=1, description="Synthetic cases.")
+
+
+class PhaseClock:
+    """Wall-clock and peak-RSS marks set from inside the suite (first trial, metrics start and end)."""
+
+    first_trial: float | None = None
+    metrics_start: float | None = None
+    metrics_end: float | None = None
+    rss_at_metrics_start_mb: float | None = None
+    rss_at_metrics_end_mb: float | None = None
+    hook: ClassVar[Any] = None
+    """Called with no argument when metrics() starts (memory_flat takes a tracemalloc snapshot there)."""
+
+    @classmethod
+    def reset(cls) -> None:
+        cls.first_trial = cls.metrics_start = cls.metrics_end = None
+        cls.rss_at_metrics_start_mb = cls.rss_at_metrics_end_mb = None
+
+
+@register
+class BenchSuite(Suite):
+    """N synthetic cases x 1 configuration; one model call per trial; one proportion metric."""
+
+    name = SUITE
+    description = "benchmark suite: synthetic cases, one instant call per trial"
+    Options = BenchOptions
+    default_max_tokens = MAX_TOKENS
+    options: BenchOptions
+
+    def cases(self) -> list[Case]:
+        return [BenchCase(id=f"c{i:07d}", prompt=case_prompt(i)) for i in range(self.options.n)]
+
+    def configurations(self) -> list[Configuration]:
+        return [Configuration(id="default", params={})]
+
+    async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
+        if PhaseClock.first_trial is None:
+            PhaseClock.first_trial = time.perf_counter()
+        case = trial.case
+        assert isinstance(case, BenchCase)
+        response = await ctx.generate("target", ChatRequest.simple(case.prompt, max_tokens=MAX_TOKENS))
+        return TrialResult(output={"response": response.text}, scores={"correct": response.text == "ok"})
+
+    def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
+        PhaseClock.metrics_start = time.perf_counter()
+        PhaseClock.rss_at_metrics_start_mb = peak_rss_mb()
+        if PhaseClock.hook is not None:
+            PhaseClock.hook()
+        k = n = errors = 0
+        for r in records:
+            if r.status != "ok":
+                errors += 1
+                continue
+            n += 1
+            k += bool(r.scores.get("correct"))
+        lo, hi = wilson(k, n) if n else (None, None)
+        out = [MetricValue(name="correct", group="default", value=k / n if n else None, ci_low=lo, ci_high=hi,
+                           n=n, kind="proportion", description="instant answer matched"),
+               MetricValue(name="errors", group="default", value=float(errors), n=errors, kind="count")]
+        PhaseClock.metrics_end = time.perf_counter()
+        PhaseClock.rss_at_metrics_end_mb = peak_rss_mb()
+        return out
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MiB (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def current_rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
+    except OSError:  # not Linux
+        return peak_rss_mb()
+
+
+def machine() -> dict[str, Any]:
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+            "processor": platform.processor() or platform.machine()}
+
+
+def print_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None) -> None:
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    if title:
+        print(f"\n{title}")
+    for n, row in enumerate(cells):
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        if abs(value) >= 100:
+            return f"{value:,.0f}"
+        if abs(value) >= 1:
+            return f"{value:.2f}"
+        return f"{value:.3f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def write_json(path: str | None, data: dict[str, Any]) -> None:
+    if not path:
+        return
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": machine(), **data}, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {out}")

