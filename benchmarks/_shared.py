@@ -69,7 +69,9 @@ class PhaseClock:
     rss_at_metrics_start_mb: float | None = None
     rss_at_metrics_end_mb: float | None = None
     hook: ClassVar[Any] = None
-    """Called with no argument when metrics() starts (memory_flat takes a tracemalloc snapshot there)."""
+    """Called as hook(stage) when metrics() starts ("metrics_start", before the store is read) and after its
+    first record ("first_record", once the store's iterator has indexed the file); memory_flat measures
+    there."""
 
     @classmethod
     def reset(cls) -> None:
@@ -105,9 +107,11 @@ class BenchSuite(Suite):
         PhaseClock.metrics_start = time.perf_counter()
         PhaseClock.rss_at_metrics_start_mb = peak_rss_mb()
         if PhaseClock.hook is not None:
-            PhaseClock.hook()
+            PhaseClock.hook("metrics_start")
         k = n = errors = 0
-        for r in records:
+        for i, r in enumerate(records):
+            if i == 0 and PhaseClock.hook is not None:
+                PhaseClock.hook("first_record")
             if r.status != "ok":
                 errors += 1
                 continue
@@ -138,7 +142,7 @@ def current_rss_mb() -> float:
 
 def machine() -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "processor": platform.processor() or platform.machine()}
+            "processor": platform.processor() or platform.machine(), "env_vars": len(os.environ)}
 
 
 def print_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None) -> None:
