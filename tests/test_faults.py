@@ -35,7 +35,8 @@ def _trial_lines(run_path: Path) -> list[dict[str, object]]:
 @pytest.mark.parametrize("kind", ["429", "500", "hang"])
 def test_every_third_call_fails_and_every_trial_still_finishes_once(kind: str, tmp_path: Path,
                                                                    runs_root: Path) -> None:
-    with fake_server(tmp_path, "--fault-every", "3", "--fault-kind", kind, "--hang-seconds", str(HANG_S)) as srv:
+    flags = ("--fault-every", "3", "--fault-kind", kind, "--hang-seconds", str(HANG_S))
+    with fake_server(tmp_path, *flags) as srv:
         # max_retries is generous so that no request can (by bad luck of the interleaving) hit the fault
         # slot more often than it may retry.
         result = knowgap.run("starter", models={"target": srv.spec}, runs_root=runs_root, timeout_s=TIMEOUT_S,
@@ -44,7 +45,7 @@ def test_every_third_call_fails_and_every_trial_still_finishes_once(kind: str, t
 
     manifest = result.manifest
     assert manifest.status == "finished"
-    assert (manifest.trials_total, manifest.trials_ok, manifest.trials_error) == (STARTER_TRIALS, STARTER_TRIALS, 0)
+    assert manifest.trials_total == manifest.trials_ok == STARTER_TRIALS and manifest.trials_error == 0
 
     lines = _trial_lines(result.path)
     ids = Counter(str(r["trial_id"]) for r in lines)
@@ -75,7 +76,8 @@ def test_every_third_call_fails_and_every_trial_still_finishes_once(kind: str, t
 @pytest.mark.server
 @pytest.mark.slow
 def test_mixed_faults(tmp_path: Path, runs_root: Path) -> None:
-    with fake_server(tmp_path, "--fault-every", "3", "--fault-kind", "mixed", "--hang-seconds", str(HANG_S)) as srv:
+    flags = ("--fault-every", "3", "--fault-kind", "mixed", "--hang-seconds", str(HANG_S))
+    with fake_server(tmp_path, *flags) as srv:
         result = knowgap.run("starter", models={"target": srv.spec}, runs_root=runs_root, timeout_s=TIMEOUT_S,
                              concurrency=4, max_retries=12)
         log = srv.entries()
@@ -93,7 +95,7 @@ def test_unreachable_server_gives_errored_trials_not_a_crash(runs_root: Path) ->
                          max_retries=1)
     manifest = result.manifest
     assert manifest.status == "finished"
-    assert (manifest.trials_total, manifest.trials_ok, manifest.trials_error) == (STARTER_TRIALS, 0, STARTER_TRIALS)
+    assert manifest.trials_total == manifest.trials_error == STARTER_TRIALS and manifest.trials_ok == 0
     records = knowgap.iter_trials(result.run_id, runs_root)
     assert len(records) == STARTER_TRIALS
     for record in records:

@@ -249,7 +249,7 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         if i >= trials:
             break
         text = record.calls[-1].response.text if record.calls and record.calls[-1].response else record.error
-        out.print(f"- {record.trial_id} [{record.status}] {record.scores}")
+        out.print(f"- {record.trial_id} [{record.status}] {record.scores}", markup=False, highlight=False)
         out.print(f"  {text!r}", markup=False, highlight=False)
 
 
@@ -304,6 +304,11 @@ def version() -> None:
 
 
 def main() -> None:
+    args = sys.argv[1:]
+    if len(args) >= 2 and args[0] == "run" and not args[1].startswith("-") and args[1] not in available():
+        err.print(f"[red]error:[/red] unknown suite '{args[1]}' (available: {', '.join(available())})",
+                  highlight=False)
+        sys.exit(2)
     try:
         app()
     except RunInterrupted as exc:

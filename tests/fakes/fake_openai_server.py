@@ -51,7 +51,7 @@ def fingerprint_body(obj: Any) -> str:
 
 
 def reply_for(body: dict[str, Any]) -> str:
-    """A deterministic answer: for a starter-style prompt, either "I don't know." or an echo of the context."""
+    """A deterministic answer; for a starter-style prompt "I don't know." or an echo of the context."""
     messages = body.get("messages") or []
     digest = hashlib.sha256(canonical_json(messages).encode("utf-8")).hexdigest()
     user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
@@ -120,7 +120,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         if self.path.rstrip("/") == "/v1/models":
-            self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "tests"}]})
+            models = [{"id": "fake", "object": "model", "owned_by": "tests"}]
+            self._send(200, {"object": "list", "data": models})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -178,7 +179,8 @@ class Handler(BaseHTTPRequestHandler):
         payload = {
             "id": f"chatcmpl-{fingerprint[:12]}", "object": "chat.completion", "created": 0,
             "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": "stop"}],
             "usage": {"prompt_tokens": prompt_words, "completion_tokens": len(text.split()),
                       "total_tokens": prompt_words + len(text.split())},
         }
@@ -270,7 +272,8 @@ class FakeServer:
 
     def control(self, action: str, **body: Any) -> dict[str, Any]:
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}/_control/{action}", method="POST",
-                                     data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+                                     data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 - loopback only
             return dict(json.loads(resp.read()))
 

@@ -116,16 +116,27 @@ class RunStore:
         file = self.path / TRIALS
         if not file.exists():
             return
-        with file.open(encoding="utf-8") as fh:
+        with file.open("rb") as fh:  # bytes: a torn line may end inside a multi-byte UTF-8 character
             for number, line in enumerate(fh, start=1):
-                if not line.endswith("\n"):
+                if not line.endswith(b"\n"):
                     return  # torn last line from a crash: not a finished trial
-                yield number, line
+                yield number, line.decode("utf-8")
 
     def _scan_ids(self) -> Iterator[tuple[int, str]]:
+        file = self.path / TRIALS
         for number, line in self._lines():
             match = _TRIAL_ID.match(line)
-            yield number, (json.loads(f'"{match.group(1)}"') if match else json.loads(line)["trial_id"])
+            if match:
+                yield number, json.loads(f'"{match.group(1)}"')
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise InputError(str(file), f"not valid JSON ({exc})", line=number) from None
+            if not isinstance(row, dict) or not isinstance(row.get("trial_id"), str):
+                raise InputError(str(file), "expected a trial record with a string", line=number,
+                                 field="trial_id")
+            yield number, row["trial_id"]
 
     def _scan(self) -> Iterator[tuple[int, TrialRecord]]:
         file = self.path / TRIALS

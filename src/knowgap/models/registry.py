@@ -15,6 +15,7 @@ More providers register with :func:`register_provider`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from knowgap.models.base import ChatModel
@@ -25,6 +26,7 @@ Factory = Callable[[str, str], ChatModel]
 """(full spec, the part after the prefix) -> provider."""
 
 _FACTORIES: dict[str, Factory] = {}
+_URL_START = re.compile(r"@(?=https?://)")
 
 
 def register_provider(prefix: str, factory: Factory) -> None:
@@ -43,7 +45,10 @@ def _openai(spec: str, rest: str) -> ChatModel:
 
 def _openai_compat(spec: str, rest: str) -> ChatModel:
     from knowgap.models.openai_http import OpenAIChatModel
-    model, sep, url = rest.rpartition("@")
+    # Split at the first '@' that starts an http(s) URL: a model name may hold '@' (org/m@v2) and so may the
+    # URL (http://user:pass@host/v1); without such an '@', the last one (the error below says what is wrong).
+    start = _URL_START.search(rest)
+    model, sep, url = (rest[:start.start()], "@", rest[start.end():]) if start else rest.rpartition("@")
     if not sep or not model or not url:
         raise ModelUnavailableError(
             f"bad model spec '{spec}': expected openai-compat:MODEL@URL, e.g. openai-compat:qwen@http://127.0.0.1:8000/v1")

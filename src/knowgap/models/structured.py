@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_CLOSER = re.compile(r"\s*[}\]]")
 
 
 class ParseFailure(BaseModel):
@@ -23,6 +23,23 @@ class ParseFailure(BaseModel):
     text: str
 
 
+def _strip_trailing_commas(text: str) -> str:
+    """``text`` without the commas that directly precede a closing } or ] (outside strings)."""
+    out, in_str, escape = [], False, False
+    for i, ch in enumerate(text):
+        if in_str:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "," and _CLOSER.match(text, i + 1):
+            continue
+        out.append(ch)
+    return "".join(out)
 
 
 def _balanced_objects(text: str) -> list[str]:
@@ -63,7 +80,7 @@ def extract_json(text: str) -> dict[str, Any] | ParseFailure:
     if not text or not text.strip():
         return ParseFailure(reason="empty response", text=text)
     for candidate in _candidates(text):
-        for variant in (candidate, _TRAILING_COMMA.sub(r"\1", candidate)):
+        for variant in (candidate, _strip_trailing_commas(candidate)):
             try:
                 value = json.loads(variant)
             except ValueError:

@@ -1,0 +1,137 @@
+"""Secrets never reach logs, run stores or reports: redact() and redact_obj()."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from knowgap.redaction import _SECRET_ENV, MASK, redact, redact_obj
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No secret-looking variables from the real environment (so the tests see only their own)."""
+    for name in list(os.environ):
+        if _SECRET_ENV.search(name):
+            monkeypatch.delenv(name)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "MY_SERVICE_TOKEN", "DB_PASSWORD",
+                                  "AWS_SECRET_ACCESS_KEY", "gh_token"])
+def test_secret_env_values_are_removed(clean_env: pytest.MonkeyPatch, name: str) -> None:
+    secret = "zq81-Plain-Value-77"
+    clean_env.setenv(name, secret)
+    out = redact(f"connect failed with {secret} (retry {secret})")
+    assert secret not in out
+    assert out == f"connect failed with {MASK} (retry {MASK})"
+
+
+def test_other_env_values_and_short_values_are_kept(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("MY_SERVICE_URL", "plainvalue123")
+    clean_env.setenv("SHORT_TOKEN", "abc12")  # under 6 characters: too common to mask
+    assert redact("plainvalue123 and abc12") == "plainvalue123 and abc12"
+
+
+def test_longest_secret_value_is_removed_whole(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("A_TOKEN", "prefix-secret")
+    clean_env.setenv("B_TOKEN", "prefix-secret-and-more")
+    assert redact("x prefix-secret-and-more y") == f"x {MASK} y"
+
+
+@pytest.mark.parametrize("text", [
+    "Authorization: Bearer abcdefgh12345678.XYZ-~+/==",
+    "authorization: bearer abcdefgh12345678",
+    "request failed: BEARER  Zm9vYmFyYmF6cXV4",
+])
+def test_bearer_tokens(clean_env: pytest.MonkeyPatch, text: str) -> None:
+    out = redact(text)
+    token = text.split()[-1]
+    assert token not in out
+    assert MASK in out
+    assert "bearer" in out.lower()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Authorization: Basic dXNlcjpwYXNzd29yZA==", f"Authorization: Basic {MASK}"),
+    ("Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==", f"Proxy-Authorization: Basic {MASK}"),
+    ("authorization=Token abcdef1234567", f"authorization=Token {MASK}"),
+    ("Authorization: Bearer abcdefgh12345678", f"Authorization: Bearer {MASK}"),
+    ('{"authorization": "Bearer abcdefghijk"}', f'{{"authorization": "Bearer {MASK}"}}'),
+])
+def test_authorization_header_credentials(clean_env: pytest.MonkeyPatch, text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("key", [
+    "sk-abcdefghij0123456789",
+    "sk-proj-AbCdEfGh_ijkl-MNOP1234",
+    "sk-ant-api03-abcdefghijklmnop",
+    "pk-live0123456789",
+    "rk-test_abcdefgh",
+])
+def test_api_key_shapes(clean_env: pytest.MonkeyPatch, key: str) -> None:
+    out = redact(f"invalid key {key} for model")
+    assert key not in out
+    assert out == f"invalid key {MASK} for model"
+
+
+def test_url_credentials(clean_env: pytest.MonkeyPatch) -> None:
+    out = redact("cannot reach https://alice:hunter2-pw@proxy.example.com:8443/v1/chat")
+    assert "alice" not in out and "hunter2-pw" not in out
+    assert out == f"cannot reach https://{MASK}@proxy.example.com:8443/v1/chat"
+
+
+@pytest.mark.parametrize(("text", "secret", "kept"), [
+    ("GET https://api.example.com/v1/models?api_key=abcdef123456&page=2", "abcdef123456", "&page=2"),
+    ("GET https://api.example.com/v1/models?apikey=abcdef123456", "abcdef123456", "?apikey="),
+    ('{"api_key": "abcdef123456", "model": "m"}', "abcdef123456", '"model": "m"'),
+    ("x-api-key: abcdef123456\nhost: h", "abcdef123456", "host: h"),
+    ("callback?access_token=abcdef123456 done", "abcdef123456", " done"),
+])
+def test_key_value_pairs(clean_env: pytest.MonkeyPatch, text: str, secret: str, kept: str) -> None:
+    out = redact(text)
+    assert secret not in out
+    assert MASK in out
+    assert kept in out
+
+
+@pytest.mark.parametrize("text", [
+    "The library closes at 20:00 on weekdays; members may borrow up to 12 items.",
+    "A risk-free, task-oriented desk-based review: the key point is the 45 euro fee.",
+    "Token budget: 512 tokens per answer; see https://example.com/docs/v1/chat?page=2&lang=en",
+    "Write to support@example.com or call +49 30 1234567.",
+    "青湖社区卫生服务中心工作日下午五点半关门，押金7个工作日内退还。",
+    'JSON: {"answer": "two years", "confidence": 0.9}',
+    "http://127.0.0.1:8000/v1 answered HTTP 503",
+    "",
+])
+def test_ordinary_text_is_untouched(clean_env: pytest.MonkeyPatch, text: str) -> None:
+    assert redact(text) == text
+
+
+def test_redact_obj_nested(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("SERVICE_PASSWORD", "pa55word-xyz")
+    obj = {
+        "error": "HTTP 401 with Bearer abcdefgh12345678",
+        "nested": {"url": "https://u:pa55word-xyz@host/v1", "items": ["sk-abcdefghijkl", 3, None, True],
+                   "pair": ("api_key=abcdef123456", 1.5)},
+        "count": 7,
+        "text": "plain text stays",
+    }
+    out = redact_obj(obj)
+    assert out == {
+        "error": f"HTTP 401 with Bearer {MASK}",
+        "nested": {"url": f"https://{MASK}@host/v1", "items": [MASK, 3, None, True],
+                   "pair": [f"api_key={MASK}", 1.5]},
+        "count": 7,
+        "text": "plain text stays",
+    }
+    assert obj["nested"]["items"][0] == "sk-abcdefghijkl"  # the input is not modified
+
+
+def test_redact_obj_scalars(clean_env: pytest.MonkeyPatch) -> None:
+    assert redact_obj(5) == 5
+    assert redact_obj(None) is None
+    assert redact_obj("sk-abcdefghijkl") == MASK
