@@ -88,7 +88,7 @@ class OpenAIChatModel(ChatModel):
             raise TransientModelError(redact(f"{self.spec}: cannot reach {self.base_url}: {exc}")) from None
         latency = time.perf_counter() - start
         if resp.status_code != 200:
-            detail = redact(resp.text[:300])
+            detail = redact(resp.text)[:300]
             message = f"{self.spec}: HTTP {resp.status_code} from {redact(self.base_url)}: {detail}"
             if resp.status_code in TRANSIENT_STATUS or resp.status_code >= 500:
                 raise TransientModelError(message, status=resp.status_code)
@@ -99,7 +99,7 @@ class OpenAIChatModel(ChatModel):
             text = choice["message"].get("content") or ""
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise TransientModelError(
-                f"{self.spec}: malformed response body ({type(exc).__name__}): {redact(resp.text[:200])}") from None
+                f"{self.spec}: malformed response body ({type(exc).__name__}): {redact(resp.text)[:200]}") from None
         usage = data.get("usage") or {}
         return ChatResponse(
             text=text, usage=Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
