@@ -111,8 +111,8 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
           help=f"Target model spec (default {DEFAULT_MODEL})."), annotation=str),
     ]
     if "judge" in suite_cls.roles:
-        params.append(P("judge", P.KEYWORD_ONLY, default=typer.Option(None, help="Judge model spec (default: the target)."),
-                        annotation=str))
+        params.append(P("judge", P.KEYWORD_ONLY,
+                        default=typer.Option(None, help="Judge model spec (default: the target)."), annotation=str))
     if "generator" in suite_cls.roles:
         params.append(P("generator", P.KEYWORD_ONLY, default=typer.Option(
             None, help="Generator model spec (default: the target)."), annotation=str))
@@ -238,8 +238,8 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
               f"trials {manifest.trials_ok} ok / {manifest.trials_error} errors / {manifest.trials_total}")
     for role, spec in manifest.config.models.items():
         usage = manifest.usage.get(role, {}).get(spec)
-        tokens = f"{usage.calls} calls, {usage.cached_calls} cached, {usage.prompt_tokens}+{usage.completion_tokens} tokens" \
-            if usage else "no calls"
+        tokens = (f"{usage.calls} calls, {usage.cached_calls} cached, "
+                  f"{usage.prompt_tokens}+{usage.completion_tokens} tokens") if usage else "no calls"
         out.print(f"  {role}: {spec} ({tokens})")
     if metrics:
         out.print(_metrics_table(metrics, "metrics"))

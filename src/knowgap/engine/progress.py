@@ -6,8 +6,17 @@ import time
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 
 
@@ -28,7 +37,7 @@ class TrialProgress:
         self.description = description
         self.live = enabled and self.console.is_terminal
         self._progress: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
         self._start = time.monotonic()
         self._next_report = 0.1
         self.errors = 0

@@ -83,7 +83,8 @@ class OpenAIChatModel(ChatModel):
         try:
             resp = await self._http().post(url, json=self.payload(request))
         except httpx.TimeoutException as exc:
-            raise TransientModelError(f"{self.spec}: timed out after {self._timeout_s:.0f}s ({type(exc).__name__})")
+            message = f"{self.spec}: timed out after {self._timeout_s:.0f}s ({type(exc).__name__})"
+            raise TransientModelError(message) from None
         except httpx.TransportError as exc:
             raise TransientModelError(redact(f"{self.spec}: cannot reach {self.base_url}: {exc}")) from None
         latency = time.perf_counter() - start
