@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from knowgap import api
@@ -19,6 +20,7 @@ from knowgap.engine.records import Manifest, MetricValue
 from knowgap.engine.runner import RunInterrupted, RunResult, knowgap_version
 from knowgap.errors import KnowgapError
 from knowgap.models.registry import DEFAULT_MODEL
+from knowgap.redaction import redact
 from knowgap.report.markdown import REPORT, metrics_table_rows
 from knowgap.suites import Suite, available
 
@@ -315,5 +317,5 @@ def main() -> None:
         err.print(f"[yellow]{exc}[/yellow]")
         sys.exit(130)
     except KnowgapError as exc:
-        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        err.print(f"[red]error:[/red] {escape(redact(str(exc)))}", highlight=False)
         sys.exit(2)
