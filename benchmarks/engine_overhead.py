@@ -33,8 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _shared import (INSTANT_SPEC, MAX_TOKENS, SUITE, InstantModel, PhaseClock, case_prompt, print_table,
-                     write_json)
+from _shared import INSTANT_SPEC, MAX_TOKENS, SUITE, InstantModel, PhaseClock, case_prompt, print_table, write_json
 
 import knowgap
 from knowgap.engine.records import CallRecord, TrialRecord, utcnow

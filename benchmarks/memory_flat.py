@@ -32,8 +32,17 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from _shared import INSTANT_SPEC, SUITE, BenchOptions, BenchSuite, InstantModel, PhaseClock, peak_rss_mb, \
-    print_table, write_json
+from _shared import (
+    INSTANT_SPEC,
+    SUITE,
+    BenchOptions,
+    BenchSuite,
+    InstantModel,
+    PhaseClock,
+    peak_rss_mb,
+    print_table,
+    write_json,
+)
 
 import knowgap
 from knowgap.engine.store import RunStore

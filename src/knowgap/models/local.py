@@ -13,6 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from knowgap.models.types import ChatRequest, ChatResponse, Usage
 
 _LOADED: dict[str, tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
+_LLAMA_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="knowgap-llama")
 DEFAULT_CTX = int(os.environ.get("KNOWGAP_N_CTX", "4096"))
 
 
@@ -143,11 +145,15 @@ class LocalModel(ChatModel):
             latency_s=latency, finish_reason=choice.get("finish_reason"), model=self.spec)
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
-        return await asyncio.to_thread(self._call, request)
+        # Always the same OS thread. llama.cpp runs its matrix work in an OpenMP thread team per calling
+        # thread, and idle teams spin for a while: calls landing on different pool threads (as with
+        # asyncio.to_thread) leave spinning teams that steal the cores (measured on 2 cores: 84% of direct
+        # throughput with to_thread; see benchmarks/local_throughput.py).
+        return await asyncio.get_running_loop().run_in_executor(_LLAMA_THREAD, self._call, request)
 
     def prepare(self) -> None:
-        """Assemble and load the model now (so errors surface before any trial starts)."""
-        self._ensure()
+        """Assemble and load the model now (so errors surface before any trial starts), on the llama thread."""
+        _LLAMA_THREAD.submit(self._ensure).result()
 
     def describe(self) -> dict[str, str]:
         info = {"spec": self.spec, "backend": "llama.cpp (in-process)"}
