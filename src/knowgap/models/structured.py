@@ -23,40 +23,46 @@ class ParseFailure(BaseModel):
     text: str
 
 
+def _string_end(text: str, start: int) -> int:
+    """The index just past the JSON string literal whose opening quote is at ``start`` (escapes respected;
+    ``len(text)`` when it is never closed)."""
+    i = start + 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == '"':
+            return i + 1
+        else:
+            i += 1
+    return len(text)
+
+
 def _strip_trailing_commas(text: str) -> str:
     """``text`` without the commas that directly precede a closing } or ] (outside strings)."""
-    out, in_str, escape = [], False, False
-    for i, ch in enumerate(text):
-        if in_str:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "," and _CLOSER.match(text, i + 1):
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            end = _string_end(text, i)
+            out.append(text[i:end])
+            i = end
             continue
-        out.append(ch)
+        if not (ch == "," and _CLOSER.match(text, i + 1)):
+            out.append(ch)
+        i += 1
     return "".join(out)
 
 
 def _balanced_objects(text: str) -> list[str]:
-    """Every top-level {...} span in ``text``, respecting strings and escapes."""
-    spans, depth, start, in_str, escape = [], 0, -1, False, False
-    for i, ch in enumerate(text):
-        if in_str:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == '"':
-                in_str = False
-            continue
+    """Every top-level {...} span in ``text``; quotes count as strings only inside an object, so prose
+    quotes and apostrophes around it do not matter."""
+    spans, depth, start, i = [], 0, -1, 0
+    while i < len(text):
+        ch = text[i]
         if ch == '"' and depth > 0:
-            in_str = True
-        elif ch == "{":
+            i = _string_end(text, i)
+            continue
+        if ch == "{":
             if depth == 0:
                 start = i
             depth += 1
@@ -64,6 +70,7 @@ def _balanced_objects(text: str) -> list[str]:
             depth -= 1
             if depth == 0:
                 spans.append(text[start:i + 1])
+        i += 1
     return spans
 
 
