@@ -15,6 +15,7 @@ import random
 import subprocess
 import time
 import traceback
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +93,11 @@ class _Context:
         if record.response is None:
             raise TrialFailed(record.error or "model call failed")
         return record.response
+
+
+def _distinct(clients: Mapping[str, ModelClient]) -> list[ModelClient]:
+    """Each model client once (roles that name the same spec share one client)."""
+    return list({id(c): c for c in clients.values()}.values())
 
 
 def resolve_roles(suite_cls: type[Suite], models: Mapping[str, str] | None) -> dict[str, str]:
@@ -198,7 +204,7 @@ class Runner:
     def _usage(self, clients: Mapping[str, ModelClient],
                previous: dict[str, dict[str, ModelUsage]]) -> dict[str, dict[str, ModelUsage]]:
         usage = {role: {spec: u.model_copy() for spec, u in specs.items()} for role, specs in previous.items()}
-        for client in {id(c): c for c in clients.values()}.values():
+        for client in _distinct(clients):
             for role, u in client.usage.items():
                 total = usage.setdefault(role, {}).setdefault(client.spec, ModelUsage())
                 for name in ("calls", "cached_calls", "failed_calls", "retries", "prompt_tokens",
@@ -240,17 +246,24 @@ class Runner:
             raise RunInterrupted(f"interrupted: finished trials are stored in {store.path}; continue with "
                                  f"knowgap run {self.suite.name} --resume {manifest.run_id}") from None
         manifest.usage = self._usage(clients, previous_usage)
-        metrics = self.suite.metrics(store.iter_records())
+        statuses: Counter[str] = Counter()
+
+        def counted() -> Iterator[TrialRecord]:
+            for record in store.iter_records():
+                statuses[record.status] += 1
+                yield record
+
+        records = counted()
+        metrics = self.suite.metrics(records)
+        for _ in records:  # a suite whose metrics stopped early: count the rest
+            pass
         store.write_metrics(metrics)
-        ok = err = 0
-        for record in store.iter_records():
-            ok += record.status == "ok"
-            err += record.status != "ok"
-        manifest.trials_ok, manifest.trials_error = ok, err
+        manifest.trials_ok = statuses["ok"]
+        manifest.trials_error = sum(statuses.values()) - statuses["ok"]
         manifest.status = "finished"
         self._finish(store, manifest, cache)
         write_report(store.path, manifest, metrics)
-        calls = sum(c.provider_calls for c in {id(c): c for c in clients.values()}.values())
+        calls = sum(c.provider_calls for c in _distinct(clients))
         return RunResult(run_id=manifest.run_id, path=store.path, manifest=manifest, metrics=metrics,
                          provider_calls=calls)
 
@@ -259,7 +272,7 @@ class Runner:
         try:
             await self._execute(store, self.iter_trials(cases, finished), total, len(finished), clients)
         finally:
-            for client in {id(c): c for c in clients.values()}.values():
+            for client in _distinct(clients):
                 await client.model.aclose()
 
     def _finish(self, store: RunStore, manifest: Manifest, cache: ResponseCache) -> None:
