@@ -20,12 +20,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from knowgap.engine.cache import ResponseCache
 from knowgap.engine.client import ModelClient, RetryPolicy
 from knowgap.engine.progress import TrialProgress
 from knowgap.engine.records import CallRecord, Manifest, MetricValue, ModelUsage, RunConfig, TrialRecord, utcnow
 from knowgap.engine.store import RunStore, new_run_id
-from knowgap.errors import KnowgapError
+from knowgap.errors import KnowgapError, first_validation_error
 from knowgap.models.base import ChatModel
 from knowgap.models.registry import DEFAULT_MODEL, create_model
 from knowgap.models.types import ChatRequest, ChatResponse
@@ -290,10 +292,9 @@ class Runner:
 
 
 def _first_error(exc: Exception) -> str:
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        first = errors()[0]
-        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    if isinstance(exc, ValidationError):
+        field, message = first_validation_error(exc)
+        return f"{field}: {message}"
     return str(exc)
 
 

@@ -68,9 +68,7 @@ class RunStore:
         try:
             return Manifest.model_validate_json(file.read_text(encoding="utf-8"))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise InputError(str(file), first["msg"], field=field) from None
+            raise InputError.from_validation(str(file), exc) from None
 
     def write_manifest(self, manifest: Manifest) -> None:
         write_atomic(self.path / MANIFEST, redact(manifest.model_dump_json(indent=2)))
@@ -144,9 +142,7 @@ class RunStore:
             try:
                 yield number, TrialRecord.model_validate_json(line)
             except ValidationError as exc:
-                first = exc.errors()[0]
-                raise InputError(str(file), first["msg"], line=number,
-                                 field=".".join(str(p) for p in first["loc"])) from None
+                raise InputError.from_validation(str(file), exc, line=number) from None
 
     def finished_trial_ids(self) -> set[str]:
         """Trials that finished with status ok (errored trials are run again on resume)."""

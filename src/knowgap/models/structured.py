@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from knowgap.errors import first_validation_error
+
 T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -105,6 +107,5 @@ def parse_as(text: str, model: type[T]) -> T | ParseFailure:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(root)"
-        return ParseFailure(reason=f"field '{field}': {first['msg']}", text=text)
+        field, message = first_validation_error(exc)
+        return ParseFailure(reason=f"field '{field or '(root)'}': {message}", text=text)

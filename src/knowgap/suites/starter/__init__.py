@@ -60,9 +60,7 @@ def load_cases(path: Path) -> list[StarterCase]:
         try:
             case = StarterCase.model_validate(row)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise InputError(str(path), first["msg"], line=number,
-                             field=".".join(str(p) for p in first["loc"])) from None
+            raise InputError.from_validation(str(path), exc, line=number) from None
         if case.answerable and not case.answers:
             raise InputError(str(path), "an answerable case needs at least one accepted answer", line=number,
                              field="answers")
