@@ -218,16 +218,21 @@ class Runner:
 
     def run(self, resume: str | None = None) -> RunResult:
         cache = ResponseCache(self.cache_file or cache_path())
-        if resume is None:
-            manifest = Manifest(run_id=new_run_id(self.suite.name), knowgap_version=knowgap_version(),
-                                git_commit=git_commit(), config=self.config, dataset_hashes=self.dataset_hashes())
-            store = None
-        else:
-            store = RunStore.open(self.runs_root, resume)
-            manifest = store.read_manifest()
-            self._check_dataset(manifest)
-            manifest.resumed_at.append(utcnow())
-        clients = self._clients(manifest.run_id, cache)
+        try:
+            if resume is None:
+                manifest = Manifest(run_id=new_run_id(self.suite.name), knowgap_version=knowgap_version(),
+                                    git_commit=git_commit(), config=self.config,
+                                    dataset_hashes=self.dataset_hashes())
+                store = None
+            else:
+                store = RunStore.open(self.runs_root, resume)
+                manifest = store.read_manifest()
+                self._check_dataset(manifest)
+                manifest.resumed_at.append(utcnow())
+            clients = self._clients(manifest.run_id, cache)
+        except BaseException:  # a bad spec, a missing pack, a changed dataset: nothing is left open
+            cache.close()
+            raise
         manifest.models = {role: clients[role].model.describe() for role in self.config.models}
         cases = self.planned_cases()
         total = len(cases) * len(self.suite.configurations()) * self.config.repeats
