@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import sys
@@ -22,7 +23,7 @@ from knowgap.errors import KnowgapError
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.redaction import redact
 from knowgap.report.markdown import REPORT, metrics_table_rows
-from knowgap.suites import Suite, available
+from knowgap.suites import BUILTIN, Suite, available
 
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
@@ -32,8 +33,13 @@ app = typer.Typer(name="knowgap", no_args_is_help=True, add_completion=False, ri
                        "Example: [bold]knowgap run starter --model local:qwen2.5-0.5b --sample 4[/bold]")
 run_app = typer.Typer(no_args_is_help=True, help="Run a suite. One subcommand per suite: knowgap run SUITE --help.")
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect or clear the response cache.")
+judge_app = typer.Typer(no_args_is_help=True,
+                        help="Run a judge over any JSONL file of responses: knowgap judge NAME FILE --out OUT.")
+generate_app = typer.Typer(no_args_is_help=True, help="Build a suite's dataset from sources: knowgap generate SUITE.")
 app.add_typer(run_app, name="run")
 app.add_typer(cache_app, name="cache")
+app.add_typer(judge_app, name="judge")
+app.add_typer(generate_app, name="generate")
 
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help=f"Target model spec (default {DEFAULT_MODEL}).")]
 
@@ -152,6 +158,24 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
 
 for _name, _cls in available().items():
     run_app.command(_name)(_suite_command(_name, _cls))
+
+
+def _register_suite_commands() -> None:
+    """A built-in suite may add commands of its own (judges, generators, viewers): a module
+    ``knowgap.suites.NAME.commands`` with ``register(app, judge=judge_app, generate=generate_app)``.
+    Such modules import their heavy dependencies inside the commands, so ``knowgap --help`` stays fast."""
+    for name in BUILTIN:
+        module_name = f"knowgap.suites.{name}.commands"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        module.register(app, judge=judge_app, generate=generate_app)
+
+
+_register_suite_commands()
 
 
 @app.command()
