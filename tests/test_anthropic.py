@@ -28,7 +28,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.received.append({"path": self.path, "body": body, "key": self.headers.get("x-api-key") or self.headers.get("authorization", "")})
+        key = self.headers.get("x-api-key") or self.headers.get("authorization", "")
+        self.received.append({"path": self.path, "body": body, "key": key})
         if self.fail_first[0] > 0:
             self.fail_first[0] -= 1
             self._send(529, {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})

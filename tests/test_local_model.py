@@ -6,11 +6,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from knowgap.models import ChatRequest, create_model, parse_as
 from knowgap.models.errors import ModelUnavailableError
 from knowgap.models.local import LocalModel
-from pydantic import BaseModel
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 

@@ -29,9 +29,16 @@ class RetryPolicy:
         self.cap_s = cap_s
         self.timeout_s = timeout_s
 
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        """Full jitter: uniform in [0, min(cap, base * 2**attempt)]."""
-        return rng.uniform(0, min(self.cap_s, self.base_s * (2 ** attempt)))
+    max_retry_after_s = 120.0
+    """The longest wait a server's Retry-After can impose on one retry."""
+
+    def delay(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
+        """Full jitter: uniform in [0, min(cap, base * 2**attempt)]; never shorter than the server's
+        Retry-After (up to ``max_retry_after_s``)."""
+        wait = rng.uniform(0, min(self.cap_s, self.base_s * (2 ** attempt)))
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_retry_after_s))
+        return wait
 
 
 class ModelClient:
@@ -83,7 +90,7 @@ class ModelClient:
                         message += f" (gave up after {attempt + 1} attempts)"
                     return CallRecord(role=role, model=self.spec, request=request, error=message,
                                       attempts=attempt + 1)
-                wait = self.retry.delay(attempt, self._rng)
+                wait = self.retry.delay(attempt, self._rng, getattr(error, "retry_after", None))
                 log.info("retrying %s in %.2fs after: %s", self.spec, wait, redact(str(error)))
                 attempt += 1
                 await asyncio.sleep(wait)

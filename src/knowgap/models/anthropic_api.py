@@ -13,6 +13,7 @@ from typing import Any
 
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError, TransientModelError
+from knowgap.models.openai_http import retry_after_seconds
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
 from knowgap.redaction import redact
 
@@ -20,7 +21,7 @@ from knowgap.redaction import redact
 class AnthropicChatModel(ChatModel):
     default_concurrency = 4
 
-    def __init__(self, spec: str, model: str, timeout_s: float = 120.0) -> None:
+    def __init__(self, spec: str, model: str, timeout_s: float = 600.0) -> None:
         try:
             import anthropic
         except ImportError:
@@ -55,7 +56,8 @@ class AnthropicChatModel(ChatModel):
         except sdk.APIStatusError as exc:
             message = redact(f"{self.spec}: HTTP {exc.status_code}: {exc.message}")
             if exc.status_code == 429 or exc.status_code >= 500:
-                raise TransientModelError(message, status=exc.status_code) from None
+                retry_after = retry_after_seconds(exc.response.headers.get("retry-after"))
+                raise TransientModelError(message, status=exc.status_code, retry_after=retry_after) from None
             raise PermanentModelError(message, status=exc.status_code) from None
         text = "".join(getattr(block, "text", "") for block in msg.content)
         return ChatResponse(

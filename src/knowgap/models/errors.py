@@ -18,6 +18,11 @@ class ModelError(KnowgapError):
 class TransientModelError(ModelError):
     transient = True
 
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait (its Retry-After header), if it said."""
+
 
 class PermanentModelError(ModelError):
     transient = False

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -21,11 +23,29 @@ OPENAI_URL = "https://api.openai.com/v1"
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524}
 
 
+def retry_after_seconds(value: str | None) -> float | None:
+    """A Retry-After header in seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
 class OpenAIChatModel(ChatModel):
     default_concurrency = 8
 
     def __init__(self, spec: str, model: str, base_url: str, *, api_key: str | None,
-                 compat: bool, timeout_s: float = 120.0) -> None:
+                 compat: bool, timeout_s: float | None = None) -> None:
         self.spec = spec
         self.model = model
         self.base_url = base_url.rstrip("/")
@@ -53,6 +73,7 @@ class OpenAIChatModel(ChatModel):
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
             self._client = httpx.AsyncClient(
+                # No read limit of its own by default: the model client's per-call time-out (--timeout) rules.
                 headers=headers, timeout=httpx.Timeout(self._timeout_s, connect=10.0),
                 limits=httpx.Limits(max_connections=64, max_keepalive_connections=16))
         return self._client
@@ -83,7 +104,7 @@ class OpenAIChatModel(ChatModel):
         try:
             resp = await self._http().post(url, json=self.payload(request))
         except httpx.TimeoutException as exc:
-            message = f"{self.spec}: timed out after {self._timeout_s:.0f}s ({type(exc).__name__})"
+            message = f"{self.spec}: timed out ({type(exc).__name__})"
             raise TransientModelError(message) from None
         except httpx.TransportError as exc:
             raise TransientModelError(redact(f"{self.spec}: cannot reach {self.base_url}: {exc}")) from None
@@ -92,7 +113,8 @@ class OpenAIChatModel(ChatModel):
             detail = redact(resp.text)[:300]
             message = f"{self.spec}: HTTP {resp.status_code} from {redact(self.base_url)}: {detail}"
             if resp.status_code in TRANSIENT_STATUS or resp.status_code >= 500:
-                raise TransientModelError(message, status=resp.status_code)
+                raise TransientModelError(message, status=resp.status_code,
+                                          retry_after=retry_after_seconds(resp.headers.get("retry-after")))
             raise PermanentModelError(message, status=resp.status_code)
         try:
             data = resp.json()
