@@ -86,3 +86,19 @@ def test_starter_suite_runs_on_the_embedded_model(small_pack_home: Path, runs_ro
     assert usage.calls == 8 and usage.completion_tokens > 0
     names = {m.name for m in result.metrics}
     assert {"abstention_unanswerable", "accuracy", "over_abstention"} <= names
+
+
+def test_process_exit_after_a_local_call_prints_no_traceback(small_pack_home: Path) -> None:
+    """llama-cpp-python's Llama.__del__ at interpreter teardown used to print a TypeError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import asyncio; from knowgap.models import ChatRequest, create_model; "
+            "m = create_model('local:qwen2.5-0.5b'); "
+            "print(asyncio.run(m.chat(ChatRequest.simple('Say OK', max_tokens=4))).text)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "KNOWGAP_HOME": str(small_pack_home)}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()
+    assert "Traceback" not in proc.stderr and "TypeError" not in proc.stderr

@@ -8,6 +8,7 @@ so the event loop keeps scheduling other models and writing results.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
 import threading
@@ -100,6 +101,19 @@ def load_llama(path: Path, n_ctx: int = DEFAULT_CTX) -> tuple[Any, threading.Loc
                 raise ModelUnavailableError(f"llama.cpp could not load {path}: {exc}") from exc
             _LOADED[key] = (llm, threading.Lock())
         return _LOADED[key]
+
+
+@atexit.register
+def _free_models() -> None:
+    """Free loaded models before the interpreter tears down llama_cpp's module globals; left to ``__del__``
+    at exit, llama-cpp-python prints a TypeError traceback ('NoneType' object is not callable)."""
+    with _LOAD_LOCK:
+        for llm, lock in _LOADED.values():
+            with lock:
+                close = getattr(llm, "close", None)
+                if callable(close):
+                    close()
+        _LOADED.clear()
 
 
 class LocalModel(ChatModel):
