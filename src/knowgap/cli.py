@@ -22,6 +22,7 @@ from knowgap.engine.runner import RunInterrupted, RunResult, knowgap_version
 from knowgap.errors import KnowgapError
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.redaction import redact
+from knowgap.report.commands import register as register_report_commands
 from knowgap.report.markdown import REPORT, metrics_table_rows
 from knowgap.suites import BUILTIN, Suite, available
 
@@ -176,6 +177,7 @@ def _register_suite_commands() -> None:
 
 
 _register_suite_commands()
+register_report_commands(app, out)
 
 
 @app.command()

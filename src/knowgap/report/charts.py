@@ -1,0 +1,64 @@
+"""What the report draws from a run, generic over suites: one bar chart per metric (bars = groups, with
+95% CIs) and confusion matrices between categorical scores (bool or few-valued strings)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from itertools import combinations
+
+from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.report.svg import Bar, bar_chart, confusion_matrix
+
+MAX_CATEGORIES = 8
+MAX_PAIRS = 3
+MAX_GROUP_MATRICES = 6
+
+
+def metric_charts(metrics: Sequence[MetricValue]) -> list[str]:
+    by_name: dict[str, list[MetricValue]] = defaultdict(list)
+    for m in metrics:
+        by_name[m.name].append(m)
+    charts = []
+    for name, values in by_name.items():
+        kind = values[0].kind
+        bars = [Bar(label=m.group, value=m.value, low=m.ci_low, high=m.ci_high, note=f" (n={m.n})") for m in values]
+        title = f"{name} (95% CI)" if kind != "count" else name
+        charts.append(bar_chart(title, bars, kind))
+    return charts
+
+
+def _label(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def categorical_scores(records: Sequence[TrialRecord]) -> list[tuple[str, list[str]]]:
+    """Scores present in every finished trial with bool values, or string values of 2..8 kinds."""
+    ok = [r for r in records if r.status == "ok"]
+    if not ok:
+        return []
+    keys = [k for k in ok[0].scores if all(k in r.scores for r in ok)]
+    found = []
+    for key in keys:
+        values = [r.scores[key] for r in ok]
+        if all(isinstance(v, bool) for v in values):
+            found.append((key, ["true", "false"]))
+        elif all(isinstance(v, str) for v in values):
+            kinds = sorted({str(v) for v in values})
+            if 2 <= len(kinds) <= MAX_CATEGORIES:
+                found.append((key, kinds))
+    return found
+
+
+def confusion_charts(records: Sequence[TrialRecord]) -> list[str]:
+    cats = categorical_scores(records)
+    ok = [r for r in records if r.status == "ok"]
+    groups = sorted({r.config_id for r in ok})
+    per_group = len(groups) <= MAX_GROUP_MATRICES
+    charts = []
+    for (a, rows), (b, cols) in list(combinations(cats, 2))[:MAX_PAIRS]:
+        for group in groups if per_group else ["all groups"]:
+            counts: Counter[tuple[str, str]] = Counter(
+                (_label(r.scores[a]), _label(r.scores[b])) for r in ok if not per_group or r.config_id == group)
+            charts.append(confusion_matrix(f"{a} × {b} · {group}", a, b, rows, cols, counts))
+    return charts
