@@ -114,6 +114,44 @@ def register(app: typer.Typer, out: Console) -> None:
             raise typer.Exit(1)
 
 
+    @app.command("eval")
+    def eval_command(file: Annotated[str | None, typer.Argument(help="Evaluation YAML file.")] = None,
+                     schema: Annotated[bool, typer.Option("--schema", help="Print the file's JSON Schema.")] = False,
+                     check: Annotated[bool, typer.Option("--check", help="Only validate the file.")] = False,
+                     runs_dir: RunsDir = None,
+                     out_dir: Annotated[str | None, typer.Option(help="Where the reports go (default: the runs "
+                                                                      "folder).")] = None,
+                     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False) -> None:
+        """Run a whole evaluation from one YAML file: every suite, one combined report, the thresholds
+        (exit 1 when one fails).
+
+        Example: knowgap eval knowgap.yaml --runs-dir runs
+        """
+        from knowgap.errors import KnowgapError
+        from knowgap.report.evaluation import load_eval, run_eval, schema_json
+
+        if schema:
+            print(schema_json())
+            return
+        if file is None:
+            raise KnowgapError("give an evaluation file (or --schema)")
+        if check:
+            config, _ = load_eval(file)
+            out.print(f"{file}: valid ({len(config.suites)} suites, {len(config.thresholds)} thresholds)",
+                      highlight=False)
+            return
+        result = run_eval(file, runs_root=runs_dir, out_dir=out_dir, progress=not quiet)
+        for label, run in result.runs:
+            out.print(f"{label}: {run.manifest.trials_ok} ok / {run.manifest.trials_error} errors, run {run.path}",
+                      markup=False, highlight=False)
+        if result.gate is not None:
+            _print_gate(out, result.gate)
+        for kind, path in result.outputs.items():
+            out.print(f"{kind}: {path.resolve()}", markup=False, highlight=False)
+        if not result.passed:
+            raise typer.Exit(1)
+
+
 def _print_comparison(out: Console, c: object, flips: int) -> None:
     from knowgap.report.compare import Comparison
     from knowgap.report.summary import format_metric_value
