@@ -31,7 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowgap.errors import InputError
-from knowgap.report.gate import GateResult, Threshold
+from knowgap.report.gate import SHORT_FORM, GateResult, Threshold
 
 
 class EvalSuite(BaseModel):
@@ -40,15 +40,15 @@ class EvalSuite(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     suite: str = Field(description="Suite name (knowgap suites lists them).")
-    name: str | None = Field(None, description="Label for this entry (default: the suite name); thresholds "
+    name: str | None = Field(default=None, description="Label for this entry (default: the suite name); thresholds "
                                                "may name it. Must be unique.")
     options: dict[str, Any] = Field(default_factory=dict, description="The suite's options (as its CLI flags).")
-    dataset: str | None = Field(None, description="Dataset file, relative to the evaluation file; sets the "
+    dataset: str | None = Field(default=None, description="Dataset file, relative to the evaluation file; sets the "
                                                   "suite's `data` option.")
     models: dict[str, str] = Field(default_factory=dict,
                                    description="Model spec per role for this suite (overrides the top level).")
-    repeats: int | None = Field(None, ge=1, description="Repeats per (case, configuration); default: top level.")
-    seed: int | None = Field(None, description="Seed; default: top level.")
+    repeats: int | None = Field(default=None, ge=1, description="Repeats per (case, configuration); default: top level.")
+    seed: int | None = Field(default=None, description="Seed; default: top level.")
 
     @property
     def label(self) -> str:
@@ -58,11 +58,11 @@ class EvalSuite(BaseModel):
 class EvalReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    html: str | None = Field("{name}-report.html", description="Combined HTML report ({name}: the evaluation's "
+    html: str | None = Field(default="{name}-report.html", description="Combined HTML report ({name}: the evaluation's "
                                                                "name); relative to the output folder; null: none.")
-    markdown: str | None = Field("{name}-summary.md", description="Markdown summary for a pull request.")
-    junit: str | None = Field(None, description="JUnit XML of the thresholds.")
-    examples: int = Field(20, ge=0, description="Worst examples per run in the HTML report.")
+    markdown: str | None = Field(default="{name}-summary.md", description="Markdown summary for a pull request.")
+    junit: str | None = Field(default=None, description="JUnit XML of the thresholds.")
+    examples: int = Field(default=20, ge=0, description="Worst examples per run in the HTML report.")
 
 
 class EvalConfig(BaseModel):
@@ -70,19 +70,19 @@ class EvalConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", title="knowgap evaluation")
 
-    name: str = Field("evaluation", pattern=r"^[\w.-]+$", description="Name, used in report file names.")
+    name: str = Field(default="evaluation", pattern=r"^[\w.-]+$", description="Name, used in report file names.")
     description: str = ""
     models: dict[str, str] = Field(default_factory=dict,
                                    description="Model spec per role (target, judge, generator) for every suite.")
-    repeats: int = Field(1, ge=1)
+    repeats: int = Field(default=1, ge=1)
     seed: int = 0
-    concurrency: int | None = Field(None, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
     use_cache: bool = True
-    timeout_s: float = Field(300.0, gt=0)
-    max_retries: int = Field(6, ge=0)
+    timeout_s: float = Field(default=300.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict,
                                                    description="USD per 1M (prompt, completion) tokens by spec.")
-    runs_dir: str | None = Field(None, description="Where runs are stored, relative to this file "
+    runs_dir: str | None = Field(default=None, description="Where runs are stored, relative to this file "
                                                    "(default: KNOWGAP_RUNS or ./runs).")
     suites: list[EvalSuite] = Field(min_length=1)
     thresholds: list[Threshold] = Field(default_factory=list,
@@ -93,6 +93,11 @@ class EvalConfig(BaseModel):
 def eval_schema() -> dict[str, Any]:
     schema = EvalConfig.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    # a threshold may also be written as one string: "[SUITE: ]METRIC[[GROUP]] OP VALUE"
+    short = {"type": "string", "pattern": SHORT_FORM.pattern.replace("(?P<", "(?<"),  # ECMA-262 groups
+             "description": "[SUITE: ]METRIC[[GROUP]] OP VALUE"}
+    schema["properties"]["thresholds"]["items"] = {"anyOf": [short, {"$ref": "#/$defs/Threshold"}]}
+    schema["$defs"]["Threshold"]["properties"]["op"]["enum"].append("=")
     return schema
 
 

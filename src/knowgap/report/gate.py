@@ -32,7 +32,7 @@ from knowgap.report.data import RunData
 Op = Literal[">=", "<=", ">", "<", "==", "!="]
 OPS: dict[str, Callable[[float, float], bool]] = {">=": operator.ge, "<=": operator.le, ">": operator.gt,
                                                   "<": operator.lt, "==": operator.eq, "!=": operator.ne}
-_SHORT = re.compile(r"^\s*(?:(?P<suite>[\w.-]+)\s*:\s+)?(?P<metric>[^\s\[\]<>=!]+)\s*(?:\[(?P<group>[^\]]+)\])?"
+SHORT_FORM = re.compile(r"^\s*(?:(?P<suite>[\w.-]+)\s*:\s+)?(?P<metric>[^\s\[\]<>=!]+)\s*(?:\[(?P<group>[^\]]+)\])?"
                     r"\s*(?P<op>>=|<=|==|!=|>|<|=)\s*(?P<value>\S+)\s*$")
 
 
@@ -57,7 +57,7 @@ class Threshold(BaseModel):
         """``[SUITE: ]METRIC[[GROUP]] OP VALUE``, e.g. ``accuracy[prompt=grounded] >= 0.5``."""
         if not isinstance(v, str):
             return v
-        match = _SHORT.match(v)
+        match = SHORT_FORM.match(v)
         if not match:
             raise ValueError(f"cannot read threshold {v!r}: expected 'METRIC OP VALUE' or "
                              "'METRIC[GROUP] OP VALUE' with OP one of >= <= > < == !=")
