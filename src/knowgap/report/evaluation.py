@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,8 @@ class EvalSuite(BaseModel):
                                                   "suite's `data` option.")
     models: dict[str, str] = Field(default_factory=dict,
                                    description="Model spec per role for this suite (overrides the top level).")
-    repeats: int | None = Field(default=None, ge=1, description="Repeats per (case, configuration); default: top level.")
+    repeats: int | None = Field(default=None, ge=1,
+                                description="Repeats per (case, configuration); default: top level.")
     seed: int | None = Field(default=None, description="Seed; default: top level.")
 
     @property
@@ -94,7 +96,7 @@ def eval_schema() -> dict[str, Any]:
     schema = EvalConfig.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     # a threshold may also be written as one string: "[SUITE: ]METRIC[[GROUP]] OP VALUE"
-    short = {"type": "string", "pattern": SHORT_FORM.pattern.replace("(?P<", "(?<"),  # ECMA-262 groups
+    short = {"type": "string", "pattern": re.sub(r"\(\?P<\w+>", "(", SHORT_FORM.pattern),  # any regex dialect
              "description": "[SUITE: ]METRIC[[GROUP]] OP VALUE"}
     schema["properties"]["thresholds"]["items"] = {"anyOf": [short, {"$ref": "#/$defs/Threshold"}]}
     schema["$defs"]["Threshold"]["properties"]["op"]["enum"].append("=")
