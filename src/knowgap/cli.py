@@ -294,6 +294,12 @@ def demo(model: ModelOpt = None,
     out.print("\n[bold]demo report(s):[/bold]")
     for result in results:
         out.print(f"  {(result.path / REPORT).resolve()}")
+    if results:
+        from knowgap.report import load_run_data, write_html
+
+        combined = write_html([load_run_data(r.path) for r in results], results[0].path.parent / "demo-report.html",
+                              title="knowgap demo")
+        out.print(f"[bold]HTML report of all suites:[/bold] {combined.resolve()}", highlight=False)
 
 
 @app.command()
