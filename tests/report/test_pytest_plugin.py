@@ -37,10 +37,10 @@ def test_plugin_in_a_team_suite(tmp_path: Path) -> None:
     answers = write_jsonl(tmp_path / "answers.jsonl", [{"response": "I don't know."}])
     (tmp_path / "test_team.py").write_text(TEAM_TESTS.format(answers=str(answers)), encoding="utf-8")
     report = tmp_path / "session.html"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "knowgap.pytest_plugin", "-q", "-p", "no:cacheprovider",
-                           "--knowgap-runs-dir", str(tmp_path / "runs"), "--knowgap-report", str(report),
-                           "test_team.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "KNOWGAP_HOME": str(tmp_path / "home")}, check=False)
+    command = [sys.executable, "-m", "pytest", "-p", "knowgap.pytest_plugin", "-q", "-p", "no:cacheprovider",
+               "--knowgap-runs-dir", str(tmp_path / "runs"), "--knowgap-report", str(report), "test_team.py"]
+    proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "KNOWGAP_HOME": str(tmp_path / "home")})
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr
     assert "1 failed, 2 passed, 1 error" in out  # a missed threshold fails the test; a misused fixture errors
