@@ -22,20 +22,23 @@ def register(app: typer.Typer, out: Console) -> None:
                csv: Annotated[bool, typer.Option("--csv", help="Every trial as CSV.")] = False,
                parquet: Annotated[bool, typer.Option("--parquet", help="Every trial as Parquet (needs pyarrow).")]
                = False,
+               inspect: Annotated[bool, typer.Option("--inspect", help="inspect_ai log (.eval) for inspect view "
+                                                     "(needs knowgap[inspect]).")] = False,
                out_path: Annotated[str | None, typer.Option("--out", "-o", help="Output file (one format only; "
                                    "default: beside the run, or stdout for --md).")] = None,
                examples: Annotated[int, typer.Option(help="Worst examples per run.")] = 20,
                link_template: Annotated[str | None, typer.Option(
                    help="Link each example, e.g. http://127.0.0.1:8000/runs/{run_id}/trials/{trial_id}")] = None,
                runs_dir: RunsDir = None) -> None:
-        """Write a run's report: HTML (default), markdown summary, CSV or Parquet of all trials.
+        """Write a run's report: HTML (default), markdown summary, CSV or Parquet of all trials, inspect_ai log.
 
         Example: knowgap report RUN --csv --out trials.csv
         """
         from knowgap.errors import KnowgapError
         from knowgap.report import load_run_data, summary_markdown, write_csv, write_html, write_parquet
 
-        formats = [f for f, on in (("html", html), ("md", md), ("csv", csv), ("parquet", parquet)) if on] or ["html"]
+        formats = [f for f, on in (("html", html), ("md", md), ("csv", csv), ("parquet", parquet),
+                                   ("inspect", inspect)) if on] or ["html"]
         if out_path and len(formats) > 1:
             raise KnowgapError("--out takes one format at a time")
         data = [load_run_data(r, runs_dir) for r in runs]
@@ -50,6 +53,15 @@ def register(app: typer.Typer, out: Console) -> None:
                     out.print(f"markdown summary: {out_path}")
                 else:
                     print(text, end="")
+                continue
+            if fmt == "inspect":
+                from knowgap.report.inspect_log import write_inspect_log
+
+                for run in data:
+                    target = Path(out_path) if out_path and len(data) == 1 else run.path / f"{run.run_id}.eval"
+                    write_inspect_log(run, target)
+                    out.print(f"inspect log: {target.resolve()} (inspect view --log-dir {target.parent})",
+                              highlight=False)
                 continue
             target = Path(out_path) if out_path else single / defaults[fmt]
             if fmt == "html":
