@@ -114,3 +114,11 @@ def test_newcombe_and_z_edge_cases() -> None:
     lo, hi = newcombe(5, 10, 5, 10)
     assert lo < 0 < hi and lo == pytest.approx(-hi)
     assert two_proportion_p(0, 10, 0, 10) == 1.0
+
+
+def test_slow_metrics_fall_back_to_analytic(abstain_run: knowgap.RunResult, perfect_run: knowgap.RunResult) -> None:
+    c = compare_runs(load_run_data(abstain_run.path), load_run_data(perfect_run.path), budget_s=1e-9)
+    assert c.method.endswith("too slow to bootstrap within the time budget")
+    acc = change(c, "prompt=plain", "accuracy")
+    assert acc.method == "two-proportion z (unpaired)" and acc.significant  # 0/8 vs 8/8
+    assert len(c.flips) == 16  # flips do not need the bootstrap

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Literal
@@ -209,7 +210,23 @@ def _flips(run_a: RunData, run_b: RunData, matched: list[str]) -> tuple[list[Fli
     return flips, tests
 
 
-def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int = 0) -> Comparison:
+MIN_REPS = 200
+
+
+def _affordable_reps(suite: Suite, a: list[TrialRecord], b: list[TrialRecord], reps: int, budget_s: float) -> int:
+    """As many resamples (up to ``reps``) as fit in ``budget_s``, timed on one metrics pass of both runs (a suite
+    whose metrics bootstrap their own CIs is slow); below MIN_REPS the caller falls back to analytic tests."""
+    t0 = time.perf_counter()
+    suite.metrics(a)
+    suite.metrics(b)
+    per_rep = time.perf_counter() - t0
+    if per_rep <= 0:
+        return reps
+    return min(reps, int(budget_s / per_rep))
+
+
+def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int = 0,
+                 budget_s: float = 60.0) -> Comparison:
     ma = {(m.group, m.name): m for m in run_a.metrics}
     mb = {(m.group, m.name): m for m in run_b.metrics}
     ids_b = {r.trial_id for r in run_b.records}
@@ -224,12 +241,16 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
             keep = set(matched)
             rec_a = [r for r in run_a.records if r.trial_id in keep]
             rec_b = [r for r in run_b.records if r.trial_id in keep]
-            cases = len({r.case_id for r in rec_a})
-            method = f"paired bootstrap over {cases} cases ({len(matched)} matched trials, {reps} resamples)"
         else:
             rec_a, rec_b = run_a.records, run_b.records
-            method = f"independent bootstrap over cases ({reps} resamples)"
-        boot = bootstrap_changes(suite, rec_a, rec_b, paired=paired, reps=reps, seed=seed)
+        reps = _affordable_reps(suite, rec_a, rec_b, reps, budget_s)
+        if reps >= MIN_REPS:
+            cases = len({r.case_id for r in rec_a})
+            method = (f"paired bootstrap over {cases} cases ({len(matched)} matched trials, {reps} resamples)"
+                      if paired else f"independent bootstrap over cases ({reps} resamples)")
+            boot = bootstrap_changes(suite, rec_a, rec_b, paired=paired, reps=reps, seed=seed)
+        else:
+            method += ": the suite's metrics are too slow to bootstrap within the time budget"
     changes = []
     for key in [k for k in ma if k in mb]:
         a, b = ma[key], mb[key]
