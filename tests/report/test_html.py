@@ -123,7 +123,8 @@ def test_combined_report_and_link_template(hostile_run: knowgap.RunResult, perfe
     html = render_html(runs, link_template="http://127.0.0.1:8000/runs/{run_id}/trials/{trial_id}")
     tags = parse(html)
     assert tags.tags["section"] == 2 and tags.classes["svg.bar-chart"] == 8
-    assert '<a href="#run-0">starter</a><a href="#run-1">starter</a>' in html
+    assert (f'<a href="#run-0">starter · {hostile_run.run_id}</a><a href="#run-1">starter · {perfect_run.run_id}</a>'
+            in html)
     link = f"http://127.0.0.1:8000/runs/{hostile_run.run_id}/trials/en-library-hours|prompt=grounded|r0"
     assert f'<a href="{link}">' in html
 

@@ -175,7 +175,7 @@ def render_html(runs: Sequence[RunData], *, title: str | None = None, max_exampl
         title = f"knowgap run {runs[0].run_id}" if len(runs) == 1 else f"knowgap report ({len(runs)} runs)"
     nav = ""
     if len(runs) > 1:
-        nav = "<nav>" + "".join(f'<a href="#run-{i}">{esc(r.manifest.config.suite)}</a>'
+        nav = "<nav>" + "".join(f'<a href="#run-{i}">{esc(r.manifest.config.suite)} · {esc(r.run_id)}</a>'
                                 for i, r in enumerate(runs)) + "</nav>"
     body = "".join(render_run(r, anchor=f"run-{i}", max_examples=max_examples, link_template=link_template)
                    for i, r in enumerate(runs))

@@ -110,7 +110,7 @@ def confusion_matrix(title: str, row_name: str, col_name: str, rows: Sequence[st
                      counts: dict[tuple[str, str], int]) -> str:
     """A table of counts (rows: one score's values, columns: another's), shaded by share of the row."""
     cell, left, top = 64, 150, 62
-    width = max(left + cell * len(cols) + 20, int(len(title) * 7.5) + 10)
+    width = max(left + cell * len(cols) + 20, int(len(title) * 8.2) + 12)
     height = top + cell * len(rows) + 10
     parts = [f'<svg class="chart confusion" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}">',
