@@ -141,3 +141,15 @@ def test_report_of_errored_trials(tmp_path: Path, runs_root: Path) -> None:
     # accuracy has no data: its bars say n/a, and no score table can be drawn
     assert tags.classes["svg.confusion"] == 0
     assert html.count(">n/a</text>") == 6
+
+
+def test_rate_chart_helper_for_suites(hostile_run: knowgap.RunResult) -> None:
+    from knowgap.report.charts import rate_by, rate_chart
+
+    records = load_run_data(hostile_run.path).records
+    # abstained: every answerable case (8 per prompt), no unanswerable one
+    assert rate_by(records, "abstained", ["prompt"]) == [("prompt=grounded", 8, 16), ("prompt=plain", 8, 16)]
+    assert rate_by(records, "correct", []) == [("all", 0, 16)]  # None (unanswerable) is not counted
+    svg = rate_chart(records, "abstained", ["prompt"])
+    assert svg.count('class="bar"') == 2 and "abstained by prompt (95% CI)" in svg
+    assert "prompt=plain: 50.0% (95% CI 28.0% to 72.0%) (8 of 16)" in svg

@@ -62,3 +62,30 @@ def confusion_charts(records: Sequence[TrialRecord]) -> list[str]:
                 (_label(r.scores[a]), _label(r.scores[b])) for r in ok if not per_group or r.config_id == group)
             charts.append(confusion_matrix(f"{a} × {b} · {group}", a, b, rows, cols, counts))
     return charts
+
+
+def rate_by(records: Sequence[TrialRecord], score: str, by: Sequence[str]) -> list[tuple[str, int, int]]:
+    """(label, trials where ``score`` is true, trials with a bool ``score``) per combination of the
+    configuration parameters ``by`` (e.g. flip rate by attack and position), in sorted order."""
+    tallies: dict[str, list[int]] = {}
+    for r in records:
+        value = r.scores.get(score)
+        if r.status != "ok" or not isinstance(value, bool):
+            continue
+        label = ", ".join(f"{k}={r.config.get(k)}" for k in by) if by else "all"
+        t = tallies.setdefault(label, [0, 0])
+        t[0] += int(value)
+        t[1] += 1
+    return [(label, k, n) for label, (k, n) in sorted(tallies.items())]
+
+
+def rate_chart(records: Sequence[TrialRecord], score: str, by: Sequence[str], title: str | None = None) -> str:
+    """Bars of the share of trials whose bool ``score`` is true, per combination of configuration parameters,
+    with Wilson 95% CIs: a ready-made chart for ``Suite.report_sections``."""
+    from knowgap.engine.stats import wilson
+
+    bars = []
+    for label, k, n in rate_by(records, score, by):
+        lo, hi = wilson(k, n)
+        bars.append(Bar(label=label, value=k / n, low=lo, high=hi, note=f" ({k} of {n})"))
+    return bar_chart(title or f"{score} by {', '.join(by) or 'all'} (95% CI)", bars, "proportion")
