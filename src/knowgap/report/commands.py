@@ -181,7 +181,10 @@ def _print_comparison(out: Console, c: object, flips: int) -> None:
         sig = {True: "[bold red]yes[/bold red]", False: "no", None: "-"}[ch.significant]
         table.add_row(ch.group, ch.name, format_metric_value(ch.a, ch.kind), format_metric_value(ch.b, ch.kind),
                       delta, ci, f"{ch.p_value:.3g}" if ch.p_value is not None else "", sig)
-    out.print(table)
+    if c.changes:
+        out.print(table)
+    else:
+        out.print("the runs have no metric (group, name) in common", highlight=False)
     for t in c.mcnemar:
         out.print(f"{t.group}: {t.fixed} fixed, {t.regressed} regressed (McNemar p={t.p_value:.3g})",
                   markup=False, highlight=False)
