@@ -62,6 +62,7 @@ def _print_result(result: RunResult) -> None:
               f"model calls made now: {result.provider_calls}")
     out.print(f"run stored in {result.path}")
     out.print(f"report: {result.path / REPORT}")
+    out.print(f"html report: {result.path / 'report.html'}")
 
 
 def _parse_prices(prices: list[str] | None) -> dict[str, tuple[float, float]]:
