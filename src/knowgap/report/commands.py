@@ -60,7 +60,7 @@ def register(app: typer.Typer, out: Console) -> None:
                 for run in data:
                     target = Path(out_path) if out_path and len(data) == 1 else run.path / f"{run.run_id}.eval"
                     write_inspect_log(run, target)
-                    out.print(f"inspect log: {target.resolve()} (inspect view --log-dir {target.parent})",
+                    out.print(f"inspect log: {target.resolve()} (inspect view --log-dir {target.parent.resolve()})",
                               highlight=False)
                 continue
             target = Path(out_path) if out_path else single / defaults[fmt]
