@@ -122,3 +122,24 @@ def test_slow_metrics_fall_back_to_analytic(abstain_run: knowgap.RunResult, perf
     acc = change(c, "prompt=plain", "accuracy")
     assert acc.method == "two-proportion z (unpaired)" and acc.significant  # 0/8 vs 8/8
     assert len(c.flips) == 16  # flips do not need the bootstrap
+
+
+def test_compare_html_page(abstain_run: knowgap.RunResult, hostile_run: knowgap.RunResult, runs_root: Path,
+                           tmp_path: Path) -> None:
+    """Abstaining everywhere -> hostile answers: the 16 unanswerable trials regress; their responses (HTML) stay
+    text on the comparison page."""
+    from tests.report.test_html import parse
+
+    out = tmp_path / "compare.html"
+    proc = knowgap_cli("compare", abstain_run.run_id, hostile_run.run_id, "--runs-dir", str(runs_root), "--reps", "200",
+                       "--html", str(out))
+    assert proc.returncode == 0, proc.stderr
+    page = out.read_text(encoding="utf-8")
+    tags = parse(page)
+    assert tags.tags["script"] == 0 and tags.tags["img"] == 0
+    assert page.count("<b>regressed</b>") == 16 and "<b>fixed</b>" not in page
+    assert tags.classes["pre.response"] == 32 + 2 * 5  # A and B of each flip, then 5 worst examples per run
+    assert "<tr><td>prompt=plain</td><td class=num>0</td><td class=num>8</td><td class=num>0.00781</td></tr>" in page
+    assert "change in abstention_unanswerable (B − A, 95% CI)" in page
+    assert tags.classes["svg.bar-chart"] == 3 + 2 * 4  # 3 change charts (no counts), 4 per run
+    assert f"<title>knowgap compare {abstain_run.run_id} → {hostile_run.run_id}</title>" in page

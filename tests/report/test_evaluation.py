@@ -70,7 +70,8 @@ def test_run_eval(eval_dir: Path, tmp_path: Path) -> None:
         ("mine", "accuracy", "prompt=grounded", False)]
     html = result.outputs["html"].read_text(encoding="utf-8")
     assert result.outputs["html"] == tmp_path / "runs" / "smoke-report.html"
-    assert html.count('<section class="run"') == 2 and "knowgap evaluation smoke" in html
+    assert html.count('<section class="run" id="run-') == 2 and "knowgap evaluation smoke" in html
+    assert '<section class="run" id="gate"><h2>Gate: <span class="bad">FAILED (1 of 4 checks)</span></h2>' in html
     assert "### gate: FAILED ❌ (1 of 4 checks)" in result.outputs["markdown"].read_text(encoding="utf-8")
     assert ET.parse(result.outputs["junit"]).getroot().get("failures") == "1"
 

@@ -78,6 +78,8 @@ def register(app: typer.Typer, out: Console) -> None:
                 runs_dir: RunsDir = None,
                 md: Annotated[str | None, typer.Option("--md", help="Also write the comparison as markdown.")]
                 = None,
+                html: Annotated[str | None, typer.Option("--html", help="Also write an HTML page: the comparison "
+                                                         "and both runs.")] = None,
                 as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
                 reps: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 1000,
                 seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
@@ -92,7 +94,12 @@ def register(app: typer.Typer, out: Console) -> None:
         """
         from knowgap.report import compare_markdown, compare_runs, load_run_data
 
-        result = compare_runs(load_run_data(run_a, runs_dir), load_run_data(run_b, runs_dir), reps=reps, seed=seed)
+        data = [load_run_data(run_a, runs_dir), load_run_data(run_b, runs_dir)]
+        result = compare_runs(data[0], data[1], reps=reps, seed=seed)
+        if html:
+            from knowgap.report.html import write_html
+
+            write_html(data, Path(html), comparison=result, max_examples=5)
         if md:
             Path(md).write_text(compare_markdown(result) + "\n", encoding="utf-8")
         if as_json:

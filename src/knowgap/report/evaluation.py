@@ -243,7 +243,8 @@ def run_eval(path: str | Path, *, runs_root: str | Path | None = None, out_dir: 
     outputs: dict[str, Path] = {}
     if config.report.html:
         outputs["html"] = write_html([d for _, d in data], out / config.report.html.format(name=config.name),
-                                     title=f"knowgap evaluation {config.name}", max_examples=config.report.examples)
+                                     title=f"knowgap evaluation {config.name}", max_examples=config.report.examples,
+                                     gate=gate)
     if config.report.markdown:
         target = out / config.report.markdown.format(name=config.name)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -15,11 +15,13 @@ from knowgap.engine.records import TrialRecord
 from knowgap.engine.store import write_atomic
 from knowgap.redaction import redact
 from knowgap.report.charts import confusion_charts, metric_charts
+from knowgap.report.compare import Comparison
 from knowgap.report.data import RunData, load_run_data, prompt_text, response_text
 from knowgap.report.examples import failure_counts, worst_examples
+from knowgap.report.gate import GateResult
 from knowgap.report.markdown import format_metric
 from knowgap.report.sections import ReportSection
-from knowgap.report.svg import esc
+from knowgap.report.svg import Bar, bar_chart, esc
 from knowgap.suites.base import Suite
 
 HTML_REPORT = "report.html"
@@ -41,7 +43,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .facts{font-size:13px;color:#333}.facts code{background:#f3f3f3;padding:0 3px}
 .charts{display:flex;flex-wrap:wrap;gap:14px}.charts svg{background:#fff;border:1px solid #eee}
 .example{border:1px solid #e3e3e3;border-left:4px solid #c0392b;margin:10px 0;padding:6px 10px;background:#fffdfd}
-.example.err{border-left-color:#e67e22}
+.example.err{border-left-color:#e67e22}.example.good{border-left-color:#1e8449;background:#fbfffc}
 .example pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:6px;margin:4px 0;
  font-size:12px;max-height:320px;overflow:auto}
 .label{font-size:12px;color:#666}.bad{color:#c0392b}.ok{color:#1e8449}
@@ -167,18 +169,85 @@ def render_run(run: RunData, *, anchor: str, max_examples: int = 20, link_templa
     return "".join(parts)
 
 
+def render_gate(gate: GateResult) -> str:
+    verdict = ('<span class="ok">passed</span>' if gate.passed else
+               f'<span class="bad">FAILED ({len(gate.failures)} of {len(gate.checks)} checks)</span>')
+    rows = ["<table><tr><th></th><th>threshold</th><th>run</th><th>group</th><th>actual</th><th>result</th></tr>"]
+    for c in sorted(gate.checks, key=lambda c: c.passed):
+        mark = '<span class="ok">✓</span>' if c.passed else '<span class="bad">✗</span>'
+        actual = f"{c.actual:.4g}" if c.actual is not None else "n/a"
+        rows.append(f"<tr><td>{mark}</td><td>{esc(c.threshold)}</td><td>{esc(c.suite)} <span class=label>"
+                    f"{esc(c.run_id)}</span></td><td>{esc(c.group)}</td><td class=num>{esc(actual)}</td>"
+                    f"<td>{esc(c.message)}</td></tr>")
+    rows.append("</table>")
+    return f'<section class="run" id="gate"><h2>Gate: {verdict}</h2>{"".join(rows)}</section>'
+
+
+def _signed(x: float | None, kind: str) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x * 100:+.1f} pp" if kind == "proportion" else f"{x:+.3g}"
+
+
+def render_comparison(c: Comparison, *, flips: int = 30) -> str:
+    from knowgap.report.summary import format_metric_value
+
+    parts = [f'<section class="run" id="compare"><h2>Compare {esc(c.run_a)} → {esc(c.run_b)}</h2>',
+             f'<p class="facts">{esc(c.method)}; change = B − A; significant: p &lt; 0.05 and the 95% CI excludes 0'
+             "</p>", "<table><tr><th>group</th><th>metric</th><th>A</th><th>B</th><th>change</th><th>95% CI</th>"
+             "<th>p</th><th>significant</th></tr>"]
+    for ch in c.changes:
+        ci = f"[{_signed(ch.ci_low, ch.kind)}, {_signed(ch.ci_high, ch.kind)}]" if ch.ci_low is not None else ""
+        sig = {True: '<b class="bad">yes</b>', False: "no", None: "-"}[ch.significant]
+        p = f"{ch.p_value:.3g}" if ch.p_value is not None else ""
+        parts.append(f"<tr><td>{esc(ch.group)}</td><td>{esc(ch.name)}</td>"
+                     f"<td class=num>{esc(format_metric_value(ch.a, ch.kind))}</td>"
+                     f"<td class=num>{esc(format_metric_value(ch.b, ch.kind))}</td>"
+                     f"<td class=num>{esc(_signed(ch.delta, ch.kind))}</td><td>{esc(ci)}</td>"
+                     f"<td class=num>{esc(p)}</td><td>{sig}</td></tr>")
+    parts.append("</table>")
+    by_name: dict[str, list[Bar]] = {}
+    for ch in c.changes:
+        if ch.kind != "count":
+            by_name.setdefault(ch.name, []).append(Bar(label=ch.group, value=ch.delta, low=ch.ci_low, high=ch.ci_high))
+    parts.append('<div class="charts">' + "".join(bar_chart(f"change in {name} (B − A, 95% CI)", bars, "mean")
+                                                  for name, bars in by_name.items()) + "</div>")
+    if c.mcnemar:
+        parts.append("<h3>Flipped trials (McNemar)</h3><table><tr><th>group</th><th>fixed</th><th>regressed</th>"
+                     "<th>p</th></tr>" + "".join(
+                         f"<tr><td>{esc(t.group)}</td><td class=num>{t.fixed}</td><td class=num>{t.regressed}</td>"
+                         f"<td class=num>{t.p_value:.3g}</td></tr>" for t in c.mcnemar) + "</table>")
+    for f in c.flips[:flips]:
+        parts.append(f'<div class="example{" good" if f.direction == "fixed" else ""}"><b>{esc(f.direction)}</b> '
+                     f'{esc(f.trial_id)}<div class="label">A: {esc(_fmt_scores(f.scores_a))}</div>'
+                     f'<pre class="response">{esc(_clip(redact(f.response_a)))}</pre>'
+                     f'<div class="label">B: {esc(_fmt_scores(f.scores_b))}</div>'
+                     f'<pre class="response">{esc(_clip(redact(f.response_b)))}</pre></div>')
+    if len(c.flips) > flips:
+        parts.append(f"<p class=facts>… and {len(c.flips) - flips} more flipped trials</p>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def render_html(runs: Sequence[RunData], *, title: str | None = None, max_examples: int = 20,
-                link_template: str | None = None) -> str:
-    """One page for ``runs``. ``link_template`` (e.g. ``http://127.0.0.1:8000/runs/{run_id}/{trial_id}``)
-    links each example into the web app when it runs."""
+                link_template: str | None = None, gate: GateResult | None = None,
+                comparison: Comparison | None = None) -> str:
+    """One page for ``runs`` (and a gate result and a comparison when given). ``link_template`` (e.g.
+    ``http://127.0.0.1:8000/runs/{run_id}/{trial_id}``) links each example into the web app when it runs."""
     if title is None:
         title = f"knowgap run {runs[0].run_id}" if len(runs) == 1 else f"knowgap report ({len(runs)} runs)"
+        if comparison is not None:
+            title = f"knowgap compare {comparison.run_a} → {comparison.run_b}"
     nav = ""
     if len(runs) > 1:
         nav = "<nav>" + "".join(f'<a href="#run-{i}">{esc(r.manifest.config.suite)} · {esc(r.run_id)}</a>'
                                 for i, r in enumerate(runs)) + "</nav>"
     body = "".join(render_run(r, anchor=f"run-{i}", max_examples=max_examples, link_template=link_template)
                    for i, r in enumerate(runs))
+    if comparison is not None:
+        body = render_comparison(comparison) + body
+    if gate is not None:
+        body = render_gate(gate) + body
     subtitle = ", ".join(f"{r.manifest.config.suite} on {r.target}" for r in runs)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -189,9 +258,11 @@ def render_html(runs: Sequence[RunData], *, title: str | None = None, max_exampl
 
 
 def write_html(runs: Sequence[RunData], out: Path, *, title: str | None = None, max_examples: int = 20,
-               link_template: str | None = None) -> Path:
+               link_template: str | None = None, gate: GateResult | None = None,
+               comparison: Comparison | None = None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, render_html(runs, title=title, max_examples=max_examples, link_template=link_template))
+    write_atomic(out, render_html(runs, title=title, max_examples=max_examples, link_template=link_template,
+                                  gate=gate, comparison=comparison))
     return out
 
 
