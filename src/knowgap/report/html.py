@@ -206,12 +206,14 @@ def render_comparison(c: Comparison, *, flips: int = 30) -> str:
                      f"<td class=num>{esc(_signed(ch.delta, ch.kind))}</td><td>{esc(ci)}</td>"
                      f"<td class=num>{esc(p)}</td><td>{sig}</td></tr>")
     parts.append("</table>")
-    by_name: dict[str, list[Bar]] = {}
+    by_name: dict[str, tuple[str, list[Bar]]] = {}
     for ch in c.changes:
         if ch.kind != "count":
-            by_name.setdefault(ch.name, []).append(Bar(label=ch.group, value=ch.delta, low=ch.ci_low, high=ch.ci_high))
-    parts.append('<div class="charts">' + "".join(bar_chart(f"change in {name} (B − A, 95% CI)", bars, "mean")
-                                                  for name, bars in by_name.items()) + "</div>")
+            kind = "delta_pp" if ch.kind == "proportion" else "delta"
+            by_name.setdefault(ch.name, (kind, []))[1].append(
+                Bar(label=ch.group, value=ch.delta, low=ch.ci_low, high=ch.ci_high))
+    parts.append('<div class="charts">' + "".join(bar_chart(f"change in {name} (B − A, 95% CI)", bars, kind)
+                                                  for name, (kind, bars) in by_name.items()) + "</div>")
     if c.mcnemar:
         parts.append("<h3>Flipped trials (McNemar)</h3><table><tr><th>group</th><th>fixed</th><th>regressed</th>"
                      "<th>p</th></tr>" + "".join(

@@ -34,6 +34,12 @@ class Bar:
 
 
 def _fmt(value: float, kind: str) -> str:
+    """kind: proportion, mean, count, or (for changes between runs) delta_pp (a proportion's change, shown in
+    percentage points) and delta."""
+    if kind == "delta_pp":
+        return f"{value * 100:+.1f} pp"
+    if kind == "delta":
+        return f"{value:+.3g}"
     if kind == "proportion":
         return f"{value:.1%}"
     if kind == "count":
@@ -44,9 +50,14 @@ def _fmt(value: float, kind: str) -> str:
 def _scale(bars: Sequence[Bar], kind: str) -> tuple[float, float]:
     if kind == "proportion":
         return (0.0, 1.0)
+    if kind == "delta_pp":
+        return (-1.0, 1.0)
     values = [v for b in bars for v in (b.value, b.low, b.high) if v is not None and math.isfinite(v)]
     lo = min([0.0, *values])
     hi = max([0.0, *values])
+    if kind == "delta":  # symmetric around 0
+        m = max([abs(v) for v in values] + [1e-9]) * 1.05
+        return (-m, m)
     if kind == "count":  # whole-number ticks: the top is a multiple of the 4 tick steps
         return (math.floor(lo), max(4.0, 4 * math.ceil(hi / 4)))
     if hi == lo:
@@ -72,6 +83,9 @@ def bar_chart(title: str, bars: Sequence[Bar], kind: str = "proportion", *, labe
     # axis with ticks
     axis_y = top + row * len(bars) + 2
     parts.append(f'<line x1="{label_width}" y1="{top - 4}" x2="{label_width}" y2="{axis_y}" stroke="#888"/>')
+    if lo < 0 < hi:  # the zero line of a chart of changes
+        parts.append(f'<line x1="{_num(x(0))}" y1="{top - 4}" x2="{_num(x(0))}" y2="{axis_y}" stroke="#444" '
+                     'stroke-dasharray="3,2"/>')
     for i in range(5):
         v = lo + (hi - lo) * i / 4
         xv = x(v)
