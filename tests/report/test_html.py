@@ -153,3 +153,13 @@ def test_rate_chart_helper_for_suites(hostile_run: knowgap.RunResult) -> None:
     svg = rate_chart(records, "abstained", ["prompt"])
     assert svg.count('class="bar"') == 2 and "abstained by prompt (95% CI)" in svg
     assert "prompt=plain: 50.0% (95% CI 28.0% to 72.0%) (8 of 16)" in svg
+
+
+def test_suite_chooses_its_score_tables(hostile_run: knowgap.RunResult, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = load_run_data(hostile_run.path)
+    monkeypatch.setattr(StarterSuite, "score_tables", [])
+    assert parse(render_html([run])).classes["svg.confusion"] == 0
+    monkeypatch.setattr(StarterSuite, "score_tables", [("abstained", "answerable"), ("correct", "abstained")])
+    page = render_html([run])
+    # "correct" is None on unanswerable cases, so it is not categorical in every trial: only the first pair
+    assert parse(page).classes["svg.confusion"] == 2 and "abstained × answerable · prompt=plain" in page

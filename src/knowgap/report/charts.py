@@ -50,13 +50,20 @@ def categorical_scores(records: Sequence[TrialRecord]) -> list[tuple[str, list[s
     return found
 
 
-def confusion_charts(records: Sequence[TrialRecord]) -> list[str]:
+def confusion_charts(records: Sequence[TrialRecord], pairs: Sequence[tuple[str, str]] | None = None) -> list[str]:
+    """Score tables for ``pairs`` of score names (None: found automatically); pairs whose scores are not
+    categorical in these records are left out."""
     cats = categorical_scores(records)
     ok = [r for r in records if r.status == "ok"]
     groups = sorted({r.config_id for r in ok})
     per_group = len(groups) <= MAX_GROUP_MATRICES
+    if pairs is None:
+        chosen = list(combinations(cats, 2))[:MAX_PAIRS]
+    else:
+        known = dict(cats)
+        chosen = [((a, known[a]), (b, known[b])) for a, b in pairs if a in known and b in known]
     charts = []
-    for (a, rows), (b, cols) in list(combinations(cats, 2))[:MAX_PAIRS]:
+    for (a, rows), (b, cols) in chosen:
         for group in groups if per_group else ["all groups"]:
             counts: Counter[tuple[str, str]] = Counter(
                 (_label(r.scores[a]), _label(r.scores[b])) for r in ok if not per_group or r.config_id == group)

@@ -147,7 +147,7 @@ def render_run(run: RunData, *, anchor: str, max_examples: int = 20, link_templa
         parts.append('<div class="charts">' + "".join(metric_charts(run.metrics)) + "</div>")
     else:
         parts.append("<p>no metrics (the run did not finish)</p>")
-    confusions = confusion_charts(run.records)
+    confusions = confusion_charts(run.records, run.suite.score_tables if run.suite is not None else None)
     if confusions:
         parts += ["<h3>Score tables</h3>", '<div class="charts">' + "".join(confusions) + "</div>"]
     for section in _suite_sections(run):

@@ -111,6 +111,10 @@ class Suite(ABC):
         """Metrics per configuration (group) with 95% CIs, from the stored records."""
 
     # reports (optional) -------------------------------------------------------------------------
+    score_tables: ClassVar[list[tuple[str, str]] | None] = None
+    """Pairs of categorical scores the HTML report cross-tabulates (e.g. ``[("answerable", "abstained")]``);
+    None: the first pairs of scores that are bool or few-valued strings in every trial; []: none."""
+
     def trial_failed(self, record: TrialRecord) -> bool | None:
         """Whether a finished trial shows the wrong behaviour (feeds the report's worst examples and the
         flipped cases of ``knowgap compare``); None when the suite cannot say."""
