@@ -22,6 +22,7 @@ from knowgap.engine.runner import RunInterrupted, RunResult, knowgap_version
 from knowgap.errors import KnowgapError
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.redaction import redact
+from knowgap.report.commands import register as register_report_commands
 from knowgap.report.markdown import REPORT, metrics_table_rows
 from knowgap.suites import BUILTIN, Suite, available
 
@@ -61,6 +62,7 @@ def _print_result(result: RunResult) -> None:
               f"model calls made now: {result.provider_calls}")
     out.print(f"run stored in {result.path}")
     out.print(f"report: {result.path / REPORT}")
+    out.print(f"html report: {result.path / 'report.html'}")
 
 
 def _parse_prices(prices: list[str] | None) -> dict[str, tuple[float, float]]:
@@ -176,6 +178,7 @@ def _register_suite_commands() -> None:
 
 
 _register_suite_commands()
+register_report_commands(app, out)
 
 
 @app.command()
@@ -292,6 +295,12 @@ def demo(model: ModelOpt = None,
     out.print("\n[bold]demo report(s):[/bold]")
     for result in results:
         out.print(f"  {(result.path / REPORT).resolve()}")
+    if results:
+        from knowgap.report import load_run_data, write_html
+
+        combined = write_html([load_run_data(r.path) for r in results], results[0].path.parent / "demo-report.html",
+                              title="knowgap demo")
+        out.print(f"[bold]HTML report of all suites:[/bold] {combined.resolve()}", highlight=False)
 
 
 @app.command()

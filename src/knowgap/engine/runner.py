@@ -33,6 +33,7 @@ from knowgap.models.registry import DEFAULT_MODEL, create_model
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.paths import cache_path, runs_dir
 from knowgap.redaction import redact
+from knowgap.report.html import write_html_report
 from knowgap.report.markdown import write_report
 from knowgap.suites import get_suite
 from knowgap.suites.base import Case, Suite, Trial, TrialFailed, TrialResult, file_sha256
@@ -270,6 +271,7 @@ class Runner:
         manifest.status = "finished"
         self._finish(store, manifest, cache)
         write_report(store.path, manifest, metrics)
+        write_html_report(store.path, suite=self.suite)
         calls = sum(c.provider_calls for c in _distinct(clients))
         return RunResult(run_id=manifest.run_id, path=store.path, manifest=manifest, metrics=metrics,
                          provider_calls=calls)

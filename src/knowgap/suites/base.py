@@ -12,12 +12,15 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TrialRecord
 from knowgap.models.types import ChatRequest, ChatResponse
+
+if TYPE_CHECKING:
+    from knowgap.report.sections import ReportSection
 
 
 class SuiteOptions(BaseModel):
@@ -106,6 +109,21 @@ class Suite(ABC):
     @abstractmethod
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         """Metrics per configuration (group) with 95% CIs, from the stored records."""
+
+    # reports (optional) -------------------------------------------------------------------------
+    score_tables: ClassVar[list[tuple[str, str]] | None] = None
+    """Pairs of categorical scores the HTML report cross-tabulates (e.g. ``[("answerable", "abstained")]``);
+    None: the first pairs of scores that are bool or few-valued strings in every trial; []: none."""
+
+    def trial_failed(self, record: TrialRecord) -> bool | None:
+        """Whether a finished trial shows the wrong behaviour (feeds the report's worst examples and the
+        flipped cases of ``knowgap compare``); None when the suite cannot say."""
+        return None
+
+    def report_sections(self, records: Sequence[TrialRecord],
+                        metrics: Sequence[MetricValue]) -> list[ReportSection]:
+        """Extra sections (HTML and markdown) a suite adds to its run's report; none by default."""
+        return []
 
 
 def file_sha256(path: Path) -> str:

@@ -113,6 +113,13 @@ class StarterSuite(Suite):
         return TrialResult(output={"response": response.text, "abstention_phrase": phrase},
                            scores={"answerable": case.answerable, "abstained": abstained, "correct": correct})
 
+    def trial_failed(self, record: TrialRecord) -> bool | None:
+        if record.status != "ok":
+            return True
+        if record.scores.get("answerable"):
+            return not record.scores.get("correct")
+        return not record.scores.get("abstained")
+
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         tallies: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
         for r in records:

@@ -1,0 +1,270 @@
+"""Compare two runs: per metric the change (B - A), its 95% CI and whether it is significant, plus the
+trials that flipped.
+
+- Both runs of one installed suite: a bootstrap over cases that recomputes the suite's own metrics on each
+  resample. Paired when trials match by ``trial_id`` (the same cases are resampled in both runs; works for
+  any metric a suite defines), independent otherwise.
+- Otherwise (a suite that is not installed, or two different suites): from the stored metrics alone,
+  Newcombe's interval and a two-proportion z-test for proportions, a normal approximation from the CIs for
+  means; counts get the change only.
+- Flipped trials: matched trials whose pass/fail verdict (``Suite.trial_failed``) changed, with an exact
+  McNemar test per group; trials whose scores changed when the suite gives no verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
+from knowgap.engine.stats import Z95, wilson
+from knowgap.report.data import RunData, response_text
+from knowgap.suites.base import Suite
+
+Key = tuple[str, str]  # (group, metric name)
+
+
+class MetricChange(BaseModel):
+    group: str
+    name: str
+    kind: str
+    a: float | None
+    b: float | None
+    n_a: int = 0
+    n_b: int = 0
+    delta: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    significant: bool | None = None
+    method: str = ""
+
+
+class Flip(BaseModel):
+    trial_id: str
+    case_id: str
+    config_id: str
+    direction: Literal["regressed", "fixed", "changed"]
+    scores_a: dict[str, ScoreValue] = Field(default_factory=dict)
+    scores_b: dict[str, ScoreValue] = Field(default_factory=dict)
+    response_a: str = ""
+    response_b: str = ""
+
+
+class McNemar(BaseModel):
+    group: str
+    fixed: int
+    regressed: int
+    p_value: float
+
+
+class Comparison(BaseModel):
+    run_a: str
+    run_b: str
+    suite_a: str
+    suite_b: str
+    paired_trials: int
+    method: str
+    changes: list[MetricChange]
+    flips: list[Flip]
+    mcnemar: list[McNemar] = Field(default_factory=list)
+    only_a: list[str] = Field(default_factory=list)
+    only_b: list[str] = Field(default_factory=list)
+
+    @property
+    def significant_changes(self) -> list[MetricChange]:
+        return [c for c in self.changes if c.significant]
+
+
+def mcnemar_exact(fixed: int, regressed: int) -> float:
+    """Two-sided exact McNemar (binomial) p-value for discordant pairs."""
+    n = fixed + regressed
+    if n == 0:
+        return 1.0
+    k = min(fixed, regressed)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def _normal_p(z: float) -> float:
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
+def newcombe(ka: int, na: int, kb: int, nb: int) -> tuple[float, float]:
+    """95% CI of pb - pa (Newcombe's hybrid score interval from two Wilson intervals)."""
+    pa, pb = ka / na, kb / nb
+    la, ua = wilson(ka, na)
+    lb, ub = wilson(kb, nb)
+    d = pb - pa
+    return (d - math.sqrt((pb - lb) ** 2 + (ua - pa) ** 2), d + math.sqrt((ub - pb) ** 2 + (pa - la) ** 2))
+
+
+def two_proportion_p(ka: int, na: int, kb: int, nb: int) -> float:
+    pooled = (ka + kb) / (na + nb)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / na + 1 / nb))
+    if se == 0:
+        return 1.0 if ka / na == kb / nb else 0.0
+    return _normal_p((kb / nb - ka / na) / se)
+
+
+def _analytic(a: MetricValue, b: MetricValue) -> MetricChange:
+    change = _base(a, b)
+    if a.value is None or b.value is None:
+        return change
+    if a.kind == "proportion" and a.n and b.n:
+        ka, kb = round(a.value * a.n), round(b.value * b.n)
+        change.ci_low, change.ci_high = newcombe(ka, a.n, kb, b.n)
+        change.p_value = two_proportion_p(ka, a.n, kb, b.n)
+        change.method = "two-proportion z (unpaired)"
+    elif a.kind == "mean" and None not in (a.ci_low, a.ci_high, b.ci_low, b.ci_high):
+        se_a = (a.ci_high - a.ci_low) / (2 * Z95)  # type: ignore[operator]
+        se_b = (b.ci_high - b.ci_low) / (2 * Z95)  # type: ignore[operator]
+        se = math.hypot(se_a, se_b)
+        d = b.value - a.value
+        change.ci_low, change.ci_high = d - Z95 * se, d + Z95 * se
+        change.p_value = _normal_p(d / se) if se > 0 else (1.0 if d == 0 else 0.0)
+        change.method = "normal approximation from the CIs (unpaired)"
+    else:
+        change.method = "change only"
+    if change.p_value is not None:
+        change.significant = change.p_value < 0.05
+    return change
+
+
+def _base(a: MetricValue, b: MetricValue) -> MetricChange:
+    delta = b.value - a.value if a.value is not None and b.value is not None else None
+    return MetricChange(group=a.group, name=a.name, kind=a.kind, a=a.value, b=b.value, n_a=a.n, n_b=b.n,
+                        delta=delta)
+
+
+def _by_case(records: Iterable[TrialRecord]) -> dict[str, list[TrialRecord]]:
+    out: dict[str, list[TrialRecord]] = defaultdict(list)
+    for r in records:
+        out[r.case_id].append(r)
+    return out
+
+
+def _values(suite: Suite, records: list[TrialRecord]) -> dict[Key, float]:
+    return {(m.group, m.name): m.value for m in suite.metrics(records) if m.value is not None
+            and math.isfinite(m.value)}
+
+
+def bootstrap_changes(suite: Suite, a: Sequence[TrialRecord], b: Sequence[TrialRecord], *, paired: bool,
+                      reps: int = 1000, seed: int = 0) -> dict[Key, tuple[float, float, float]]:
+    """(ci_low, ci_high, p) of each metric's change B - A, resampling cases (all their trials at once)."""
+    cases_a, cases_b = _by_case(a), _by_case(b)
+    ids_a, ids_b = sorted(cases_a), sorted(cases_b)
+    rng = random.Random(seed)
+    deltas: dict[Key, list[float]] = defaultdict(list)
+    for _ in range(reps):
+        pick_a = rng.choices(ids_a, k=len(ids_a))
+        pick_b = pick_a if paired else rng.choices(ids_b, k=len(ids_b))
+        va = _values(suite, [r for c in pick_a for r in cases_a[c]])
+        vb = _values(suite, [r for c in pick_b for r in cases_b[c]])
+        for key in va.keys() & vb.keys():
+            deltas[key].append(vb[key] - va[key])
+    out = {}
+    for key, ds in deltas.items():
+        ds.sort()
+        n = len(ds)
+        lo = ds[int(math.floor(0.025 * n))]
+        hi = ds[min(n - 1, int(math.ceil(0.975 * n)) - 1)]
+        below = sum(d < 0 for d in ds) + 0.5 * sum(d == 0 for d in ds)
+        above = n - below
+        p = min(1.0, 2 * (min(below, above) + 1) / (n + 1))
+        out[key] = (lo, hi, p)
+    return out
+
+
+def _flips(run_a: RunData, run_b: RunData, matched: list[str]) -> tuple[list[Flip], list[McNemar]]:
+    ra = {r.trial_id: r for r in run_a.records}
+    rb = {r.trial_id: r for r in run_b.records}
+    flips: list[Flip] = []
+    tallies: dict[str, list[int]] = {}
+    for tid in matched:
+        x, y = ra[tid], rb[tid]
+        fa, fb = run_a.trial_failed(x), run_b.trial_failed(y)
+        if fa is not None and fb is not None:
+            tallies.setdefault(x.config_id, [0, 0])
+            if fa == fb:
+                continue
+            direction: Literal["regressed", "fixed", "changed"] = "regressed" if fb else "fixed"
+            tallies[x.config_id][0 if direction == "fixed" else 1] += 1
+        elif x.scores != y.scores or x.status != y.status:
+            direction = "changed"
+        else:
+            continue
+        flips.append(Flip(trial_id=tid, case_id=x.case_id, config_id=x.config_id, direction=direction,
+                          scores_a=x.scores, scores_b=y.scores, response_a=response_text(x),
+                          response_b=response_text(y)))
+    order = {"regressed": 0, "fixed": 1, "changed": 2}
+    flips.sort(key=lambda f: (order[f.direction], f.config_id, f.trial_id))
+    tests = [McNemar(group=g, fixed=f, regressed=r, p_value=mcnemar_exact(f, r))
+             for g, (f, r) in sorted(tallies.items())]
+    return flips, tests
+
+
+MIN_REPS = 200
+
+
+def _affordable_reps(suite: Suite, a: list[TrialRecord], b: list[TrialRecord], reps: int, budget_s: float) -> int:
+    """As many resamples (up to ``reps``) as fit in ``budget_s``, timed on one metrics pass of both runs (a suite
+    whose metrics bootstrap their own CIs is slow); below MIN_REPS the caller falls back to analytic tests."""
+    t0 = time.perf_counter()
+    suite.metrics(a)
+    suite.metrics(b)
+    per_rep = time.perf_counter() - t0
+    if per_rep <= 0:
+        return reps
+    return min(reps, int(budget_s / per_rep))
+
+
+def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int = 0,
+                 budget_s: float = 60.0) -> Comparison:
+    ma = {(m.group, m.name): m for m in run_a.metrics}
+    mb = {(m.group, m.name): m for m in run_b.metrics}
+    ids_b = {r.trial_id for r in run_b.records}
+    matched = [r.trial_id for r in run_a.records if r.trial_id in ids_b]
+    same_suite = run_a.manifest.config.suite == run_b.manifest.config.suite
+    suite = run_b.suite or run_a.suite if same_suite else None
+    boot: dict[Key, tuple[float, float, float]] = {}
+    method = "analytic from the stored metrics (unpaired)"
+    if suite is not None and run_a.records and run_b.records:
+        paired = len(matched) > 0
+        if paired:
+            keep = set(matched)
+            rec_a = [r for r in run_a.records if r.trial_id in keep]
+            rec_b = [r for r in run_b.records if r.trial_id in keep]
+        else:
+            rec_a, rec_b = run_a.records, run_b.records
+        reps = _affordable_reps(suite, rec_a, rec_b, reps, budget_s)
+        if reps >= MIN_REPS:
+            cases = len({r.case_id for r in rec_a})
+            method = (f"paired bootstrap over {cases} cases ({len(matched)} matched trials, {reps} resamples)"
+                      if paired else f"independent bootstrap over cases ({reps} resamples)")
+            boot = bootstrap_changes(suite, rec_a, rec_b, paired=paired, reps=reps, seed=seed)
+        else:
+            method += ": the suite's metrics are too slow to bootstrap within the time budget"
+    changes = []
+    for key in [k for k in ma if k in mb]:
+        a, b = ma[key], mb[key]
+        if key in boot and a.value is not None and b.value is not None:
+            change = _base(a, b)
+            change.ci_low, change.ci_high, change.p_value = boot[key]
+            change.significant = change.p_value < 0.05 and not (change.ci_low <= 0 <= change.ci_high)
+            change.method = "paired bootstrap" if matched else "bootstrap (unpaired)"
+        else:
+            change = _analytic(a, b)
+        changes.append(change)
+    flips, tests = _flips(run_a, run_b, matched)
+    return Comparison(run_a=run_a.run_id, run_b=run_b.run_id, suite_a=run_a.manifest.config.suite,
+                      suite_b=run_b.manifest.config.suite, paired_trials=len(matched), method=method,
+                      changes=changes, flips=flips, mcnemar=tests,
+                      only_a=[f"{g}/{n}" for g, n in ma if (g, n) not in mb],
+                      only_b=[f"{g}/{n}" for g, n in mb if (g, n) not in ma])

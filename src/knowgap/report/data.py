@@ -1,0 +1,80 @@
+"""A stored run loaded for reporting: manifest, metrics, trial records and (when installed) its suite."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from knowgap.engine.records import Manifest, MetricValue, TrialRecord
+from knowgap.engine.store import RunStore
+from knowgap.errors import KnowgapError
+from knowgap.paths import runs_dir
+from knowgap.suites.base import Suite
+
+
+@dataclass
+class RunData:
+    path: Path
+    manifest: Manifest
+    metrics: list[MetricValue]
+    records: list[TrialRecord]
+    suite: Suite | None = field(default=None, repr=False)
+    """The run's suite with its options, or None when it is not installed (a run from elsewhere)."""
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest.run_id
+
+    @property
+    def target(self) -> str:
+        return self.manifest.config.models.get("target", "")
+
+    def trial_failed(self, record: TrialRecord) -> bool | None:
+        """The suite's verdict on a trial; errored trials always count as failed."""
+        if record.status != "ok":
+            return True
+        if self.suite is None:
+            return None
+        return self.suite.trial_failed(record)
+
+
+def load_suite(manifest: Manifest) -> Suite | None:
+    from knowgap.suites import get_suite
+
+    try:
+        suite_cls = get_suite(manifest.config.suite)
+        return suite_cls(suite_cls.Options.model_validate(manifest.config.options))
+    except (KnowgapError, ValueError):
+        return None
+
+
+def load_run_data(run: str | Path, runs_root: str | Path | None = None) -> RunData:
+    """A run by id (under ``runs_root``) or by folder."""
+    store = RunStore.open(runs_dir(runs_root), str(run))
+    manifest = store.read_manifest()
+    return RunData(path=store.path, manifest=manifest, metrics=store.read_metrics(),
+                   records=list(store.iter_records()), suite=load_suite(manifest))
+
+
+def response_text(record: TrialRecord) -> str:
+    """What the target answered: the output's ``response`` when the suite stored one, else the last call's."""
+    value = record.output.get("response")
+    if isinstance(value, str):
+        return value
+    for call in reversed(record.calls):
+        if call.role == "target" and call.response is not None:
+            return call.response.text
+    for call in reversed(record.calls):
+        if call.response is not None:
+            return call.response.text
+    return ""
+
+
+def prompt_text(record: TrialRecord) -> str:
+    """The last user message of the target's first call."""
+    for call in record.calls:
+        if call.role == "target":
+            for message in reversed(call.request.messages):
+                if message.role == "user":
+                    return message.content
+    return ""

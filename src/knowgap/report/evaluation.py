@@ -1,0 +1,273 @@
+"""One YAML file describes a whole evaluation: suites with their options and datasets, models per role,
+repeats, seed, thresholds and where the reports go. ``knowgap eval FILE.yaml`` runs it, writes one combined
+report and applies the thresholds; ``knowgap eval --schema`` prints its JSON Schema.
+
+Example::
+
+    name: nightly
+    models: {target: "local:qwen2.5-0.5b"}
+    repeats: 1
+    seed: 0
+    suites:
+      - suite: starter
+        options: {sample: 8, prompts: [grounded]}
+      - suite: starter
+        name: starter-custom
+        dataset: cases.jsonl          # relative to this file; sets the suite's `data` option
+        models: {target: "openai:gpt-4o-mini"}
+    thresholds:
+      - abstention_unanswerable >= 0.6
+      - "starter-custom: accuracy[prompt=grounded] >= 0.5"
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from knowgap.errors import InputError
+from knowgap.report.gate import SHORT_FORM, GateResult, Threshold
+
+
+class EvalSuite(BaseModel):
+    """One suite run of the evaluation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suite: str = Field(description="Suite name (knowgap suites lists them).")
+    name: str | None = Field(default=None, description="Label for this entry (default: the suite name); thresholds "
+                                               "may name it. Must be unique.")
+    options: dict[str, Any] = Field(default_factory=dict, description="The suite's options (as its CLI flags).")
+    dataset: str | None = Field(default=None, description="Dataset file, relative to the evaluation file; sets the "
+                                                  "suite's `data` option.")
+    models: dict[str, str] = Field(default_factory=dict,
+                                   description="Model spec per role for this suite (overrides the top level).")
+    repeats: int | None = Field(default=None, ge=1,
+                                description="Repeats per (case, configuration); default: top level.")
+    seed: int | None = Field(default=None, description="Seed; default: top level.")
+
+    @property
+    def label(self) -> str:
+        return self.name or self.suite
+
+
+class EvalReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    html: str | None = Field(default="{name}-report.html", description="Combined HTML report ({name}: the evaluation's "
+                                                               "name); relative to the output folder; null: none.")
+    markdown: str | None = Field(default="{name}-summary.md", description="Markdown summary for a pull request.")
+    junit: str | None = Field(default=None, description="JUnit XML of the thresholds.")
+    examples: int = Field(default=20, ge=0, description="Worst examples per run in the HTML report.")
+
+
+class EvalConfig(BaseModel):
+    """A whole knowgap evaluation, committed beside a team's code."""
+
+    model_config = ConfigDict(extra="forbid", title="knowgap evaluation")
+
+    name: str = Field(default="evaluation", pattern=r"^[\w.-]+$", description="Name, used in report file names.")
+    description: str = ""
+    models: dict[str, str] = Field(default_factory=dict,
+                                   description="Model spec per role (target, judge, generator) for every suite.")
+    repeats: int = Field(default=1, ge=1)
+    seed: int = 0
+    concurrency: int | None = Field(default=None, ge=1)
+    use_cache: bool = True
+    timeout_s: float = Field(default=300.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict,
+                                                   description="USD per 1M (prompt, completion) tokens by spec.")
+    runs_dir: str | None = Field(default=None, description="Where runs are stored, relative to this file "
+                                                   "(default: KNOWGAP_RUNS or ./runs).")
+    suites: list[EvalSuite] = Field(min_length=1)
+    thresholds: list[Threshold] = Field(default_factory=list,
+                                        description="'METRIC[GROUP] OP VALUE' strings or objects.")
+    report: EvalReport = Field(default_factory=EvalReport)
+
+
+def eval_schema() -> dict[str, Any]:
+    schema = EvalConfig.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    # a threshold may also be written as one string: "[SUITE: ]METRIC[[GROUP]] OP VALUE"
+    short = {"type": "string", "pattern": re.sub(r"\(\?P<\w+>", "(", SHORT_FORM.pattern),  # any regex dialect
+             "description": "[SUITE: ]METRIC[[GROUP]] OP VALUE"}
+    schema["properties"]["thresholds"]["items"] = {"anyOf": [short, {"$ref": "#/$defs/Threshold"}]}
+    schema["$defs"]["Threshold"]["properties"]["op"]["enum"].append("=")
+    return schema
+
+
+def _line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """The YAML line (1-based) of the deepest node on ``loc`` that exists."""
+    node, line = root, None
+    for part in loc:
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if getattr(k, "value", None) == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            node = None
+    if node is not None:
+        line = node.start_mark.line + 1
+    return line
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def load_eval(path: str | Path) -> tuple[EvalConfig, Path]:
+    """Parse and validate an evaluation file (suites, their options and roles, datasets, names)."""
+    file = Path(path)
+    if not file.exists():
+        raise InputError(str(file), "evaluation file not found")
+    text = file.read_text(encoding="utf-8")
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(str(file), f"not valid YAML ({getattr(exc, 'problem', None) or exc})",
+                         line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise InputError(str(file), "expected a mapping with at least 'suites'")
+    try:
+        config = EvalConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        raise InputError(str(file), first["msg"], line=_line_of(root, loc), field=_path(loc)) from None
+    base = file.resolve().parent
+    _check_suites(config, file, root, base)
+    return config, base
+
+
+def _check_suites(config: EvalConfig, file: Path, root: yaml.Node | None, base: Path) -> None:
+    from knowgap.suites import available
+
+    suites = available()
+    seen: set[str] = set()
+    for i, entry in enumerate(config.suites):
+        def fail(message: str, *loc: int | str, i: int = i) -> InputError:
+            full = ("suites", i, *loc)
+            return InputError(str(file), message, line=_line_of(root, full), field=_path(full))
+
+        if entry.suite not in suites:
+            raise fail(f"unknown suite '{entry.suite}' (available: {', '.join(suites)})", "suite")
+        if entry.label in seen:
+            raise fail(f"two entries are named '{entry.label}': give each a unique name", "name")
+        seen.add(entry.label)
+        suite_cls = suites[entry.suite]
+        options = dict(entry.options)
+        if entry.dataset is not None:
+            if "data" not in suite_cls.Options.model_fields:
+                raise fail(f"suite '{entry.suite}' takes no dataset file (no 'data' option)", "dataset")
+            dataset = (base / entry.dataset).resolve()
+            if not dataset.exists():
+                raise fail(f"dataset file not found: {dataset}", "dataset")
+            options["data"] = str(dataset)
+        try:
+            suite_cls.Options.model_validate(options)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise fail(first["msg"], "options", *first["loc"]) from None
+        unknown = sorted(set(entry.models) - set(suite_cls.roles))
+        if unknown:
+            raise fail(f"suite '{entry.suite}' has no role {', '.join(unknown)} (roles: "
+                       f"{', '.join(suite_cls.roles)})", "models")
+    labels = {e.label for e in config.suites} | {e.suite for e in config.suites}
+    for j, t in enumerate(config.thresholds):
+        if t.suite is not None and t.suite not in labels:
+            loc = ("thresholds", j)
+            raise InputError(str(file), f"threshold names suite '{t.suite}', which the evaluation does not run "
+                                        f"(entries: {', '.join(sorted(labels))})", line=_line_of(root, loc),
+                             field=_path(loc) + ".suite")
+
+
+@dataclass
+class EvalResult:
+    config: EvalConfig
+    runs: list[tuple[str, Any]]
+    """(entry label, RunResult) per suite entry, in file order."""
+    gate: GateResult | None
+    outputs: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.gate is None or self.gate.passed
+
+
+def run_eval(path: str | Path, *, runs_root: str | Path | None = None, out_dir: str | Path | None = None,
+             progress: bool = True, providers: Any = None) -> EvalResult:
+    """Run every suite of the evaluation file, then write the combined report and apply the thresholds."""
+    from knowgap.engine.records import RunConfig
+    from knowgap.engine.runner import start_run
+    from knowgap.paths import runs_dir
+    from knowgap.report.data import load_run_data
+    from knowgap.report.gate import evaluate_gate, write_junit
+    from knowgap.report.html import write_html
+    from knowgap.report.summary import summary_markdown
+    from knowgap.suites import get_suite
+
+    config, base = load_eval(path)
+    root = runs_dir(runs_root or (base / config.runs_dir if config.runs_dir else None))
+    results = []
+    for entry in config.suites:
+        suite_cls = get_suite(entry.suite)
+        options = dict(entry.options)
+        if entry.dataset is not None:
+            options["data"] = str((base / entry.dataset).resolve())
+        models = {r: _local_spec(s, base) for r, s in {**config.models, **entry.models}.items()
+                  if r in suite_cls.roles}
+        run_config = RunConfig(suite=entry.suite, options=options, models=models,
+                               repeats=entry.repeats or config.repeats,
+                               seed=config.seed if entry.seed is None else entry.seed, concurrency=config.concurrency,
+                               use_cache=config.use_cache, timeout_s=config.timeout_s, max_retries=config.max_retries,
+                               prices=dict(config.prices))
+        results.append((entry.label, start_run(run_config, runs_root=root, providers=providers, progress=progress)))
+    data = [(label, load_run_data(r.path)) for label, r in results]
+    gate = evaluate_gate(data, config.thresholds, source=str(path)) if config.thresholds else None
+    out = Path(out_dir) if out_dir else root
+    outputs: dict[str, Path] = {}
+    if config.report.html:
+        outputs["html"] = write_html([d for _, d in data], out / config.report.html.format(name=config.name),
+                                     title=f"knowgap evaluation {config.name}", max_examples=config.report.examples,
+                                     gate=gate)
+    if config.report.markdown:
+        target = out / config.report.markdown.format(name=config.name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(summary_markdown([d for _, d in data], gate=gate), encoding="utf-8")
+        outputs["markdown"] = target
+    if config.report.junit and gate is not None:
+        outputs["junit"] = write_junit(gate, out / config.report.junit.format(name=config.name),
+                                       name=f"knowgap {config.name}")
+    return EvalResult(config=config, runs=results, gate=gate, outputs=outputs)
+
+
+def _local_spec(spec: str, base: Path) -> str:
+    """``scripted:FILE`` and ``local:PATH.gguf`` name files relative to the evaluation file."""
+    for prefix in ("scripted:", "local:"):
+        if spec.startswith(prefix):
+            rest = spec[len(prefix):]
+            if (prefix == "scripted:" or rest.endswith(".gguf")) and not Path(rest).expanduser().is_absolute():
+                return prefix + str((base / rest).resolve())
+    return spec
+
+
+def schema_json() -> str:
+    return json.dumps(eval_schema(), indent=2)
+
+
+__all__ = ["EvalConfig", "EvalResult", "EvalSuite", "eval_schema", "load_eval", "run_eval"]

@@ -1,0 +1,207 @@
+"""Gate a run (or several) on thresholds: exit code 0 or 1 for CI, and JUnit XML.
+
+A thresholds file is YAML::
+
+    thresholds:
+      - abstention_unanswerable >= 0.6              # every group of every run that has the metric
+      - "accuracy[prompt=grounded] >= 0.5"          # one group
+      - errors == 0
+      - {metric: over_abstention, group: prompt=grounded, op: "<=", value: 0.25, use: ci_high}
+      - {metric: leaks, op: "==", value: 0, suite: partial}
+
+``use`` picks what is compared: the metric's ``value`` (default), or a bound of its 95% CI
+(``ci_low`` / ``ci_high``: e.g. "we are 95% sure abstention is at least 0.6").
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from knowgap.engine.records import MetricValue
+from knowgap.errors import InputError
+from knowgap.report.data import RunData
+
+Op = Literal[">=", "<=", ">", "<", "==", "!="]
+OPS: dict[str, Callable[[float, float], bool]] = {">=": operator.ge, "<=": operator.le, ">": operator.gt,
+                                                  "<": operator.lt, "==": operator.eq, "!=": operator.ne}
+SHORT_FORM = re.compile(r"^\s*(?:(?P<suite>[\w.-]+)\s*:\s+)?(?P<metric>[^\s\[\]<>=!]+)\s*(?:\[(?P<group>[^\]]+)\])?"
+                    r"\s*(?P<op>>=|<=|==|!=|>|<|=)\s*(?P<value>\S+)\s*$")
+
+
+class Threshold(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    op: Op
+    value: float
+    group: str | None = Field(None, description="Only this group (configuration); default: every group.")
+    suite: str | None = Field(None, description="Only runs of this suite (or this evaluation entry's name).")
+    use: Literal["value", "ci_low", "ci_high"] = "value"
+
+    @field_validator("op", mode="before")
+    @classmethod
+    def _equals(cls, v: Any) -> Any:
+        return "==" if v == "=" else v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, v: Any) -> Any:
+        """``[SUITE: ]METRIC[[GROUP]] OP VALUE``, e.g. ``accuracy[prompt=grounded] >= 0.5``."""
+        if not isinstance(v, str):
+            return v
+        match = SHORT_FORM.match(v)
+        if not match:
+            raise ValueError(f"cannot read threshold {v!r}: expected 'METRIC OP VALUE' or "
+                             "'METRIC[GROUP] OP VALUE' with OP one of >= <= > < == !=")
+        try:
+            value = float(match["value"])
+        except ValueError:
+            raise ValueError(f"threshold {v!r}: {match['value']!r} is not a number") from None
+        return {"metric": match["metric"], "group": match["group"], "op": match["op"], "value": value,
+                "suite": match["suite"]}
+
+    @classmethod
+    def parse(cls, text: str) -> Threshold:
+        return cls.model_validate(text)
+
+    def describe(self) -> str:
+        scope = f"{self.suite}: " if self.suite else ""
+        group = f"[{self.group}]" if self.group else ""
+        bound = f" ({self.use})" if self.use != "value" else ""
+        return f"{scope}{self.metric}{group}{bound} {self.op} {self.value:g}"
+
+
+class ThresholdsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    thresholds: list[Threshold]
+
+
+class Check(BaseModel):
+    threshold: str
+    run_id: str
+    suite: str
+    group: str
+    metric: str
+    actual: float | None
+    passed: bool
+    message: str
+
+
+class GateResult(BaseModel):
+    checks: list[Check]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failures(self) -> list[Check]:
+        return [c for c in self.checks if not c.passed]
+
+
+def load_thresholds(path: str | Path) -> list[Threshold]:
+    file = Path(path)
+    if not file.exists():
+        raise InputError(str(file), "thresholds file not found")
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(str(file), f"not valid YAML ({getattr(exc, 'problem', exc)})",
+                         line=mark.line + 1 if mark else None) from None
+    if isinstance(data, list):
+        data = {"thresholds": data}
+    try:
+        return ThresholdsFile.model_validate(data).thresholds
+    except ValidationError as exc:
+        raise InputError.from_validation(str(file), exc) from None
+
+
+def parse_thresholds(items: Sequence[str | dict[str, Any] | Threshold]) -> list[Threshold]:
+    out = []
+    for index, item in enumerate(items):
+        try:
+            out.append(item if isinstance(item, Threshold) else Threshold.model_validate(item))
+        except ValidationError as exc:
+            raise InputError.from_validation(f"thresholds[{index}]", exc) from None
+    return out
+
+
+def _runs_in_scope(t: Threshold, runs: Sequence[tuple[str, RunData]]) -> list[tuple[str, RunData]]:
+    if t.suite is None:
+        return list(runs)
+    return [(label, r) for label, r in runs if t.suite in (label, r.manifest.config.suite)]
+
+
+def _check(t: Threshold, label: str, run: RunData, m: MetricValue) -> Check:
+    actual = getattr(m, t.use)
+    if actual is None:
+        passed, message = False, f"{m.name}[{m.group}] has no {t.use} (n={m.n}): no data to gate on"
+    else:
+        passed = OPS[t.op](float(actual), t.value)
+        message = f"{m.name}[{m.group}] {t.use}={actual:.4g} {'satisfies' if passed else 'violates'} " \
+                  f"{t.op} {t.value:g}"
+    return Check(threshold=t.describe(), run_id=run.run_id, suite=label, group=m.group, metric=m.name,
+                 actual=actual, passed=passed, message=message)
+
+
+def evaluate_gate(runs: Sequence[RunData] | Sequence[tuple[str, RunData]], thresholds: Sequence[Threshold],
+                  *, source: str = "thresholds") -> GateResult:
+    """Check every threshold against the runs' metrics. An unknown metric or group is an InputError naming
+    the threshold (and listing what exists), so a typo never passes silently."""
+    labelled = [r if isinstance(r, tuple) else (r.manifest.config.suite, r) for r in runs]
+    checks = []
+    for index, t in enumerate(thresholds):
+        scoped = _runs_in_scope(t, labelled)
+        where = f"thresholds[{index}]"
+        if not scoped:
+            known = sorted({label for label, _ in labelled} | {r.manifest.config.suite for _, r in labelled})
+            raise InputError(source, f"no run of suite '{t.suite}' (runs: {', '.join(known)})",
+                             field=f"{where}.suite")
+        matched = [(label, r, m) for label, r in scoped for m in r.metrics if m.name == t.metric]
+        if not matched:
+            names = sorted({m.name for _, r in scoped for m in r.metrics})
+            raise InputError(source, f"unknown metric '{t.metric}' (metrics: {', '.join(names) or 'none'})",
+                             field=f"{where}.metric")
+        if t.group is not None:
+            in_group = [x for x in matched if x[2].group == t.group]
+            if not in_group:
+                groups = sorted({m.group for _, _, m in matched})
+                raise InputError(source, f"metric '{t.metric}' has no group '{t.group}' "
+                                         f"(groups: {', '.join(groups)})", field=f"{where}.group")
+            matched = in_group
+        checks += [_check(t, label, r, m) for label, r, m in matched]
+    return GateResult(checks=checks)
+
+
+def junit_xml(result: GateResult, *, name: str = "knowgap gate") -> str:
+    suite = ET.Element("testsuite", name=name, tests=str(len(result.checks)),
+                       failures=str(len(result.failures)), errors="0", skipped="0")
+    for c in result.checks:
+        case = ET.SubElement(suite, "testcase", classname=f"knowgap.{c.suite}.{c.run_id}",
+                             name=f"{c.threshold} :: {c.group}")
+        if not c.passed:
+            failure = ET.SubElement(case, "failure", message=c.message, type="threshold")
+            failure.text = c.message
+        else:
+            out = ET.SubElement(case, "system-out")
+            out.text = c.message
+    root = ET.Element("testsuites", name=name, tests=suite.get("tests", "0"), failures=suite.get("failures", "0"))
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write_junit(result: GateResult, out: Path, *, name: str = "knowgap gate") -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(junit_xml(result, name=name), encoding="utf-8")
+    return out

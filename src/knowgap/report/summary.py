@@ -1,0 +1,125 @@
+"""Markdown for pull-request comments: a short summary of runs, a comparison, a gate result.
+
+Text from models is shortened, stripped of markdown/HTML specials and redacted, so a comment renders as
+text whatever a model said.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from knowgap.redaction import redact
+from knowgap.report.compare import Comparison, MetricChange
+from knowgap.report.data import RunData, response_text
+from knowgap.report.examples import failure_counts, worst_examples
+from knowgap.report.gate import GateResult
+from knowgap.report.markdown import format_metric
+
+_SPECIAL = str.maketrans({"|": "\\|", "<": "&lt;", ">": "&gt;", "`": "'", "\n": " ", "\r": " ", "*": "\\*",
+                          "_": "\\_", "[": "\\[", "]": "\\]", "#": "\\#", "&": "&amp;"})
+
+
+def md_text(text: str, limit: int = 160) -> str:
+    """Inert one-line markdown text."""
+    text = redact(text)
+    text = text if len(text) <= limit else text[:limit] + "…"
+    return text.translate(_SPECIAL)
+
+
+def _pct(x: float | None, kind: str) -> str:
+    if x is None:
+        return "n/a"
+    if kind == "proportion":
+        return f"{x * 100:+.1f} pp"
+    return f"{x:+.3g}"
+
+
+def run_summary(run: RunData, *, examples: int = 5) -> str:
+    m = run.manifest
+    lines = [f"### {md_text(m.config.suite)} · {md_text(run.target, 80)}", "",
+             f"run `{m.run_id}` · {m.status} · {m.trials_ok} ok / {m.trials_error} errors of {m.trials_total} "
+             "trials", "", "| group | metric | value | 95% CI | n |", "|---|---|---:|---|---:|"]
+    for metric in run.metrics:
+        value, ci = format_metric(metric)
+        lines.append(f"| {md_text(metric.group)} | {md_text(metric.name)} | {value} | {ci} | {metric.n} |")
+    counts = failure_counts(run)
+    if counts:
+        lines += ["", "failed trials: " + ", ".join(f"{md_text(g)} {k}/{n}" for g, (k, n) in counts.items())]
+    worst, _ = worst_examples(run, examples)
+    if worst:
+        lines += ["", "<details><summary>worst examples</summary>", ""]
+        for r in worst:
+            said = r.error if r.status != "ok" and r.error else response_text(r)
+            lines.append(f"- {md_text(r.trial_id, 100)}: {md_text(said)}")
+        lines += ["", "</details>"]
+    if run.suite is not None:
+        try:
+            sections = run.suite.report_sections(run.records, run.metrics)
+        except Exception:  # a suite's report bug must not lose the summary
+            sections = []
+        for s in sections:
+            if s.markdown:
+                lines += ["", f"#### {md_text(s.title)}", "", s.markdown]
+    return "\n".join(lines)
+
+
+def summary_markdown(runs: Sequence[RunData], *, gate: GateResult | None = None,
+                     comparison: Comparison | None = None, examples: int = 5) -> str:
+    lines = ["## knowgap", ""]
+    if gate is not None:
+        lines += [gate_markdown(gate), ""]
+    if comparison is not None:
+        lines += [compare_markdown(comparison), ""]
+    for run in runs:
+        lines += [run_summary(run, examples=examples), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _change_row(c: MetricChange) -> str:
+    ci = f"[{_pct(c.ci_low, c.kind)}, {_pct(c.ci_high, c.kind)}]" if c.ci_low is not None else ""
+    p = f"{c.p_value:.3g}" if c.p_value is not None else ""
+    sig = {True: "**yes**", False: "no", None: "-"}[c.significant]
+    fa = format_metric_value(c.a, c.kind)
+    fb = format_metric_value(c.b, c.kind)
+    return f"| {md_text(c.group)} | {md_text(c.name)} | {fa} | {fb} | {_pct(c.delta, c.kind)} | {ci} | {p} | {sig} |"
+
+
+def format_metric_value(x: float | None, kind: str) -> str:
+    if x is None:
+        return "n/a"
+    if kind == "proportion":
+        return f"{x:.1%}"
+    if kind == "count":
+        return f"{x:.0f}"
+    return f"{x:.3f}"
+
+
+def compare_markdown(c: Comparison, *, flips: int = 20) -> str:
+    lines = [f"### compare `{c.run_a}` → `{c.run_b}`", "", f"method: {c.method}", "",
+             "| group | metric | A | B | change | 95% CI | p | significant |", "|---|---|---:|---:|---:|---|---:|---|"]
+    lines += [_change_row(ch) for ch in c.changes]
+    if c.only_a or c.only_b:
+        lines += ["", f"only in A: {', '.join(c.only_a) or '-'}; only in B: {', '.join(c.only_b) or '-'}"]
+    if c.mcnemar:
+        lines += ["", "| group | fixed | regressed | McNemar p |", "|---|---:|---:|---:|"]
+        lines += [f"| {md_text(t.group)} | {t.fixed} | {t.regressed} | {t.p_value:.3g} |" for t in c.mcnemar]
+    if c.flips:
+        lines += ["", f"<details><summary>{len(c.flips)} flipped trials</summary>", ""]
+        for f in c.flips[:flips]:
+            lines.append(f"- **{f.direction}** {md_text(f.trial_id, 100)}: {md_text(f.response_a, 80)} → "
+                         f"{md_text(f.response_b, 80)}")
+        if len(c.flips) > flips:
+            lines.append(f"- … and {len(c.flips) - flips} more")
+        lines += ["", "</details>"]
+    return "\n".join(lines)
+
+
+def gate_markdown(result: GateResult) -> str:
+    head = "### gate: passed ✅" if result.passed else f"### gate: FAILED ❌ ({len(result.failures)} of " \
+                                                      f"{len(result.checks)} checks)"
+    lines = [head, "", "| | threshold | run | group | actual |", "|---|---|---|---|---:|"]
+    for ch in sorted(result.checks, key=lambda x: x.passed):
+        actual = f"{ch.actual:.4g}" if ch.actual is not None else "n/a"
+        lines.append(f"| {'✅' if ch.passed else '❌'} | {md_text(ch.threshold)} | {md_text(ch.suite)} | "
+                     f"{md_text(ch.group)} | {actual} |")
+    return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""knowgap compare: paired bootstrap on matched trials, flips with McNemar, analytic fallback."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import knowgap
+from knowgap.engine.records import Manifest, MetricValue, RunConfig
+from knowgap.report import compare_markdown, compare_runs, load_run_data
+from knowgap.report.compare import mcnemar_exact, newcombe, two_proportion_p
+from tests.helpers import knowgap_cli
+
+
+def change(c: knowgap.report.Comparison, group: str, name: str) -> knowgap.report.compare.MetricChange:
+    [found] = [x for x in c.changes if x.group == group and x.name == name]
+    return found
+
+
+def test_mcnemar_exact_by_hand() -> None:
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(8, 0) == pytest.approx(2 / 256)
+    assert mcnemar_exact(3, 5) == pytest.approx(2 * (1 + 8 + 28 + 56) / 256)
+    assert mcnemar_exact(5, 5) == 1.0
+
+
+def test_paired_comparison(abstain_run: knowgap.RunResult, perfect_run: knowgap.RunResult) -> None:
+    c = compare_runs(load_run_data(abstain_run.path), load_run_data(perfect_run.path), reps=300)
+    assert c.paired_trials == 32 and c.method.startswith("paired bootstrap over 16 cases")
+    for group in ("prompt=grounded", "prompt=plain"):
+        acc = change(c, group, "accuracy")
+        assert (acc.a, acc.b, acc.delta) == (0.0, 1.0, 1.0)
+        assert (acc.ci_low, acc.ci_high) == (1.0, 1.0)  # every resample: 0% -> 100%
+        assert acc.significant and acc.p_value == pytest.approx(2 / 301)
+        over = change(c, group, "over_abstention")
+        assert over.delta == -1.0 and over.significant
+        same = change(c, group, "abstention_unanswerable")
+        assert (same.delta, same.ci_low, same.ci_high, same.significant) == (0.0, 0.0, 0.0, False)
+        assert same.p_value == 1.0
+    # the 8 answerable cases per group flipped from failed (abstained) to passed
+    assert [f.direction for f in c.flips] == ["fixed"] * 16
+    assert {(t.group, t.fixed, t.regressed) for t in c.mcnemar} == {("prompt=grounded", 8, 0), ("prompt=plain", 8, 0)}
+    assert all(t.p_value == pytest.approx(2 / 256) for t in c.mcnemar)
+    flip = next(f for f in c.flips if f.trial_id == "en-library-hours|prompt=plain|r0")
+    assert flip.response_a == "I don't know." and flip.response_b == "According to the context, it is 20:00."
+    assert flip.scores_a["abstained"] is True and flip.scores_b["correct"] is True
+    md = compare_markdown(c)
+    assert "| prompt=plain | accuracy | 0.0% | 100.0% | +100.0 pp | [+100.0 pp, +100.0 pp] |" in md
+    assert "| prompt=plain | 8 | 0 | 0.00781 |" in md
+
+
+def test_reverse_direction_and_cli(abstain_run: knowgap.RunResult, perfect_run: knowgap.RunResult,
+                                   runs_root: Path, tmp_path: Path) -> None:
+    md = tmp_path / "cmp.md"
+    proc = knowgap_cli("compare", perfect_run.run_id, abstain_run.run_id, "--runs-dir", str(runs_root), "--json",
+                   "--reps", "200", "--md", str(md), "--fail-on-regression")
+    assert proc.returncode == 1, proc.stderr  # 16 regressions, significant
+    data = json.loads(proc.stdout)
+    assert [f["direction"] for f in data["flips"]] == ["regressed"] * 16
+    assert {(t["fixed"], t["regressed"]) for t in data["mcnemar"]} == {(0, 8)}
+    assert "regressed" in md.read_text(encoding="utf-8")
+    proc = knowgap_cli("compare", abstain_run.run_id, perfect_run.run_id, "--runs-dir", str(runs_root), "--reps", "200",
+                   "--fail-on-regression")
+    assert proc.returncode == 0, proc.stderr
+    assert "prompt=plain: 8 fixed, 0 regressed (McNemar p=0.00781)" in proc.stdout
+
+
+def test_identical_runs_have_no_flips(perfect_run: knowgap.RunResult) -> None:
+    run = load_run_data(perfect_run.path)
+    c = compare_runs(run, run, reps=200)
+    assert c.flips == [] and not c.significant_changes
+    assert all(x.delta == 0 for x in c.changes)
+
+
+def stored_run(root: Path, run_id: str, metrics: list[MetricValue]) -> Path:
+    """A run folder from elsewhere: a suite this install does not have, metrics but no trials."""
+    path = root / run_id
+    path.mkdir(parents=True)
+    manifest = Manifest(run_id=run_id, knowgap_version="0.0.1", config=RunConfig(suite="ghost"), status="finished")
+    (path / "manifest.json").write_text(manifest.model_dump_json(), encoding="utf-8")
+    (path / "metrics.json").write_text(json.dumps([m.model_dump() for m in metrics]), encoding="utf-8")
+    return path
+
+
+def test_unpaired_analytic_fallback(tmp_path: Path) -> None:
+    a = stored_run(tmp_path, "ghost-a", [
+        MetricValue(name="rate", group="g", value=0.2, n=10),
+        MetricValue(name="score", group="g", value=0.5, ci_low=0.4, ci_high=0.6, n=30, kind="mean"),
+        MetricValue(name="leaks", group="g", value=3, n=3, kind="count"),
+        MetricValue(name="old", group="g", value=0.1, n=10)])
+    b = stored_run(tmp_path, "ghost-b", [
+        MetricValue(name="rate", group="g", value=0.8, n=10),
+        MetricValue(name="score", group="g", value=0.7, ci_low=0.6, ci_high=0.8, n=30, kind="mean"),
+        MetricValue(name="leaks", group="g", value=0, n=0, kind="count")])
+    c = compare_runs(load_run_data(a), load_run_data(b))
+    assert c.paired_trials == 0 and c.only_a == ["g/old"] and c.only_b == []
+    rate = change(c, "g", "rate")
+    # by hand: pooled p = 0.5, se = sqrt(0.25 * 0.2) = 0.2236, z = 2.683 -> p = 0.0073
+    assert rate.p_value == pytest.approx(0.00729, abs=1e-4) and rate.significant
+    assert rate.delta == pytest.approx(0.6)
+    # Newcombe: Wilson 2/10 = [0.0567, 0.5098], 8/10 = [0.4902, 0.9433]
+    assert (rate.ci_low, rate.ci_high) == (pytest.approx(0.1619, abs=1e-3), pytest.approx(0.8027, abs=1e-3))
+    score = change(c, "g", "score")
+    se = math.hypot(0.1 / 1.959964, 0.1 / 1.959964)
+    assert score.ci_low == pytest.approx(0.2 - 1.959964 * se) and score.p_value == pytest.approx(0.00557, abs=1e-4)
+    leaks = change(c, "g", "leaks")
+    assert (leaks.delta, leaks.significant, leaks.method) == (-3, None, "change only")
+
+
+def test_newcombe_and_z_edge_cases() -> None:
+    lo, hi = newcombe(5, 10, 5, 10)
+    assert lo < 0 < hi and lo == pytest.approx(-hi)
+    assert two_proportion_p(0, 10, 0, 10) == 1.0
+
+
+def test_slow_metrics_fall_back_to_analytic(abstain_run: knowgap.RunResult, perfect_run: knowgap.RunResult) -> None:
+    c = compare_runs(load_run_data(abstain_run.path), load_run_data(perfect_run.path), budget_s=1e-9)
+    assert c.method.endswith("too slow to bootstrap within the time budget")
+    acc = change(c, "prompt=plain", "accuracy")
+    assert acc.method == "two-proportion z (unpaired)" and acc.significant  # 0/8 vs 8/8
+    assert len(c.flips) == 16  # flips do not need the bootstrap
+
+
+def test_compare_html_page(abstain_run: knowgap.RunResult, hostile_run: knowgap.RunResult, runs_root: Path,
+                           tmp_path: Path) -> None:
+    """Abstaining everywhere -> hostile answers: the 16 unanswerable trials regress; their responses (HTML) stay
+    text on the comparison page."""
+    from tests.report.test_html import parse
+
+    out = tmp_path / "compare.html"
+    proc = knowgap_cli("compare", abstain_run.run_id, hostile_run.run_id, "--runs-dir", str(runs_root), "--reps", "200",
+                       "--html", str(out))
+    assert proc.returncode == 0, proc.stderr
+    page = out.read_text(encoding="utf-8")
+    tags = parse(page)
+    assert tags.tags["script"] == 0 and tags.tags["img"] == 0
+    assert page.count("<b>regressed</b>") == 16 and "<b>fixed</b>" not in page
+    assert tags.classes["pre.response"] == 32 + 2 * 5  # A and B of each flip, then 5 worst examples per run
+    assert "<tr><td>prompt=plain</td><td class=num>0</td><td class=num>8</td><td class=num>0.00781</td></tr>" in page
+    assert "change in abstention_unanswerable (B − A, 95% CI)" in page
+    assert tags.classes["svg.bar-chart"] == 3 + 2 * 4  # 3 change charts (no counts), 4 per run
+    assert f"<title>knowgap compare {abstain_run.run_id} → {hostile_run.run_id}</title>" in page

@@ -1,0 +1,21 @@
+"""knowgap demo ends by writing one HTML report of every suite and printing its path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from knowgap.suites import available
+from tests.helpers import knowgap_cli
+from tests.test_scripted_engine import write_jsonl
+
+
+def test_demo_writes_combined_html(tmp_path: Path) -> None:
+    answers = write_jsonl(tmp_path / "a.jsonl", [{"response": "I don't know."}])
+    runs = tmp_path / "runs"
+    proc = knowgap_cli("demo", "--model", f"scripted:{answers}", "--runs-dir", str(runs))
+    assert proc.returncode == 0, proc.stderr
+    report = runs / "demo-report.html"
+    assert f"HTML report of all suites: {report.resolve()}" in proc.stdout.replace("\n", "")
+    html = report.read_text(encoding="utf-8")
+    assert html.count('<section class="run"') == len(available())
+    assert "<title>knowgap demo</title>" in html

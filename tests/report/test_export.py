@@ -1,0 +1,75 @@
+"""CSV and Parquet export of every trial, and the markdown summary for pull requests."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+import knowgap
+from knowgap.errors import KnowgapError
+from knowgap.report import load_run_data, render_csv, summary_markdown, write_parquet
+from knowgap.report.summary import md_text
+from tests.helpers import knowgap_cli
+from tests.report.conftest import SCRIPT
+
+
+def test_csv_has_every_trial(hostile_run: knowgap.RunResult) -> None:
+    rows = list(csv.DictReader(io.StringIO(render_csv([load_run_data(hostile_run.path)]))))
+    assert len(rows) == 32
+    assert list(rows[0])[:6] == ["run_id", "suite", "target", "trial_id", "case_id", "config_id"]
+    assert {"config.prompt", "score.answerable", "score.abstained", "score.correct",
+            "output.abstention_phrase"} <= set(rows[0])
+    first = next(r for r in rows if r["trial_id"] == "en-library-hours|prompt=plain|r0")
+    assert first["response"] == SCRIPT  # data, kept as is
+    assert (first["status"], first["failed"], first["score.answerable"], first["score.correct"]) == (
+        "ok", "true", "true", "false")
+    sunday = next(r for r in rows if r["trial_id"] == "en-library-sunday|prompt=plain|r0")
+    assert sunday["score.correct"] == "" and "sk-ant-api03" not in sunday["response"]  # None, and redacted
+    assert "What time does the Riverside Public Library close on weekdays?" in first["prompt"]
+
+
+def test_parquet_round_trip(hostile_run: knowgap.RunResult, perfect_run: knowgap.RunResult, tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow not installed (pip install 'knowgap[parquet]')")
+    out = write_parquet([load_run_data(hostile_run.path), load_run_data(perfect_run.path)], tmp_path / "t.parquet")
+    table = pq.read_table(out)
+    assert table.num_rows == 64
+    types = {f.name: str(f.type) for f in table.schema}
+    assert (types["repeat"], types["score.answerable"], types["score.correct"], types["duration_s"]) == (
+        "int64", "bool", "bool", "double")
+    rows = table.to_pylist()
+    assert sum(r["failed"] for r in rows) == 32  # every hostile trial, no perfect one
+    assert {r["run_id"] for r in rows} == {hostile_run.run_id, perfect_run.run_id}
+
+
+def test_parquet_without_pyarrow(hostile_run: knowgap.RunResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                 ) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(KnowgapError, match=r"pip install 'knowgap\[parquet\]'"):
+        write_parquet([load_run_data(hostile_run.path)], tmp_path / "t.parquet")
+
+
+def test_markdown_summary_is_inert(hostile_run: knowgap.RunResult) -> None:
+    md = summary_markdown([load_run_data(hostile_run.path)])
+    assert "| prompt=plain | over\\_abstention | 100.0% | [67.6%, 100.0%] | 8 |" in md
+    assert "failed trials: prompt=grounded 16/16, prompt=plain 16/16" in md
+    assert "<script>" not in md and "<img" not in md and "sk-ant-api03" not in md
+    assert "&lt;script&gt;" in md
+    assert md_text("a|b\n<c> `d` *e*") == "a\\|b &lt;c&gt; 'd' \\*e\\*"
+
+
+def test_report_cli_formats(hostile_run: knowgap.RunResult, runs_root: Path, tmp_path: Path) -> None:
+    proc = knowgap_cli("report", hostile_run.run_id, "--runs-dir", str(runs_root), "--csv", "--html")
+    assert proc.returncode == 0, proc.stderr
+    assert (hostile_run.path / "trials.csv").exists()
+    assert f"csv: {hostile_run.path / 'trials.csv'}" in proc.stdout.replace("\n", "")
+    md = knowgap_cli("report", str(hostile_run.path), "--md")
+    assert md.returncode == 0 and md.stdout.startswith("## knowgap\n")
+    out = tmp_path / "x" / "r.html"
+    one = knowgap_cli("report", str(hostile_run.path), "--out", str(out))
+    assert one.returncode == 0 and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    both = knowgap_cli("report", str(hostile_run.path), "--csv", "--md", "--out", str(out))
+    assert both.returncode == 2 and "--out takes one format at a time" in both.stderr
