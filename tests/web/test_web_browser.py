@@ -23,7 +23,8 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the
 pytestmark = [
     pytest.mark.slow, pytest.mark.server,
     pytest.mark.skipif(not (CHROMIUM and DRIVER),
-                       reason="needs Debian's chromium and chromium-driver: apt-get install -y chromium chromium-driver"),
+                       reason="needs Debian's chromium and chromium-driver: "
+                              "apt-get install -y chromium chromium-driver"),
 ]
 
 

@@ -118,8 +118,8 @@ def agreement_report(store: LabelStore, field: str, *, reps: int = 1000, seed: i
     judges: dict[str, dict[str, str]] = {
         f"run:{field}": {t: verdict_key(r.scores[field]) for t, r in records.items()
                          if r.status == "ok" and r.scores.get(field) is not None}}
-    for ref, verdicts in store.judge_verdicts(field).items():
-        judges[ref] = {t: verdict_key(v) for t, v in verdicts.items() if v is not None}
+    for ref, raw in store.judge_verdicts(field).items():
+        judges[ref] = {t: verdict_key(v) for t, v in raw.items() if v is not None}
     majority = majority_labels({a: {t: v for t, v in humans_raw[a].items() if t in records} for a in humans_raw})
     labelled = set().union(*humans.values()) if humans else set()
     categories = sorted({k for h in humans.values() for k in h.values()}

@@ -97,7 +97,7 @@ def calibrate(judge: str, verdicts: dict[str, str], truth: dict[str, str], strat
             n = len(members)
             k = sum(verdicts[t] == positive for t in members)
             p_obs = k / n
-            draws = rng.binomial(n, p_obs, size=len(boot)) / n if boot else []
+            draws: list[float] = list(rng.binomial(n, p_obs, size=len(boot)) / n) if boot else []
             values = [rogan_gladen(float(p), b[0], b[1]) for p, b in zip(draws, boot, strict=True)]
             lo, hi = _interval(values, reps)
             result.corrected.append(CorrectedRate(group=g, n=n, observed=round(p_obs, 6),

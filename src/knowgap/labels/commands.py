@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, Literal
 
-import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -18,7 +17,7 @@ out = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
 class _DefaultToStart(TyperGroup):
     """``knowgap label RUN ...`` means ``knowgap label start RUN ...``."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer vendors click's Context
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["start", *args]
         return super().parse_args(ctx, args)
@@ -60,7 +59,8 @@ def start(run: Annotated[str, typer.Argument(help="Run id or folder.")],
 
 @label_app.command("sample")
 def sample_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
-               judge_field: Annotated[str, typer.Option("--judge-field", help="The score to validate, e.g. abstained.")],
+               judge_field: Annotated[str, typer.Option("--judge-field",
+                                                        help="The score to validate, e.g. abstained.")],
                n: Annotated[int | None, typer.Option("--n", help="Sample size (count).")] = None,
                share: Annotated[float | None, typer.Option("--share", help="Sample size as a share, e.g. 0.1.")] = None,
                seed: Annotated[int, typer.Option(help="Seed of the draw.")] = 0,

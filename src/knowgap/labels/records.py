@@ -80,6 +80,10 @@ class Sample(BaseModel):
     created_at: str = Field(default_factory=utcnow)
 
 
+def _yes_no() -> dict[str, ScoreValue]:
+    return {"yes": True, "no": False}
+
+
 class JudgeSpec(BaseModel):
     """A versioned judge: how a verdict on ``field`` is produced from a trial. ``lexicon`` is the built-in
     abstention phrase lexicon (no model); ``llm`` asks a model with ``prompt`` and maps its reply to a value
@@ -91,7 +95,7 @@ class JudgeSpec(BaseModel):
     kind: Literal["lexicon", "llm"] = "llm"
     prompt: str = ""
     """Template with {question} (the last user message), {response} and {system}."""
-    answers: dict[str, ScoreValue] = Field(default_factory=lambda: {"yes": True, "no": False})
+    answers: dict[str, ScoreValue] = Field(default_factory=lambda: _yes_no())
     max_tokens: int = 16
 
     @property

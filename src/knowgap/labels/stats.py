@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
@@ -76,7 +76,7 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[Key]]) -> float:
 
     alpha = 1 - D_o / D_e with the coincidence matrix o_ck = sum_u (pairs c-k in u) / (m_u - 1).
     """
-    coincidence: Counter[tuple[Key, Key]] = Counter()
+    coincidence: dict[tuple[Key, Key], float] = defaultdict(float)
     for unit in units:
         m_u = len(unit)
         if m_u < 2:
@@ -86,7 +86,7 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[Key]]) -> float:
             for k, nk in counts.items():
                 pairs = nc * (nc - 1) if c == k else nc * nk
                 coincidence[(c, k)] += pairs / (m_u - 1)
-    n_c: Counter[Key] = Counter()
+    n_c: dict[Key, float] = defaultdict(float)
     for (c, _k), v in coincidence.items():
         n_c[c] += v
     n = sum(n_c.values())

@@ -198,5 +198,5 @@ def parse_value(text: str) -> ScoreValue:
     except ValueError:
         return text
     if isinstance(value, bool | int | float | str) or value is None:
-        return value  # type: ignore[no-any-return]
+        return value
     return text
