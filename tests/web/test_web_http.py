@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from knowgap.errors import KnowgapError
+from knowgap.labels.records import JudgeVerdict
 from knowgap.labels.store import LabelStore
 from knowgap.web.server import KnowgapServer, make_server
 from tests.labels.starter_runs import starter_run
@@ -50,8 +51,14 @@ def test_api_lists_opens_labels_and_compares(server: tuple[str, str, KnowgapServ
     assert row["labels"] == {"ann": wrong} and row["disagree"] is True
     detail = httpx.get(f"{url}/api/runs/{run_id}/trial", params={"id": target["trial_id"]}).json()
     assert detail["record"]["trial_id"] == target["trial_id"] and len(detail["history"]) == 1
+    assert detail["judges"] == {}
+    LabelStore.open(run_id, runs_root).write_verdicts("v@3", [JudgeVerdict(
+        spec="v@3", spec_sha256="0", field="abstained", trial_id=target["trial_id"], value=False)])
+    detail = httpx.get(f"{url}/api/runs/{run_id}/trial", params={"id": target["trial_id"]}).json()
+    assert detail["judges"] == {"v@3": False}
     agreement = httpx.get(f"{url}/api/runs/{run_id}/agreement", params={"field": "abstained"}).json()
     assert agreement["labelled_items"] == 1 and agreement["pairs"][0]["percent"]["value"] == 0.0
+    assert agreement["judges"] == ["run:abstained", "v@3"]
     labels = LabelStore.open(run_id, runs_root).human_labels("abstained")
     assert labels == {"ann": {target["trial_id"]: wrong == "true"}}
     compare = httpx.get(f"{url}/api/compare", params={"a": run_id, "b": run_id}).json()

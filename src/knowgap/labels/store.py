@@ -172,8 +172,9 @@ class LabelStore:
         write_atomic(path, "".join(redact(v.model_dump_json()) + "\n" for v in verdicts))
         return path
 
-    def judge_verdicts(self, field: str) -> dict[str, dict[str, ScoreValue]]:
-        """spec ref (name@version) -> trial_id -> verdict, for every judge spec version run on this field."""
+    def judge_verdicts(self, field: str | None) -> dict[str, dict[str, ScoreValue]]:
+        """spec ref (name@version) -> trial_id -> verdict, for every judge spec version run on this field
+        (on any field when None)."""
         folder = self.path / "judges"
         out: dict[str, dict[str, ScoreValue]] = {}
         if not folder.exists():
@@ -186,7 +187,7 @@ class LabelStore:
                     v = JudgeVerdict.model_validate_json(line)
                 except ValidationError as exc:
                     raise InputError.from_validation(str(path), exc, line=number) from None
-                if v.field == field:
+                if field is None or v.field == field:
                     out.setdefault(v.spec, {})[v.trial_id] = v.value
         return out
 

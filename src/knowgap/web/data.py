@@ -78,7 +78,8 @@ class RunsView:
         if trial_id not in records:
             raise KnowgapError(f"run {run_id} has no trial '{trial_id}'")
         history = [e.model_dump(mode="json", exclude={"context"}) for e in self.store(run_id).history(trial_id)]
-        return {"record": records[trial_id].model_dump(mode="json"), "history": history}
+        judges = {ref: v[trial_id] for ref, v in self.store(run_id).judge_verdicts(None).items() if trial_id in v}
+        return {"record": records[trial_id].model_dump(mode="json"), "history": history, "judges": judges}
 
     def add_label(self, run_id: str, body: dict[str, Any]) -> dict[str, Any]:
         for key in ("trial_id", "field", "annotator", "value"):

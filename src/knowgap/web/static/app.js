@@ -191,7 +191,8 @@ function renderDetail() {
     el("div", { class: "role" }, "response"),
     el("pre", { class: "text response", id: i === rec.calls.length - 1 ? "response" : null }, c.response ? c.response.text : `error: ${c.error || ""}`)));
   const scores = el("table", { id: "scores" }, el("tr", {}, el("th", {}, "score"), el("th", {}, "value")),
-    Object.entries(rec.scores).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, JSON.stringify(v)))));
+    Object.entries(rec.scores).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, JSON.stringify(v)))),
+    Object.entries(S.detail.judges || {}).map(([k, v]) => el("tr", {}, el("td", {}, `judge spec ${k}`), el("td", {}, JSON.stringify(v)))));
   const labels = Object.entries(row.labels).map(([a, v]) => el("span", { class: "badge" }, `${a}: ${shown(v)}`));
   const history = S.detail.history.filter((e) => e.field === S.field).map((e) => el("li", {},
     `${e.created_at.slice(0, 19).replace("T", " ")} ${e.annotator} → ${JSON.stringify(e.value)} (rev ${e.revision}, ${e.source})`));
