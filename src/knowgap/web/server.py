@@ -51,6 +51,8 @@ class _Handler(BaseHTTPRequestHandler):
                    "application/json; charset=utf-8")
 
     def _host_ok(self) -> bool:
+        if self.server.allowed_hosts is None:
+            return True
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]")
         return host in self.server.allowed_hosts
 
@@ -129,7 +131,10 @@ class KnowgapServer(ThreadingHTTPServer):
         self.view = view
         self.verbose = verbose
         self.lock = threading.Lock()
-        self.allowed_hosts = {"127.0.0.1", "localhost", "::1", address[0]}
+        loopback = {"127.0.0.1", "localhost", "::1"}
+        # on loopback only requests naming this machine are served (DNS rebinding); bound to another address
+        # on purpose (--host), the app is meant to be reached under names we cannot know
+        self.allowed_hosts: set[str] | None = loopback if address[0] in loopback else None
 
 
 def make_server(runs_root: str | Path | None = None, host: str = "127.0.0.1", port: int = 8765,
