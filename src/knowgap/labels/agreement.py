@@ -146,7 +146,7 @@ def agreement_report(store: LabelStore, field: str, *, reps: int = 1000, seed: i
                                              value=Estimate.of(ka(units), bootstrap_ci(units, ka, reps=reps,
                                                                                         seed=seed)))
     pos = verdict_key(positive)
-    if majority and pos in categories:
+    if majority:
         strata = judges[f"run:{field}"]
         for judge, verdicts in judges.items():
             observed = None

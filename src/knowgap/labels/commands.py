@@ -119,6 +119,7 @@ def print_report(report: Any) -> None:
                       _fmt(p.kappa.value, (p.kappa.ci_low, p.kappa.ci_high)),
                       " | ".join(" ".join(str(x) for x in row) for row in p.confusion))
     out.print(table)
+    out.print("'-': undefined on these labels (e.g. kappa when everyone used a single category)")
     for name, g in (("Fleiss' kappa", report.fleiss), ("Krippendorff's alpha (nominal)", report.krippendorff)):
         if g is not None:
             out.print(f"{name} among people: {_fmt(g.value.value, (g.value.ci_low, g.value.ci_high))} "
