@@ -157,6 +157,12 @@ def test_script_in_a_response_is_inert_text(served: tuple[str, str, Path], brows
     assert browser.execute_script("return window.__pwned === undefined")
     assert browser.title == "knowgap"
     assert browser.find_elements(By.CSS_SELECTOR, "#detail script, #detail img") == []
+    # blind mode hides the judges' verdicts and the scores, not the response
+    assert browser.find_element(By.ID, "scores").is_displayed()
+    browser.find_element(By.ID, "f-blind").click()
+    assert not browser.find_element(By.ID, "scores").is_displayed()
+    assert browser.find_element(By.ID, "response").is_displayed()
+    browser.find_element(By.ID, "f-blind").click()
     shot = tmp_path / "xss.png"
     browser.save_screenshot(str(shot))
     if os.environ.get("KNOWGAP_SCREENSHOTS"):

@@ -103,7 +103,11 @@ async function showRun(runId) {
     f("f-field", "judge field", fieldSel), f("f-config", "configuration", configSel), f("f-verdict", "verdict", verdictSel),
     f("f-sample", "show", sampleSel),
     el("label", {}, el("input", { type: "checkbox", id: "f-disagree", on: { change: applyFilters } }), "human ≠ judge"),
-    el("label", {}, el("input", { type: "checkbox", id: "f-todo", on: { change: applyFilters } }), "not labelled by me"));
+    el("label", {}, el("input", { type: "checkbox", id: "f-todo", on: { change: applyFilters } }), "not labelled by me"),
+    el("label", { title: "hide the judges' verdicts and scores while you label, so they do not anchor you" },
+      el("input", { type: "checkbox", id: "f-blind", checked: localStorage.getItem("knowgap.blind") === "1", on: { change: (e) => {
+        localStorage.setItem("knowgap.blind", e.target.checked ? "1" : "0"); document.body.classList.toggle("blind", e.target.checked); } } }), "blind"));
+  document.body.classList.toggle("blind", localStorage.getItem("knowgap.blind") === "1");
   const m = S.info.manifest;
   put(view, 
     el("div", { class: "panel" }, el("h2", {}, `${m.run_id} · ${m.config.suite} · ${m.config.models.target || ""}`),
@@ -112,7 +116,7 @@ async function showRun(runId) {
     el("div", { class: "layout" },
       el("div", {}, el("div", { class: "panel" }, filters, el("div", { id: "count", class: "hint" }), el("div", { id: "trials" }),
         el("p", { class: "hint" }, "keys: ", el("kbd", {}, "j"), "/", el("kbd", {}, "k"), " next/previous, then label with the keys shown on the trial"))),
-      el("div", {}, el("details", { class: "panel", open: true }, el("summary", {}, "agreement and judge calibration"),
+      el("div", {}, el("details", { class: "panel judged", open: true }, el("summary", {}, "agreement and judge calibration"),
         el("div", { id: "agreement" }, el("h2", {}, "Agreement"))),
         el("div", { class: "panel", id: "detail" }, el("p", { class: "muted" }, "pick a trial")))));
   if (S.info.samples.length) sampleSel.value = S.info.samples[S.info.samples.length - 1].name;
@@ -160,9 +164,9 @@ function renderList() {
   $("#count").textContent = `${S.filtered.length} trials`;
   put($("#trials"), ...S.filtered.map((r, i) => el("div", { class: `row ${i === S.sel ? "sel" : ""}`, dataset: { trial: r.trial_id }, on: { click: () => selectRow(i) } },
     el("span", { class: "id", title: r.trial_id }, r.trial_id),
-    r.status !== "ok" ? el("span", { class: "badge dis" }, "error") : badge(r.verdict),
+    r.status !== "ok" ? el("span", { class: "badge dis" }, "error") : badge(r.verdict, "verdict"),
     me in r.labels ? el("span", { class: "badge mine", title: "your label" }, `me: ${shown(r.labels[me])}`) : null,
-    r.disagree ? el("span", { class: "badge dis", title: "a person disagrees with the judge" }, "≠") : null)));
+    r.disagree ? el("span", { class: "badge dis verdict", title: "a person disagrees with the judge" }, "≠") : null)));
 }
 
 async function selectRow(i) {
@@ -193,14 +197,14 @@ function renderDetail() {
   const scores = el("table", { id: "scores" }, el("tr", {}, el("th", {}, "score"), el("th", {}, "value")),
     Object.entries(rec.scores).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, JSON.stringify(v)))),
     Object.entries(S.detail.judges || {}).map(([k, v]) => el("tr", {}, el("td", {}, `judge spec ${k}`), el("td", {}, JSON.stringify(v)))));
-  const labels = Object.entries(row.labels).map(([a, v]) => el("span", { class: "badge" }, `${a}: ${shown(v)}`));
+  const labels = Object.entries(row.labels).filter(([a]) => !document.body.classList.contains("blind") || a === me).map(([a, v]) => el("span", { class: "badge" }, `${a}: ${shown(v)}`));
   const history = S.detail.history.filter((e) => e.field === S.field).map((e) => el("li", {},
     `${e.created_at.slice(0, 19).replace("T", " ")} ${e.annotator} → ${JSON.stringify(e.value)} (rev ${e.revision}, ${e.source})`));
   put($("#detail"), el("h2", {}, rec.trial_id),
     el("div", { class: "muted" }, `case ${rec.case_id} · ${rec.config_id} · repeat ${rec.repeat} · ${rec.status}${rec.error ? ": " + rec.error : ""}`),
     bar, el("div", {}, "labels: ", labels.length ? labels : el("span", { class: "muted" }, "none yet")),
-    calls, el("div", { class: "role" }, "scores"), scores,
-    el("div", { class: "role" }, "output"), el("pre", { class: "text" }, JSON.stringify(rec.output, null, 2)),
+    calls, el("div", { class: "judged" }, el("div", { class: "role" }, "scores"), scores,
+      el("div", { class: "role" }, "output"), el("pre", { class: "text" }, JSON.stringify(rec.output, null, 2))),
     history.length ? el("div", {}, el("div", { class: "role" }, "label history"), el("ul", { id: "history" }, history)) : null);
 }
 
