@@ -180,6 +180,10 @@ def _register_suite_commands() -> None:
 _register_suite_commands()
 register_report_commands(app, out)
 
+from knowgap.labels.commands import register as _register_label_commands  # noqa: E402
+
+_register_label_commands(app)
+
 
 @app.command()
 def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],

@@ -1,0 +1,117 @@
+"""Records of human labelling that cross file boundaries: label events, samples, judge specs and verdicts."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from knowgap.engine.records import ScoreValue, utcnow
+from knowgap.models.types import Message
+
+
+def verdict_key(value: ScoreValue) -> str:
+    """A canonical string for a label or verdict value (``true``, ``false``, ``"refuse"``, ``2``)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def verdict_text(key: str) -> str:
+    """How a verdict key is shown: strings without their quotes."""
+    value = json.loads(key)
+    return value if isinstance(value, str) else key
+
+
+class SampleContext(BaseModel):
+    """What the annotator saw: the trial's prompt, the response, and the judges' verdicts at labelling time."""
+
+    case_id: str
+    config_id: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    repeat: int = 0
+    messages: list[Message] = Field(default_factory=list)
+    """The messages of the trial's last target call (system prompt, context, question)."""
+    response: str = ""
+    judge_verdicts: dict[str, ScoreValue] = Field(default_factory=dict)
+    """Every score the trial stored."""
+
+
+class LabelEvent(BaseModel):
+    """One label given (or changed) by one person. The store is append-only: an edit is a new event whose
+    ``supersedes`` names the event it replaces, so the whole history stays."""
+
+    event_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    run_id: str
+    trial_id: str
+    field: str
+    """The judge field the label is about (a key of the trial's scores, e.g. ``abstained``)."""
+    annotator: str
+    value: ScoreValue
+    created_at: str = Field(default_factory=utcnow)
+    revision: int = 1
+    supersedes: str | None = None
+    source: Literal["terminal", "web", "api"] = "api"
+    sample: str | None = None
+    note: str = ""
+    context: SampleContext
+
+
+class Stratum(BaseModel):
+    config_id: str
+    verdict: str
+    """The judge verdict key of this stratum (see verdict_key)."""
+    population: int
+    drawn: int
+
+
+class Sample(BaseModel):
+    """A seeded stratified sample of a run's trials for labelling one judge field."""
+
+    name: str
+    run_id: str
+    field: str
+    seed: int
+    allocation: Literal["equal", "proportional"]
+    requested: int
+    strata: list[Stratum]
+    trial_ids: list[str]
+    """In labelling order (a seeded shuffle, so strata are interleaved)."""
+    created_at: str = Field(default_factory=utcnow)
+
+
+def _yes_no() -> dict[str, ScoreValue]:
+    return {"yes": True, "no": False}
+
+
+class JudgeSpec(BaseModel):
+    """A versioned judge: how a verdict on ``field`` is produced from a trial. ``lexicon`` is the built-in
+    abstention phrase lexicon (no model); ``llm`` asks a model with ``prompt`` and maps its reply to a value
+    with ``answers`` (the first key found in the reply, case-insensitive, wins)."""
+
+    name: str
+    version: str
+    field: str
+    kind: Literal["lexicon", "llm"] = "llm"
+    prompt: str = ""
+    """Template with {question} (the last user message), {response} and {system}."""
+    answers: dict[str, ScoreValue] = Field(default_factory=lambda: _yes_no())
+    max_tokens: int = 16
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+class JudgeVerdict(BaseModel):
+    """One verdict of one judge spec version on one trial (stored per spec under labels/judges/)."""
+
+    spec: str
+    """name@version"""
+    spec_sha256: str
+    field: str
+    trial_id: str
+    value: ScoreValue
+    raw: str = ""
+    model: str = ""
+    created_at: str = Field(default_factory=utcnow)

@@ -1,0 +1,97 @@
+"""Labelling in the terminal: one sample at a time, each label saved the moment it is given, resumable
+(a new session starts at the first trial of the sample this annotator has not labelled yet).
+
+Keys: for a yes/no field ``y`` (true) and ``n`` (false); otherwise the number of a category. ``s`` skips,
+``b`` goes back to the previous trial (re-labelling it is an edit, its history kept), ``q`` quits.
+The judge's verdicts are hidden unless asked for (``--show-judge``), so they do not anchor the annotator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import IO
+
+from knowgap.engine.records import ScoreValue, TrialRecord
+from knowgap.errors import KnowgapError
+from knowgap.labels.records import Sample, verdict_key, verdict_text
+from knowgap.labels.store import LabelStore, context_of
+
+
+def pick_sample(store: LabelStore, field: str | None, name: str | None) -> Sample:
+    if name:
+        return store.read_sample(name)
+    samples = [s for s in store.samples() if field is None or s.field == field]
+    if not samples:
+        what = f" on '{field}'" if field else ""
+        raise KnowgapError(f"run {store.run_id} has no sample{what} to label; draw one first: "
+                           f"knowgap label sample {store.run_id} --judge-field {field or 'FIELD'} --n 50 --seed 0")
+    return samples[-1]
+
+
+def choices(records: dict[str, TrialRecord], field: str) -> list[tuple[str, ScoreValue]]:
+    """(key to type, value): y/n for a boolean field, else 1..k over the values the judge gave."""
+    values = {verdict_key(r.scores[field]): r.scores[field] for r in records.values()
+              if r.status == "ok" and r.scores.get(field) is not None}
+    if set(values) <= {"true", "false"}:
+        return [("y", True), ("n", False)]
+    return [(str(i), values[k]) for i, k in enumerate(sorted(values), start=1)]
+
+
+def show(record: TrialRecord, field: str, position: str, show_judge: bool, echo: Callable[[str], None]) -> None:
+    ctx = context_of(record)
+    echo("")
+    echo(f"=== {position}  trial {record.trial_id}  ({record.config_id}) ===")
+    for m in ctx.messages:
+        echo(f"--- {m.role} ---")
+        echo(m.content)
+    echo("--- response ---")
+    echo(ctx.response)
+    if show_judge:
+        echo(f"--- judge verdicts --- {', '.join(f'{k}={verdict_key(v)}' for k, v in ctx.judge_verdicts.items())}")
+
+
+def label_session(store: LabelStore, annotator: str, *, field: str | None = None, sample_name: str | None = None,
+                  stdin: IO[str], echo: Callable[[str], None], show_judge: bool = False,
+                  redo: bool = False) -> int:
+    """Label the sample's pending trials; returns how many labels were saved."""
+    sample = pick_sample(store, field, sample_name)
+    field = sample.field
+    records = store.records()
+    done = {t for (t, _f, a) in store.current(field) if a == annotator}
+    todo = [t for t in sample.trial_ids if redo or t not in done]
+    options = choices(records, field)
+    keys = dict(options)
+    prompt = (f"{field}? " + " / ".join(f"[{k}] {verdict_text(verdict_key(v))}" for k, v in options)
+              + " / [s]kip / [b]ack / [q]uit: ")
+    echo(f"sample '{sample.name}' of run {store.run_id}: {len(sample.trial_ids)} trials, "
+         f"{len(sample.trial_ids) - len(todo)} already labelled by {annotator}, {len(todo)} to go")
+    saved, i = 0, 0
+    while 0 <= i < len(todo):
+        record = records[todo[i]]
+        show(record, field, f"[{i + 1}/{len(todo)}]", show_judge, echo)
+        while True:
+            echo(prompt)
+            line = stdin.readline()
+            if not line:
+                echo("end of input: stopping (labels so far are saved)")
+                return saved
+            answer = line.strip().lower()
+            if answer in keys:
+                event = store.add(record, field, annotator, keys[answer], source="terminal", sample=sample.name)
+                saved += 1
+                edit = f" (edit, revision {event.revision})" if event.revision > 1 else ""
+                echo(f"saved {field}={verdict_key(event.value)}{edit}")
+                i += 1
+                break
+            if answer == "s":
+                i += 1
+                break
+            if answer == "b":
+                i = max(0, i - 1)
+                break
+            if answer == "q":
+                echo(f"stopped; {saved} labels saved this session")
+                return saved
+            echo(f"unknown answer '{answer}'")
+    echo(f"done: {saved} labels saved this session")
+    return saved

@@ -1,0 +1,1 @@
+"""The local web app (``knowgap serve``): browse runs, compare two, label samples."""

@@ -1,0 +1,120 @@
+"""What the web app shows, as plain JSON-able dicts built from the run store and the label store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from knowgap.engine.records import TrialRecord
+from knowgap.engine.store import RunStore, list_runs
+from knowgap.errors import KnowgapError
+from knowgap.labels.agreement import agreement_report
+from knowgap.labels.records import verdict_key
+from knowgap.labels.store import LabelStore, parse_value
+
+
+class RunsView:
+    """Read access to the runs folder, with each run's trials cached until trials.jsonl changes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._cache: dict[str, tuple[tuple[int, int], dict[str, TrialRecord]]] = {}
+
+    def store(self, run_id: str) -> LabelStore:
+        if "/" in run_id or run_id.startswith("."):
+            raise KnowgapError(f"bad run id '{run_id}'")
+        return LabelStore(RunStore.open(self.root, run_id).path)
+
+    def records(self, run_id: str) -> dict[str, TrialRecord]:
+        store = self.store(run_id)
+        file = store.run_path / "trials.jsonl"
+        stat = file.stat() if file.exists() else None
+        key = (stat.st_mtime_ns, stat.st_size) if stat else (0, 0)
+        cached = self._cache.get(run_id)
+        if cached and cached[0] == key:
+            return cached[1]
+        records = store.records()
+        self._cache[run_id] = (key, records)
+        return records
+
+    def runs(self) -> list[dict[str, Any]]:
+        out = []
+        for m in list_runs(self.root):
+            labels = LabelStore(self.root / m.run_id)
+            out.append({"run_id": m.run_id, "suite": m.config.suite, "status": m.status,
+                        "target": m.config.models.get("target", ""), "trials_ok": m.trials_ok,
+                        "trials_total": m.trials_total, "started_at": m.started_at,
+                        "labels": len(labels.current())})
+        return out
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        store = self.store(run_id)
+        rs = store.run_store()
+        records = self.records(run_id)
+        fields = sorted({k for r in records.values() for k, v in r.scores.items() if v is not None})
+        categories = {f: sorted({verdict_key(r.scores[f]) for r in records.values()
+                                 if r.scores.get(f) is not None}) for f in fields}
+        return {"manifest": rs.read_manifest().model_dump(mode="json"),
+                "metrics": [m.model_dump() for m in rs.read_metrics()],
+                "fields": fields, "categories": categories,
+                "configs": sorted({r.config_id for r in records.values()}),
+                "samples": [{"name": s.name, "field": s.field, "trial_ids": s.trial_ids} for s in store.samples()],
+                "annotators": store.annotators()}
+
+    def trials(self, run_id: str, field: str) -> list[dict[str, Any]]:
+        store = self.store(run_id)
+        humans = store.human_labels(field)
+        rows = []
+        for r in self.records(run_id).values():
+            verdict = verdict_key(r.scores[field]) if r.scores.get(field) is not None else None
+            labels = {a: verdict_key(v[r.trial_id]) for a, v in humans.items() if r.trial_id in v}
+            rows.append({"trial_id": r.trial_id, "case_id": r.case_id, "config_id": r.config_id,
+                         "repeat": r.repeat, "status": r.status, "verdict": verdict, "labels": labels,
+                         "disagree": verdict is not None and any(v != verdict for v in labels.values())})
+        return rows
+
+    def trial(self, run_id: str, trial_id: str) -> dict[str, Any]:
+        records = self.records(run_id)
+        if trial_id not in records:
+            raise KnowgapError(f"run {run_id} has no trial '{trial_id}'")
+        history = [e.model_dump(mode="json", exclude={"context"}) for e in self.store(run_id).history(trial_id)]
+        judges = {ref: v[trial_id] for ref, v in self.store(run_id).judge_verdicts(None).items() if trial_id in v}
+        return {"record": records[trial_id].model_dump(mode="json"), "history": history, "judges": judges}
+
+    def add_label(self, run_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        for key in ("trial_id", "field", "annotator", "value"):
+            if not isinstance(body.get(key), str):
+                raise KnowgapError(f"label request: '{key}' must be a string")
+        records = self.records(run_id)
+        if body["trial_id"] not in records:
+            raise KnowgapError(f"run {run_id} has no trial '{body['trial_id']}'")
+        event = self.store(run_id).add(records[body["trial_id"]], body["field"], body["annotator"],
+                                       parse_value(body["value"]), source="web",
+                                       sample=body.get("sample") if isinstance(body.get("sample"), str) else None)
+        return event.model_dump(mode="json", exclude={"context"})
+
+    def agreement(self, run_id: str, field: str, by: str | None = None) -> dict[str, Any]:
+        return agreement_report(self.store(run_id), field, reps=500, by=by).model_dump(mode="json")
+
+    def compare(self, a: str, b: str) -> dict[str, Any]:
+        sides = {}
+        for name, run_id in (("a", a), ("b", b)):
+            rs = self.store(run_id).run_store()
+            sides[name] = (rs.read_manifest(), rs.read_metrics(), self.records(run_id))
+        metrics: dict[tuple[str, str], dict[str, Any]] = {}
+        for name, (_m, ms, _r) in sides.items():
+            for mv in ms:
+                row = metrics.setdefault((mv.group, mv.name), {"group": mv.group, "name": mv.name})
+                row[name] = mv.model_dump()
+        pairs: dict[str, dict[str, Any]] = {}
+        for name, (_m, _ms, records) in sides.items():
+            for r in records.values():
+                key = f"{r.case_id}|{r.config_id}|r{r.repeat}"
+                row = pairs.setdefault(key, {"key": key})
+                call = r.calls[-1] if r.calls else None
+                response = r.output.get("response")
+                if not isinstance(response, str):
+                    response = call.response.text if call and call.response else (r.error or "")
+                row[name] = {"trial_id": r.trial_id, "status": r.status, "scores": r.scores, "response": response}
+        return {"a": sides["a"][0].model_dump(mode="json"), "b": sides["b"][0].model_dump(mode="json"),
+                "metrics": [metrics[k] for k in sorted(metrics)], "trials": [pairs[k] for k in sorted(pairs)]}

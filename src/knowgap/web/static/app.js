@@ -1,0 +1,292 @@
+// knowgap web app. Every piece of run data (prompts, model output, ids) is put on the page as text
+// (text nodes / textContent), never parsed as HTML.
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+const view = $("#view");
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "on") { for (const [ev, fn] of Object.entries(v)) node.addEventListener(ev, fn); }
+    else if (k === "class") node.className = v;
+    else if (k === "dataset") Object.assign(node.dataset, v);
+    else node.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    node.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+// replaceChildren with arrays flattened, strings as text nodes, empty values skipped
+function put(node, ...children) {
+  node.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false)
+    .map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));
+}
+
+function toast(text) {
+  const t = $("#toast");
+  t.textContent = text;
+  t.classList.add("on");
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => t.classList.remove("on"), 1800);
+}
+
+async function api(path, body) {
+  const opts = body === undefined ? {} : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+  const res = await fetch(path, opts);
+  const data = await res.json();
+  if (!res.ok) throw new Error(data.error || res.statusText);
+  return data;
+}
+
+const shown = (key) => { if (key === null || key === undefined) return "–"; try { const v = JSON.parse(key); return typeof v === "string" ? v : key; } catch (e) { return key; } };
+const fmt = (x) => (x === null || x === undefined ? "–" : Number(x).toFixed(3));
+const ci = (e) => (e && e.value !== null ? `${fmt(e.value)} [${fmt(e.ci_low)}, ${fmt(e.ci_high)}]` : "–");
+const badge = (key, extra) => el("span", { class: `badge ${shown(key)} ${extra || ""}` }, shown(key));
+
+const annotatorInput = $("#annotator");
+annotatorInput.value = localStorage.getItem("knowgap.annotator") || "";
+annotatorInput.addEventListener("input", () => localStorage.setItem("knowgap.annotator", annotatorInput.value.trim()));
+const annotator = () => annotatorInput.value.trim();
+
+// ---------------------------------------------------------------- runs list
+async function showRuns() {
+  $("#crumb").textContent = "runs";
+  const runs = await api("/api/runs");
+  const picked = new Set();
+  const compareBtn = el("button", { disabled: true, id: "compare-btn", on: { click: () => { const [a, b] = [...picked]; location.hash = `#/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}`; } } }, "compare the two selected runs");
+  const rows = runs.map((r) => el("tr", { dataset: { run: r.run_id } },
+    el("td", {}, el("input", { type: "checkbox", "aria-label": `select ${r.run_id}`, on: { change: (ev) => {
+      if (ev.target.checked) picked.add(r.run_id); else picked.delete(r.run_id);
+      compareBtn.disabled = picked.size !== 2;
+    } } })),
+    el("td", {}, el("a", { href: `#/run/${encodeURIComponent(r.run_id)}`, class: "runlink" }, r.run_id)),
+    el("td", {}, r.suite), el("td", {}, r.status), el("td", {}, r.target),
+    el("td", { class: "num" }, `${r.trials_ok}/${r.trials_total}`), el("td", { class: "num" }, r.labels),
+    el("td", {}, (r.started_at || "").slice(0, 19).replace("T", " "))));
+  put(view, el("div", { class: "panel" }, el("h2", {}, `Runs (${runs.length})`),
+    runs.length ? el("table", { id: "runs" }, el("tr", {}, ["", "run", "suite", "status", "target", "trials ok", "labels", "started (UTC)"].map((h) => el("th", {}, h))), rows)
+      : el("p", { class: "muted" }, "No runs in this folder yet: knowgap run starter --model local:qwen2.5-0.5b"),
+    el("p", {}, compareBtn)));
+}
+
+// ---------------------------------------------------------------- one run
+const S = { run: null, info: null, field: null, rows: [], filtered: [], sel: -1, detail: null };
+
+function categories() { return (S.info.categories[S.field] || []); }
+function labelKeys() {
+  const cats = categories();
+  const isBool = cats.length && cats.every((c) => c === "true" || c === "false");
+  if (isBool) return [["y", "true"], ["n", "false"]];
+  return cats.slice(0, 9).map((c, i) => [String(i + 1), c]);
+}
+
+async function showRun(runId) {
+  S.run = runId;
+  S.info = await api(`/api/runs/${encodeURIComponent(runId)}`);
+  $("#crumb").textContent = `run ${runId}`;
+  const fields = S.info.fields;
+  const sampled = S.info.samples.length ? S.info.samples[S.info.samples.length - 1].field : null;
+  S.field = fields.includes(S.field) ? S.field : (sampled || (fields.includes("abstained") ? "abstained" : fields[0]));
+  const f = (id, label, control) => el("label", {}, label, control);
+  const fieldSel = el("select", { id: "f-field", on: { change: async (e) => { S.field = e.target.value; await loadRows(); renderVerdictOptions(); await loadAgreement(); } } },
+    fields.map((x) => el("option", { value: x, selected: x === S.field }, x)));
+  const configSel = el("select", { id: "f-config", on: { change: applyFilters } }, el("option", { value: "" }, "all"), S.info.configs.map((c) => el("option", { value: c }, c)));
+  const verdictSel = el("select", { id: "f-verdict", on: { change: applyFilters } });
+  const sampleSel = el("select", { id: "f-sample", on: { change: applyFilters } }, el("option", { value: "" }, "all trials"),
+    S.info.samples.map((s) => el("option", { value: s.name }, `sample ${s.name} (${s.trial_ids.length})`)));
+  const filters = el("div", { class: "filters" },
+    f("f-field", "judge field", fieldSel), f("f-config", "configuration", configSel), f("f-verdict", "verdict", verdictSel),
+    f("f-sample", "show", sampleSel),
+    el("label", {}, el("input", { type: "checkbox", id: "f-disagree", on: { change: applyFilters } }), "human ≠ judge"),
+    el("label", {}, el("input", { type: "checkbox", id: "f-todo", on: { change: applyFilters } }), "not labelled by me"),
+    el("label", { title: "hide the judges' verdicts and scores while you label, so they do not anchor you" },
+      el("input", { type: "checkbox", id: "f-blind", checked: localStorage.getItem("knowgap.blind") === "1", on: { change: (e) => {
+        localStorage.setItem("knowgap.blind", e.target.checked ? "1" : "0"); document.body.classList.toggle("blind", e.target.checked); } } }), "blind"));
+  document.body.classList.toggle("blind", localStorage.getItem("knowgap.blind") === "1");
+  const m = S.info.manifest;
+  put(view, 
+    el("div", { class: "panel" }, el("h2", {}, `${m.run_id} · ${m.config.suite} · ${m.config.models.target || ""}`),
+      el("div", { class: "muted" }, `status ${m.status}; ${m.trials_ok} ok / ${m.trials_error} errors / ${m.trials_total} trials; started ${m.started_at}`),
+      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length})`), metricsTable(S.info.metrics))),
+    el("div", { class: "layout" },
+      el("div", {}, el("div", { class: "panel" }, filters, el("div", { id: "count", class: "hint" }), el("div", { id: "trials" }),
+        el("p", { class: "hint" }, "keys: ", el("kbd", {}, "j"), "/", el("kbd", {}, "k"), " next/previous, then label with the keys shown on the trial"))),
+      el("div", {}, el("details", { class: "panel judged", open: true }, el("summary", {}, "agreement and judge calibration"),
+        el("div", { id: "agreement" }, el("h2", {}, "Agreement"))),
+        el("div", { class: "panel", id: "detail" }, el("p", { class: "muted" }, "pick a trial")))));
+  if (S.info.samples.length) sampleSel.value = S.info.samples[S.info.samples.length - 1].name;
+  await loadRows();
+  renderVerdictOptions();
+  applyFilters();
+  await loadAgreement();
+}
+
+function metricsTable(metrics) {
+  if (!metrics.length) return el("p", { class: "muted" }, "no metrics (unfinished run)");
+  return el("table", { class: "metrics" }, el("tr", {}, ["group", "metric", "value", "95% CI", "n"].map((h) => el("th", {}, h))),
+    metrics.map((x) => el("tr", {}, el("td", {}, x.group), el("td", { title: x.description }, x.name), el("td", { class: "num" }, fmt(x.value)),
+      el("td", {}, x.ci_low === null ? "–" : `[${fmt(x.ci_low)}, ${fmt(x.ci_high)}]`), el("td", { class: "num" }, x.n))));
+}
+
+function renderVerdictOptions() {
+  const sel = $("#f-verdict");
+  put(sel, el("option", { value: "" }, "all"), categories().map((c) => el("option", { value: c }, shown(c))));
+}
+
+async function loadRows() {
+  S.rows = await api(`/api/runs/${encodeURIComponent(S.run)}/trials?field=${encodeURIComponent(S.field)}`);
+}
+
+function applyFilters() {
+  const config = $("#f-config").value, verdict = $("#f-verdict").value, sampleName = $("#f-sample").value;
+  const dis = $("#f-disagree").checked, todo = $("#f-todo").checked, me = annotator();
+  let rows = S.rows;
+  if (sampleName) {
+    const sample = S.info.samples.find((s) => s.name === sampleName);
+    const byId = new Map(rows.map((r) => [r.trial_id, r]));
+    rows = sample.trial_ids.map((t) => byId.get(t)).filter(Boolean);
+  }
+  rows = rows.filter((r) => (!config || r.config_id === config) && (!verdict || r.verdict === verdict) && (!dis || r.disagree) && (!todo || !(me in r.labels)));
+  const keep = S.filtered[S.sel] && S.filtered[S.sel].trial_id;
+  S.filtered = rows;
+  S.sel = Math.max(0, rows.findIndex((r) => r.trial_id === keep));
+  renderList();
+  if (rows.length) selectRow(S.sel); else put($("#detail"), el("p", { class: "muted" }, "no trial matches the filters"));
+}
+
+function renderList() {
+  const me = annotator();
+  $("#count").textContent = `${S.filtered.length} trials`;
+  put($("#trials"), ...S.filtered.map((r, i) => el("div", { class: `row ${i === S.sel ? "sel" : ""}`, dataset: { trial: r.trial_id }, on: { click: () => selectRow(i) } },
+    el("span", { class: "id", title: r.trial_id }, r.trial_id),
+    r.status !== "ok" ? el("span", { class: "badge dis" }, "error") : badge(r.verdict, "verdict"),
+    me in r.labels ? el("span", { class: "badge mine", title: "your label" }, `me: ${shown(r.labels[me])}`) : null,
+    r.disagree ? el("span", { class: "badge dis verdict", title: "a person disagrees with the judge" }, "≠") : null)));
+}
+
+async function selectRow(i) {
+  if (!S.filtered.length) return;
+  S.sel = Math.min(Math.max(i, 0), S.filtered.length - 1);
+  document.querySelectorAll("#trials .row").forEach((n, j) => n.classList.toggle("sel", j === S.sel));
+  const row = S.filtered[S.sel];
+  const node = document.querySelectorAll("#trials .row")[S.sel];
+  if (node) node.scrollIntoView({ block: "nearest" });
+  const data = await api(`/api/runs/${encodeURIComponent(S.run)}/trial?id=${encodeURIComponent(row.trial_id)}`);
+  if (S.filtered[S.sel] !== row) return;
+  S.detail = data;
+  renderDetail();
+}
+
+function renderDetail() {
+  const rec = S.detail.record, row = S.filtered[S.sel], me = annotator();
+  const mine = row.labels[me];
+  const bar = el("div", { class: "labelbar", id: "labelbar" }, el("strong", {}, `label "${S.field}":`),
+    rec.status === "ok" && row.verdict !== null ? labelKeys().map(([k, v]) => el("button", { class: mine === v ? "current" : "", dataset: { value: v }, on: { click: () => saveLabel(v) } }, el("kbd", {}, k), " ", shown(v)))
+      : el("span", { class: "muted" }, "nothing to label (no verdict on this field)"),
+    el("span", { class: "hint" }, me ? `as ${me}` : "enter your name above to label"));
+  const calls = rec.calls.map((c, i) => el("div", { class: "call" },
+    el("div", { class: "role" }, `call ${i + 1}: ${c.role} · ${c.model}${c.cached ? " (cached)" : ""}`),
+    c.request.messages.map((msg) => [el("div", { class: "role" }, msg.role), el("pre", { class: "text" }, msg.content)]),
+    el("div", { class: "role" }, "response"),
+    el("pre", { class: "text response", id: i === rec.calls.length - 1 ? "response" : null }, c.response ? c.response.text : `error: ${c.error || ""}`)));
+  const scores = el("table", { id: "scores" }, el("tr", {}, el("th", {}, "score"), el("th", {}, "value")),
+    Object.entries(rec.scores).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, JSON.stringify(v)))),
+    Object.entries(S.detail.judges || {}).map(([k, v]) => el("tr", {}, el("td", {}, `judge spec ${k}`), el("td", {}, JSON.stringify(v)))));
+  const labels = Object.entries(row.labels).filter(([a]) => !document.body.classList.contains("blind") || a === me).map(([a, v]) => el("span", { class: "badge" }, `${a}: ${shown(v)}`));
+  const history = S.detail.history.filter((e) => e.field === S.field).map((e) => el("li", {},
+    `${e.created_at.slice(0, 19).replace("T", " ")} ${e.annotator} → ${JSON.stringify(e.value)} (rev ${e.revision}, ${e.source})`));
+  put($("#detail"), el("h2", {}, rec.trial_id),
+    el("div", { class: "muted" }, `case ${rec.case_id} · ${rec.config_id} · repeat ${rec.repeat} · ${rec.status}${rec.error ? ": " + rec.error : ""}`),
+    bar, el("div", {}, "labels: ", labels.length ? labels : el("span", { class: "muted" }, "none yet")),
+    calls, el("div", { class: "judged" }, el("div", { class: "role" }, "scores"), scores,
+      el("div", { class: "role" }, "output"), el("pre", { class: "text" }, JSON.stringify(rec.output, null, 2))),
+    history.length ? el("div", {}, el("div", { class: "role" }, "label history"), el("ul", { id: "history" }, history)) : null);
+}
+
+async function saveLabel(value) {
+  const me = annotator();
+  if (!me) { toast("enter your name first"); annotatorInput.focus(); return; }
+  const row = S.filtered[S.sel];
+  if (!row || row.status !== "ok" || row.verdict === null) return;
+  const sampleName = $("#f-sample").value || null;
+  try {
+    await api(`/api/runs/${encodeURIComponent(S.run)}/labels`, { trial_id: row.trial_id, field: S.field, annotator: me, value: value, sample: sampleName });
+  } catch (e) { toast(`not saved: ${e.message}`); return; }
+  toast(`saved ${shown(value)} for ${row.trial_id}`);
+  await loadRows();
+  const byId = new Map(S.rows.map((r) => [r.trial_id, r]));
+  S.filtered = S.filtered.map((r) => byId.get(r.trial_id) || r);
+  renderList();
+  await loadAgreement();
+  await selectRow(S.sel + 1 < S.filtered.length ? S.sel + 1 : S.sel);
+}
+
+async function loadAgreement() {
+  const box = $("#agreement");
+  let rep;
+  try { rep = await api(`/api/runs/${encodeURIComponent(S.run)}/agreement?field=${encodeURIComponent(S.field)}`); }
+  catch (e) { put(box, el("h2", {}, "Agreement"), el("p", { class: "error" }, e.message)); return; }
+  const pairs = el("table", { id: "pairs" }, el("tr", {}, ["kind", "a", "b", "n", "% agree [95% CI]", "Cohen's κ [95% CI]", "confusion (rows a × cols b)"].map((h) => el("th", {}, h))),
+    rep.pairs.map((p) => el("tr", { dataset: { kind: p.kind, a: p.a, b: p.b, n: p.n } }, el("td", {}, p.kind), el("td", {}, p.a), el("td", {}, p.b), el("td", { class: "num" }, p.n),
+      el("td", {}, ci(p.percent)), el("td", {}, ci(p.kappa)), el("td", {}, p.confusion.map((r) => r.join(" ")).join(" | ")))));
+  const group = (name, g) => g ? el("div", {}, `${name} among people: ${ci(g.value)} on ${g.n_items} items`) : null;
+  const calib = rep.calibration.map((c) => el("div", {}, el("strong", {}, c.judge),
+    ` vs majority (positive ${shown(c.positive)}, n=${c.n}): sensitivity ${fmt(c.sensitivity)} [${fmt(c.sensitivity_ci[0])}, ${fmt(c.sensitivity_ci[1])}], specificity ${fmt(c.specificity)} [${fmt(c.specificity_ci[0])}, ${fmt(c.specificity_ci[1])}]`,
+    c.corrected.length ? el("table", {}, el("tr", {}, ["group", "n", "observed", "corrected [95% CI]"].map((h) => el("th", {}, h))),
+      c.corrected.map((r) => el("tr", {}, el("td", {}, r.group), el("td", { class: "num" }, r.n), el("td", { class: "num" }, fmt(r.observed)),
+        el("td", {}, r.corrected === null ? "–" : `${fmt(r.corrected)} [${fmt(r.ci_low)}, ${fmt(r.ci_high)}]`))))
+      : null));
+  put(box, el("h2", {}, `Agreement on "${rep.field}"`),
+    el("div", {}, "labelled items: ", el("strong", { id: "agree-n" }, rep.labelled_items), ` · annotators: ${rep.annotators.join(", ") || "none"} · categories: ${rep.categories.map(shown).join(", ")}`),
+    pairs, group("Fleiss' κ", rep.fleiss), group("Krippendorff's α (nominal)", rep.krippendorff),
+    el("h2", {}, "Judge calibration"), calib.length ? calib : el("p", { class: "muted" }, "needs majority labels on a yes/no field"));
+}
+
+document.addEventListener("keydown", (ev) => {
+  const tag = (ev.target.tagName || "").toLowerCase();
+  if (tag === "input" || tag === "select" || tag === "textarea") { if (ev.key === "Escape") ev.target.blur(); return; }
+  if (ev.ctrlKey || ev.metaKey || ev.altKey || !location.hash.startsWith("#/run/") || !S.filtered.length) return;
+  if (ev.key === "j" || ev.key === "ArrowDown") { ev.preventDefault(); selectRow(S.sel + 1); return; }
+  if (ev.key === "k" || ev.key === "ArrowUp") { ev.preventDefault(); selectRow(S.sel - 1); return; }
+  const hit = labelKeys().find(([k]) => k === ev.key.toLowerCase());
+  if (hit) { ev.preventDefault(); saveLabel(hit[1]); }
+});
+
+// ---------------------------------------------------------------- compare two runs
+async function showCompare(a, b) {
+  $("#crumb").textContent = `compare ${a} · ${b}`;
+  const d = await api(`/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`);
+  const mrow = (x) => el("tr", { class: x.a && x.b && x.a.value !== x.b.value ? "diff" : "" }, el("td", {}, x.group), el("td", {}, x.name),
+    ["a", "b"].map((s) => el("td", {}, x[s] ? `${fmt(x[s].value)}${x[s].ci_low !== null ? ` [${fmt(x[s].ci_low)}, ${fmt(x[s].ci_high)}]` : ""} n=${x[s].n}` : "–")));
+  const only = el("input", { type: "checkbox", id: "c-diff", on: { change: () => renderPairs() } });
+  const pairsBox = el("div", { id: "pairs-box" });
+  const differs = (p) => !p.a || !p.b || JSON.stringify(p.a.scores) !== JSON.stringify(p.b.scores) || p.a.response !== p.b.response;
+  const side = (s) => s ? el("div", {}, el("div", { class: "muted" }, `${s.trial_id} · ${s.status} · ${JSON.stringify(s.scores)}`), el("pre", { class: "text response" }, s.response))
+    : el("div", { class: "muted" }, "not in this run");
+  function renderPairs() {
+    const list = d.trials.filter((p) => !only.checked || differs(p));
+    put(pairsBox, el("div", { class: "hint" }, `${list.length} trials`), ...list.map((p) => el("div", { class: "panel" }, el("strong", {}, p.key), el("div", { class: "cmp" }, side(p.a), side(p.b)))));
+  }
+  put(view, el("div", { class: "panel" }, el("h2", {}, "Metrics side by side"),
+    el("table", { id: "cmp-metrics" }, el("tr", {}, el("th", {}, "group"), el("th", {}, "metric"), el("th", {}, `A: ${d.a.run_id} (${d.a.config.models.target || ""})`), el("th", {}, `B: ${d.b.run_id} (${d.b.config.models.target || ""})`)), d.metrics.map(mrow))),
+    el("div", { class: "panel" }, el("h2", {}, "Trials side by side"), el("label", {}, only, " only trials that differ"), pairsBox));
+  renderPairs();
+}
+
+async function route() {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  try {
+    if (parts[0] === "run" && parts[1]) await showRun(parts[1]);
+    else if (parts[0] === "compare" && parts[1] && parts[2]) await showCompare(parts[1], parts[2]);
+    else await showRuns();
+  } catch (e) {
+    put(view, el("p", { class: "error" }, `error: ${e.message}`));
+  }
+}
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,89 @@
+"""The web app's HTTP API without a browser: JSON endpoints, labels, and the safety checks."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from knowgap.errors import KnowgapError
+from knowgap.labels.records import JudgeVerdict
+from knowgap.labels.store import LabelStore
+from knowgap.web.server import KnowgapServer, make_server
+from tests.labels.starter_runs import starter_run
+
+pytestmark = pytest.mark.server
+
+
+@pytest.fixture
+def server(tmp_path: Path, runs_root: Path) -> Iterator[tuple[str, str, KnowgapServer]]:
+    run = starter_run(tmp_path, runs_root)
+    srv = make_server(runs_root, "127.0.0.1", 0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}", run.run_id, srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_api_lists_opens_labels_and_compares(server: tuple[str, str, KnowgapServer], runs_root: Path) -> None:
+    url, run_id, _ = server
+    runs = httpx.get(f"{url}/api/runs").json()
+    assert [r["run_id"] for r in runs] == [run_id] and runs[0]["trials_ok"] == 32
+    info = httpx.get(f"{url}/api/runs/{run_id}").json()
+    assert info["fields"] == ["abstained", "answerable", "correct"]
+    assert info["categories"]["abstained"] == ["false", "true"]
+    assert info["configs"] == ["prompt=grounded", "prompt=plain"]
+    rows = httpx.get(f"{url}/api/runs/{run_id}/trials", params={"field": "abstained"}).json()
+    assert len(rows) == 32 and all(r["labels"] == {} and not r["disagree"] for r in rows)
+    target = rows[0]
+    wrong = "false" if target["verdict"] == "true" else "true"
+    saved = httpx.post(f"{url}/api/runs/{run_id}/labels", json={"trial_id": target["trial_id"], "field": "abstained",
+                                                                 "annotator": "ann", "value": wrong})
+    assert saved.status_code == 201 and saved.json()["source"] == "web"
+    rows = httpx.get(f"{url}/api/runs/{run_id}/trials", params={"field": "abstained"}).json()
+    row = next(r for r in rows if r["trial_id"] == target["trial_id"])
+    assert row["labels"] == {"ann": wrong} and row["disagree"] is True
+    detail = httpx.get(f"{url}/api/runs/{run_id}/trial", params={"id": target["trial_id"]}).json()
+    assert detail["record"]["trial_id"] == target["trial_id"] and len(detail["history"]) == 1
+    assert detail["judges"] == {}
+    LabelStore.open(run_id, runs_root).write_verdicts("v@3", [JudgeVerdict(
+        spec="v@3", spec_sha256="0", field="abstained", trial_id=target["trial_id"], value=False)])
+    detail = httpx.get(f"{url}/api/runs/{run_id}/trial", params={"id": target["trial_id"]}).json()
+    assert detail["judges"] == {"v@3": False}
+    agreement = httpx.get(f"{url}/api/runs/{run_id}/agreement", params={"field": "abstained"}).json()
+    assert agreement["labelled_items"] == 1 and agreement["pairs"][0]["percent"]["value"] == 0.0
+    assert agreement["judges"] == ["run:abstained", "v@3"]
+    labels = LabelStore.open(run_id, runs_root).human_labels("abstained")
+    assert labels == {"ann": {target["trial_id"]: wrong == "true"}}
+    compare = httpx.get(f"{url}/api/compare", params={"a": run_id, "b": run_id}).json()
+    assert len(compare["trials"]) == 32 and len(compare["metrics"]) == 8
+    page = httpx.get(url)
+    assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
+    assert "<script src=\"/static/app.js\"></script>" in page.text
+
+
+def test_safety_checks(server: tuple[str, str, KnowgapServer]) -> None:
+    url, run_id, _ = server
+    assert httpx.get(f"{url}/api/runs", headers={"Host": "evil.example:80"}).status_code == 403
+    form = httpx.post(f"{url}/api/runs/{run_id}/labels", content="trial_id=x",
+                      headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert form.status_code == 415
+    bad = httpx.post(f"{url}/api/runs/{run_id}/labels", content="{", headers={"Content-Type": "application/json"})
+    assert bad.status_code == 400 and "not valid JSON" in bad.json()["error"]
+    missing = httpx.post(f"{url}/api/runs/{run_id}/labels", json={"trial_id": "nope", "field": "abstained",
+                                                                   "annotator": "a", "value": "true"})
+    assert missing.status_code == 400 and "no trial 'nope'" in missing.json()["error"]
+    assert httpx.get(f"{url}/static/..%2Fserver.py").status_code == 404
+    assert httpx.get(f"{url}/api/runs/..%2F..").status_code == 400
+    assert httpx.get(f"{url}/api/runs/no-such-run").status_code == 400
+
+
+def test_make_server_errors(tmp_path: Path) -> None:
+    with pytest.raises(KnowgapError, match="no runs folder"):
+        make_server(tmp_path / "absent")
