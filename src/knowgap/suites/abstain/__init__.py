@@ -31,6 +31,7 @@ from knowgap.suites.abstain.prompts import (
     PROMPTS,
     parse_answer,
     parse_hypotheticals,
+    salvage_response,
     user_message,
 )
 from knowgap.suites.abstain.retrieval import RETRIEVALS, hyde, leave_one_out, long_context, rag
@@ -54,14 +55,14 @@ class AbstainOptions(SuiteOptions):
                                description="System prompts: basic, conservative, opinion.")
     k: int = Field(5, ge=1, description="Facts retrieved by rag and hyde.")
     hyde_answers: int = Field(3, ge=1, description="Hypothetical answers the generator writes for hyde.")
-    max_context_chars: int = Field(6000, ge=200, description="long_context budget (characters) for small "
+    max_context_chars: int = Field(4000, ge=200, description="long_context budget (characters) for small "
                                                              "context windows; facts past it are cut and counted.")
     factuality_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (approximate: embeddings + numbers) or llm (the judge role, "
                                "spec factuality_v1).")
     abstention_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (deterministic zh+en detector) or llm (the judge role, spec abstention_v1).")
-    max_tokens: int = Field(200, ge=16, description="Max tokens of the target's answer.")
+    max_tokens: int = Field(120, ge=16, description="Max tokens of the target's answer.")
 
 
 def config_id(retrieval: str, prompt: str) -> str:
@@ -142,7 +143,7 @@ class AbstainSuite(Suite):
         response = await ctx.generate("target", request)
         parsed = parse_answer(response.text)
         failed = isinstance(parsed, ParseFailure)
-        answer_text = response.text if isinstance(parsed, ParseFailure) else parsed.response
+        answer_text = salvage_response(response.text) if isinstance(parsed, ParseFailure) else parsed.response
         citation = None if isinstance(parsed, ParseFailure) else parsed.citation
         abst = judge_abstention(answer_text)
         abstained: bool | None = abst.abstained

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -11,8 +12,8 @@ from pydantic import BaseModel
 from knowgap.models.structured import ParseFailure, extract_json
 from knowgap.suites.abstain.kb import Fact
 
-_FORMAT = ('Reply with JSON only: {"response": "<your answer>", "citation": <the number of the fact you used, '
-           'or "no citation">}.')
+_FORMAT = ('Keep the answer to one or two sentences. Reply with JSON only: {"response": "<your answer>", '
+           '"citation": <the number of the fact you used, or "no citation">}.')
 
 PROMPTS = {
     "basic": ("Answer the user's question. Use the numbered facts in the context when they help, and cite the "
@@ -46,6 +47,21 @@ HYDE_PROMPT = ("Write {k} different short hypothetical answers (one or two sente
 def parse_hypotheticals(text: str, k: int) -> list[str]:
     lines = [re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip() for line in text.splitlines()]
     return [line for line in lines if len(line) > 3][:k]
+
+
+_PARTIAL = re.compile(r'"(?:response|answer)"\s*:\s*"((?:[^"\\]|\\.)*)', re.DOTALL)
+
+
+def salvage_response(text: str) -> str:
+    """For a failed parse, the best text to judge: the (possibly cut-off) "response" string of a truncated
+    JSON object, else the raw text."""
+    match = _PARTIAL.search(text)
+    if match:
+        try:
+            return str(json.loads(f'"{match.group(1)}"'))
+        except ValueError:
+            return match.group(1)
+    return text
 
 
 class ParsedAnswer(BaseModel):
@@ -82,7 +98,8 @@ def parse_answer(text: str) -> ParsedAnswer | ParseFailure:
     data = extract_json(text)
     if not isinstance(data, ParseFailure):
         response = data.get("response", data.get("answer"))
-        cited = _citation(data.get("citation", data.get("cite")))
+        key = next((k for k in ("citation", "cite", "citations") if k in data), None)
+        cited = _citation(data[key]) if key else None
         if isinstance(response, str) and cited is not None:
             return ParsedAnswer(response=response, citation=cited[0], citation_text=cited[1])
         if not isinstance(response, str):
