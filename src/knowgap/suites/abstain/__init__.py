@@ -54,15 +54,15 @@ class AbstainOptions(SuiteOptions):
     prompts: list[str] = Field(default_factory=lambda: ["basic", "conservative", "opinion"],
                                description="System prompts: basic, conservative, opinion.")
     k: int = Field(5, ge=1, description="Facts retrieved by rag and hyde.")
-    hyde_answers: int = Field(3, ge=1, description="Hypothetical answers the generator writes for hyde.")
-    max_context_chars: int = Field(4000, ge=200, description="long_context budget (characters) for small "
+    hyde_answers: int = Field(2, ge=1, description="Hypothetical answers the generator writes for hyde.")
+    max_context_chars: int = Field(3000, ge=200, description="long_context budget (characters) for small "
                                                              "context windows; facts past it are cut and counted.")
     factuality_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (approximate: embeddings + numbers) or llm (the judge role, "
                                "spec factuality_v1).")
     abstention_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (deterministic zh+en detector) or llm (the judge role, spec abstention_v1).")
-    max_tokens: int = Field(120, ge=16, description="Max tokens of the target's answer.")
+    max_tokens: int = Field(100, ge=16, description="Max tokens of the target's answer.")
 
 
 def config_id(retrieval: str, prompt: str) -> str:
@@ -127,7 +127,8 @@ class AbstainSuite(Suite):
             info["retrieval_query"] = case.question
             return rag(case.question, remaining, default_embedder(), self.options.k), info
         request = ChatRequest.simple(HYDE_PROMPT.format(k=self.options.hyde_answers, question=case.question),
-                                     max_tokens=60 * self.options.hyde_answers, seed=ctx.seed)
+                                     max_tokens=45 * self.options.hyde_answers, seed=0)
+        # seed 0: the same question gets the same hypotheticals under every prompt (one cached call)
         response = await ctx.generate("generator", request)
         hypotheticals = parse_hypotheticals(response.text, self.options.hyde_answers) or [case.question]
         info["retrieval_query"] = hypotheticals
