@@ -55,7 +55,7 @@ class AbstainOptions(SuiteOptions):
                                description="System prompts: basic, conservative, opinion.")
     k: int = Field(5, ge=1, description="Facts retrieved by rag and hyde.")
     hyde_answers: int = Field(2, ge=1, description="Hypothetical answers the generator writes for hyde.")
-    max_context_chars: int = Field(3000, ge=200, description="long_context budget (characters) for small "
+    max_context_chars: int = Field(2000, ge=200, description="long_context budget (characters) for small "
                                                              "context windows; facts past it are cut and counted.")
     factuality_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (approximate: embeddings + numbers) or llm (the judge role, "
