@@ -81,7 +81,7 @@ _EN = [
     r"\bnothing (?:in|within) the (?:[\w-]+ )?(?:context|text|passage|document|information|facts)\b",
     rf"\b(?:beyond|outside) (?:the scope of )?(?:the |this |my )?(?:[\w-]+ )?(?:{_SOURCE}|knowledge|scope)\b",
     rf"\b{_SOURCE}(?: [\w-]+){{0,2}} (?:is|are) silent\b",
-    rf"\b(?:information|details|data|specifics)(?: [\w-]+){{0,4}} (?:is|are) (?:unavailable|unspecified|"
+    r"\b(?:information|details|data|specifics)(?: [\w-]+){0,4} (?:is|are) (?:unavailable|unspecified|"
     r"unclear|lacking|missing)\b",
     r"\bno citation\b",
     r"\bno (?:relevant |applicable )?(?:fact|facts) (?:number )?(?:to cite|applies|apply)\b",

@@ -12,8 +12,8 @@ import pytest
 
 from knowgap.errors import InputError
 from knowgap.suites.abstain.generate import (
-    GenerateOptions,
     GeneratedQuestion,
+    GenerateOptions,
     diversity_filter,
     generate_kb,
     split_facts,
@@ -67,8 +67,8 @@ def test_offline_pipeline_writes_every_stage(tmp_path: Path) -> None:
                                 "per year for adults.\n", encoding="utf-8")
     (docs / "b.html").write_text("<html><body><p>The museum opens at 11:00 on Sundays for all visitors.</p>"
                                  "<script>var x = 1;</script></body></html>", encoding="utf-8")
-    (docs / "c.json").write_text(json.dumps([{"question": "押金何时退还？", "answer": "押金在验收合格后7个工作日内退还给租客。"}]),
-                                 encoding="utf-8")
+    faq = [{"question": "押金何时退还？", "answer": "押金在验收合格后7个工作日内退还给租客。"}]
+    (docs / "c.json").write_text(json.dumps(faq), encoding="utf-8")
     out = tmp_path / "out"
     summary = generate_kb(GenerateOptions(docs=str(docs), out=str(out), offline=True), embedder=BagEmbedder())
     for name in ("documents.jsonl", "facts.jsonl", "questions_raw.jsonl", "filter_decisions.jsonl",
@@ -78,7 +78,8 @@ def test_offline_pipeline_writes_every_stage(tmp_path: Path) -> None:
     assert [f["text"] for f in facts][:3] == ["The kettle warranty lasts 27 months from purchase.",
                                               "Library cards cost 14 dollars per year for adults.",
                                               "The museum opens at 11:00 on Sundays for all visitors."]
-    assert facts[0]["source"].endswith("a.txt") and facts[1]["position"] == 1 and facts[3]["source"].endswith("c.json#0")
+    assert facts[0]["source"].endswith("a.txt") and facts[1]["position"] == 1
+    assert facts[3]["source"].endswith("c.json#0")
     assert summary.facts == 4 and summary.kept + summary.removed_keyword + summary.removed_semantic \
         + summary.removed_not_sole == 4
     kb = load_kb(str(out / "questions.json"))  # the next stage reads it as a knowledge base

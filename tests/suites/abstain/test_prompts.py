@@ -19,8 +19,8 @@ def test_tolerant_parsing(text: str, response: str, citation: int | None) -> Non
     assert (parsed.response, parsed.citation) == (response, citation)
 
 
-@pytest.mark.parametrize("text", ["", "just prose, no citation line", '{"response": "x"}', '{"response": 3, "citation": 1}',
-                                  '{"response": "cut off'])
+@pytest.mark.parametrize("text", ["", "just prose, no citation line", '{"response": "x"}',
+                                  '{"response": 3, "citation": 1}', '{"response": "cut off'])
 def test_parse_failures_are_outcomes(text: str) -> None:
     assert isinstance(parse_answer(text), ParseFailure)
 

@@ -69,6 +69,8 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
                                                          "near-duplicate.")] = 0.7,
         semantic_threshold: Annotated[float, typer.Option(help="Embedding cosine above which a question is a "
                                                           "near-duplicate.")] = 0.93,
+        sole_threshold: Annotated[float, typer.Option(help="Similarity of another fact to a question above which "
+                                                      "sole-answerability is checked.")] = 0.86,
         max_facts: Annotated[int | None, typer.Option(help="Stop after N facts (quick runs).")] = None,
     ) -> None:
         """Documents -> atomic facts -> one question per fact -> diversity filter -> sole-answerability check.
@@ -77,11 +79,16 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
         """
         from rich.console import Console
 
+        from knowgap.errors import KnowgapError
         from knowgap.suites.abstain.generate import GenerateOptions, generate_kb
 
         console = Console()
-        summary = generate_kb(GenerateOptions(
-            docs=docs, out=out, offline=offline, generator=generator, judge=judge, filter_method=filter_method,
-            keyword_threshold=keyword_threshold, semantic_threshold=semantic_threshold, max_facts=max_facts),
+        if filter_method not in ("keyword", "semantic", "both"):
+            raise KnowgapError(f"--filter-method {filter_method!r}: expected keyword, semantic or both")
+        options = GenerateOptions.model_validate({
+            "docs": docs, "out": out, "offline": offline, "generator": generator, "judge": judge,
+            "filter_method": filter_method, "keyword_threshold": keyword_threshold,
+            "semantic_threshold": semantic_threshold, "sole_threshold": sole_threshold, "max_facts": max_facts})
+        summary = generate_kb(options,
             log=lambda line: console.print(line, highlight=False, markup=False))
         console.print(summary.describe(), highlight=False, markup=False)

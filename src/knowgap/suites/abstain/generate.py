@@ -156,6 +156,8 @@ def load_documents(folder: str) -> list[Document]:
 
 # ---------------------------------------------------------------------------------------------- facts
 _CLAUSE = re.compile(r"(?<=[;；])\s*")
+_VERB = re.compile(r"\b(?:is|are|was|were|will|must|can|may|has|have|had|should|pays?|covers?|receives?|includes?|"
+                   r"applies|apply|need|needs|requires?|allows?|provides?|helps?|means|gets?|takes?)\b", re.IGNORECASE)
 
 
 def split_facts(text: str) -> list[str]:
@@ -172,9 +174,7 @@ def split_facts(text: str) -> list[str]:
             words = content_tokens(clause)
             zh = detect_lang(clause) == "zh"
             long_enough = len(clause) >= 8 if zh else len(words) >= 4
-            has_verb = zh or clause.endswith((".", "!", ";", ":")) or re.search(r"\b(?:is|are|was|were|will|must|can|may|has|have|had|should|pays?|"
-                                       r"covers?|receives?|includes?|applies|apply|need|needs|requires?|allows?|"
-                                       r"provides?|helps?|means|gets?|takes?)\b", clause, re.IGNORECASE)
+            has_verb = zh or clause.endswith((".", "!", ";", ":")) or _VERB.search(clause)
             if long_enough and has_verb and sum(c.isdigit() for c in clause) < len(clause) / 3:
                 out.append(clause)
     return out
@@ -215,8 +215,8 @@ def extract_facts(docs: Sequence[Document], chat: Callable[[ChatRequest], str] |
                 got = [str(t).strip() for t in items if isinstance(t, str | int | float) and str(t).strip()]
                 texts += got or split_facts(chunk)  # a parse failure falls back to the splitter for that chunk
         for position, text in enumerate(texts):
-            facts.append(AtomicFact(id=f"fact_{len(facts)}", text=text, source=doc.path if "#" not in doc.doc_id
-                                    else f"{doc.path}{doc.doc_id[doc.doc_id.index('#'):]}", position=position,
+            source = doc.path if "#" not in doc.doc_id else f"{doc.path}{doc.doc_id[doc.doc_id.index('#'):]}"
+            facts.append(AtomicFact(id=f"fact_{len(facts)}", text=text, source=source, position=position,
                                     method=method))
             if max_facts is not None and len(facts) >= max_facts:
                 return facts

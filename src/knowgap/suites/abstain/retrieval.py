@@ -26,7 +26,8 @@ def leave_one_out(facts: Sequence[Fact], held_out: Fact) -> list[Fact]:
 def long_context(remaining: Sequence[Fact], max_chars: int) -> tuple[list[Fact], int]:
     """All remaining facts in knowledge-base order, cut at ``max_chars`` (a small model's window);
     returns the facts kept and how many were cut."""
-    kept, used = [], 0
+    kept: list[Fact] = []
+    used = 0
     for fact in remaining:
         size = len(fact.text()) + 12
         if kept and used + size > max_chars:
