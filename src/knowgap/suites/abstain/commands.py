@@ -54,6 +54,43 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
                           f"(95% CI {a.ci_low:.1%}-{a.ci_high:.1%}); Cohen's kappa {kappa}; {a.confusion}"
                           + (f"; unparsed {a.unjudged}" if a.unjudged else ""), highlight=False)
 
+    @judge.command("groundedness")
+    def judge_groundedness_cmd(
+        run: Annotated[str, typer.Argument(help="An abstain run (id or folder): its answered trials are all "
+                                                "unsupported by construction.")],
+        runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored.")] = None,
+        model: Annotated[str, typer.Option(help="'offline' (embedding baseline) or a model spec running the "
+                                                "judge spec.")] = "offline",
+        spec: Annotated[str, typer.Option(help="Judge spec name or YAML file (with --model).")] = "groundedness",
+    ) -> None:
+        """How often a groundedness detector flags answers given without supporting context (95% CI).
+
+        Example: knowgap judge groundedness abstain-20261202-101500-ab12 --model openai:gpt-4o
+        """
+        from rich.console import Console
+
+        from knowgap.api import iter_trials
+        from knowgap.suites.abstain.groundedness import embedding_detector, evaluate_detector, spec_detector
+
+        console = Console()
+        records = iter_trials(run, runs_dir)
+        if model == "offline":
+            result = evaluate_detector(records, embedding_detector(), "offline embedding baseline")
+        else:
+            detector, close = spec_detector(model, spec)
+            try:
+                result = evaluate_detector(records, detector, f"{spec} on {model}")
+            finally:
+                close()
+        if not result.n:
+            console.print(f"no answered trials with a context in {run} ({result.skipped} skipped)")
+            return
+        console.print(f"{result.detector}: flagged {result.flagged}/{result.n} unsupported answers = {result.rate:.1%} "
+                      f"(95% CI {result.ci_low:.1%}-{result.ci_high:.1%}); {result.skipped} trials skipped",
+                      highlight=False, markup=False)
+        for config, (k, n) in result.by_config.items():
+            console.print(f"  {config}: {k}/{n}", highlight=False, markup=False)
+
     @generate.command("abstain")
     def generate_abstain_cmd(
         docs: Annotated[str, typer.Option(help="A folder of documents (txt, md, html, json FAQ).")],
