@@ -100,3 +100,23 @@ def test_offline_on_the_shipped_medishield_pages(tmp_path: Path) -> None:
     summary = generate_kb(GenerateOptions(docs=str(docs), out=str(tmp_path / "kb"), offline=True, max_facts=40))
     assert summary.documents >= 30 and summary.facts == 40 and 0 < summary.kept <= 40
     assert summary.removed_keyword + summary.removed_semantic + summary.removed_not_sole == 40 - summary.kept
+
+
+def test_generator_path_through_the_model_layer(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Kettle\nThe Aurora kettle has a warranty of 27 months, and library cards cost "
+                               "14 dollars.\n", encoding="utf-8")
+    script = tmp_path / "gen.jsonl"
+    script.write_text("".join(json.dumps({"response": r}) + "\n" for r in [
+        '```json\n{"facts": ["The Aurora kettle warranty lasts 27 months.", "Library cards cost 14 dollars."]}\n```',
+        "How long is the Aurora kettle warranty?", "What does a library card cost?"]), encoding="utf-8")
+    out = tmp_path / "out"
+    summary = generate_kb(GenerateOptions(docs=str(docs), out=str(out), generator=f"scripted:{script}"),
+                          embedder=BagEmbedder())
+    facts = [json.loads(line) for line in (out / "facts.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(f["text"], f["method"]) for f in facts] == [
+        ("The Aurora kettle warranty lasts 27 months.", "generator"), ("Library cards cost 14 dollars.", "generator")]
+    kb = load_kb(str(out / "questions.json"))
+    assert [q.question for q in kb] == ["How long is the Aurora kettle warranty?", "What does a library card cost?"]
+    assert summary.fact_method == "generator" and summary.model_calls == 3

@@ -189,7 +189,7 @@ SOLE_PROMPT = ("Does the FACT fully answer the QUESTION? Reply with JSON only: {
                "{{\"outcome\": \"no\"}}\n\nQUESTION: {question}\nFACT: {fact}")
 
 
-def _chunks(text: str, size: int = 1500) -> list[str]:
+def _chunks(text: str, size: int = 1000) -> list[str]:
     parts, current = [], ""
     for sentence in sentences(re.sub(r"\s+", " ", text)):
         if current and len(current) + len(sentence) > size:
@@ -210,7 +210,7 @@ def extract_facts(docs: Sequence[Document], chat: Callable[[ChatRequest], str] |
         else:
             texts, method = [], "generator"
             for chunk in _chunks(doc.text):
-                data = extract_json(chat(ChatRequest.simple(FACT_PROMPT.format(text=chunk), max_tokens=700)))
+                data = extract_json(chat(ChatRequest.simple(FACT_PROMPT.format(text=chunk), max_tokens=400)))
                 items = [] if isinstance(data, ParseFailure) else data.get("facts", [])
                 got = [str(t).strip() for t in items if isinstance(t, str | int | float) and str(t).strip()]
                 texts += got or split_facts(chunk)  # a parse failure falls back to the splitter for that chunk
