@@ -187,7 +187,7 @@ class AbstainSuite(Suite):
         from knowgap.suites.abstain.factuality import approximate_tier
         from knowgap.text.embed import default_embedder
 
-        verdict = approximate_tier(answer, case.expected_answer, default_embedder())
+        verdict = approximate_tier(answer, case.expected_answer, default_embedder(), question=case.question)
         output["factuality"] = verdict.model_dump()
         return verdict.tier
 

@@ -30,22 +30,24 @@ def numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
-def approximate_tier(response: str, expected: str, embedder: Embedder, *, tier1: float = 0.9,
-                     tier2: float = 0.85) -> TierVerdict:
-    """tier_1: very similar and every number of the expected answer present; tier_2: similar, shares key
-    words and contradicts no number; else tier_3. Approximate by construction."""
+def approximate_tier(response: str, expected: str, embedder: Embedder, *, question: str = "", tier1: float = 0.93,
+                     tier2: float = 0.9) -> TierVerdict:
+    """tier_1: very similar, most of the expected answer's key words present and every number; tier_2: similar,
+    a good share of key words, no contradicting number; else tier_3. Key words are the expected answer's content
+    words that the question does not already contain (echoing the question proves nothing). Approximate by
+    construction."""
     rows = embedder.embed([response, expected], "passage")
     sim = float(rows[0] @ rows[1])
     want, got = numbers(expected), numbers(response)
     missing = sorted(want - got)
     conflict = bool(want) and bool(got) and not (want & got)
-    overlap = set(content_tokens(expected)) & set(content_tokens(response))
-    share = len(overlap) / max(1, len(set(content_tokens(expected))))
-    if sim >= tier1 and not missing and share >= 0.3:
+    key = set(content_tokens(expected)) - set(content_tokens(question))
+    share = len(key & set(content_tokens(response))) / max(1, len(key))
+    if sim >= tier1 and not missing and share >= 0.5:
         tier = "tier_1"
-    elif sim >= tier2 and not conflict and share >= 0.2:
+    elif sim >= tier2 and not conflict and share >= 0.35:
         tier = "tier_2"
     else:
         tier = "tier_3"
     return TierVerdict(tier=tier, method="approximate", similarity=round(sim, 4), numbers_missing=missing,
-                       note=f"content-word share {share:.2f}" + ("; numbers conflict" if conflict else ""))
+                       note=f"key-word share {share:.2f}" + ("; numbers conflict" if conflict else ""))
