@@ -58,6 +58,9 @@ def _metrics_table(metrics: list[MetricValue], title: str) -> Table:
 def _print_result(result: RunResult) -> None:
     m = result.manifest
     out.print(_metrics_table(result.metrics, f"{m.config.suite} · {m.config.models.get('target')}"))
+    tables = getattr(available().get(m.config.suite), "render_tables", None)  # a suite's own layout
+    if callable(tables):
+        out.print(tables(result.metrics), markup=False, highlight=False)
     out.print(f"trials: {m.trials_ok} ok, {m.trials_error} errors of {m.trials_total}; "
               f"model calls made now: {result.provider_calls}")
     out.print(f"run stored in {result.path}")

@@ -54,6 +54,11 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
               "|---|---|---:|---|---:|"]
     for group, name, value, ci, n in metrics_table_rows(metrics):
         lines.append(f"| {group} | {name} | {value} | {ci} | {n} |")
+    from knowgap.suites import available
+
+    tables = getattr(available().get(cfg.suite), "render_tables", None)  # a suite's own layout of its metrics
+    if callable(tables):
+        lines += ["", tables(metrics)]
     described = {m.name: m.description for m in metrics if m.description}
     if described:
         lines += ["", "Metric definitions:", ""] + [f"- **{k}**: {v}" for k, v in described.items()]

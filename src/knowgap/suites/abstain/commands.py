@@ -1,0 +1,131 @@
+"""CLI commands of the abstain suite: ``knowgap judge abstention`` and ``knowgap generate abstain``.
+
+Thin: each parses options, calls a function of the package and prints. Heavy imports stay inside.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> None:
+    @judge.command("abstention")
+    def judge_abstention_cmd(
+        file: Annotated[str, typer.Argument(help="A JSONL file of responses.")],
+        text_field: Annotated[str, typer.Option(help="Field holding the response text.")] = "response",
+        question_field: Annotated[str | None, typer.Option(help="Field holding the question (LLM judge).")] = None,
+        out: Annotated[str | None, typer.Option(help="Write each row plus 'abstained' here (same order).")] = None,
+        model: Annotated[str, typer.Option(
+            help="'offline' (the deterministic zh+en detector) or a model spec for the LLM judge "
+                 "(spec judges/data/abstention.yaml, version abstention_v1).")] = "offline",
+        label_field: Annotated[str | None, typer.Option(
+            help="A field with reference labels (yes/no/true/false): report agreement with a 95% CI.")] = None,
+        report: Annotated[bool, typer.Option("--report", help="Print agreement (needs --label-field).")] = False,
+    ) -> None:
+        """Add 'abstained' (true/false) to every row of FILE; with --label-field, report agreement.
+
+        Example: knowgap judge abstention responses.jsonl --text-field response --out judged.jsonl
+
+        Example: knowgap judge abstention responses_dev.jsonl --label-field abstention --report
+        """
+        from rich.console import Console
+
+        from knowgap.errors import KnowgapError
+        from knowgap.judges.files import agreement, judge_file
+
+        console = Console()
+        if report and not label_field:
+            raise KnowgapError("--report needs --label-field FIELD (the reference labels)")
+        if not out and not label_field:
+            raise KnowgapError("nothing to do: give --out OUT.jsonl and/or --label-field FIELD --report")
+        rows, verdicts = judge_file(file, text_field=text_field, question_field=question_field, out=out, model=model)
+        abstained = sum(v is True for v in verdicts)
+        console.print(f"{len(rows)} rows judged by {model}: {abstained} abstained, "
+                      f"{sum(v is False for v in verdicts)} answered, "
+                      f"{len(rows) - abstained - sum(v is False for v in verdicts)} unparsed", highlight=False)
+        if out:
+            console.print(f"written: {out}", highlight=False)
+        if label_field:
+            a = agreement(file, rows, verdicts, label_field=label_field, judge=model)
+            kappa = f"{a.kappa:.3f}" if a.kappa is not None else "n/a"
+            console.print(f"agreement with '{label_field}': {a.agree}/{a.n} = {a.rate:.1%} "
+                          f"(95% CI {a.ci_low:.1%}-{a.ci_high:.1%}); Cohen's kappa {kappa}; {a.confusion}"
+                          + (f"; unparsed {a.unjudged}" if a.unjudged else ""), highlight=False)
+
+    @judge.command("groundedness")
+    def judge_groundedness_cmd(
+        run: Annotated[str, typer.Argument(help="An abstain run (id or folder): its answered trials are all "
+                                                "unsupported by construction.")],
+        runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored.")] = None,
+        model: Annotated[str, typer.Option(help="'offline' (embedding baseline) or a model spec running the "
+                                                "judge spec.")] = "offline",
+        spec: Annotated[str, typer.Option(help="Judge spec name or YAML file (with --model).")] = "groundedness",
+    ) -> None:
+        """How often a groundedness detector flags answers given without supporting context (95% CI).
+
+        Example: knowgap judge groundedness abstain-20261202-101500-ab12 --model openai:gpt-4o
+        """
+        from rich.console import Console
+
+        from knowgap.api import iter_trials
+        from knowgap.suites.abstain.groundedness import embedding_detector, evaluate_detector, spec_detector
+
+        console = Console()
+        records = iter_trials(run, runs_dir)
+        if model == "offline":
+            result = evaluate_detector(records, embedding_detector(), "offline embedding baseline")
+        else:
+            detector, close = spec_detector(model, spec)
+            try:
+                result = evaluate_detector(records, detector, f"{spec} on {model}")
+            finally:
+                close()
+        if not result.n:
+            console.print(f"no answered trials with a context in {run} ({result.skipped} skipped)")
+            return
+        console.print(f"{result.detector}: flagged {result.flagged}/{result.n} unsupported answers = {result.rate:.1%} "
+                      f"(95% CI {result.ci_low:.1%}-{result.ci_high:.1%}); {result.skipped} trials skipped",
+                      highlight=False, markup=False)
+        for config, (k, n) in result.by_config.items():
+            console.print(f"  {config}: {k}/{n}", highlight=False, markup=False)
+
+    @generate.command("abstain")
+    def generate_abstain_cmd(
+        docs: Annotated[str, typer.Option(help="A folder of documents (txt, md, html, json FAQ).")],
+        out: Annotated[str, typer.Option(help="Output folder for facts, questions, filter decisions.")],
+        offline: Annotated[bool, typer.Option("--offline", help="Deterministic sentence splitter and templated "
+                                              "questions instead of the generator model.")] = False,
+        generator: Annotated[str | None, typer.Option(help="Generator model spec (default local:qwen2.5-1.5b).")]
+        = None,
+        judge: Annotated[str | None, typer.Option(help="Judge model for sole-answerability (default: generator; "
+                                                  "with --offline an embedding threshold).")] = None,
+        filter_method: Annotated[str, typer.Option(help="keyword, semantic or both.")] = "both",
+        keyword_threshold: Annotated[float, typer.Option(help="TF-IDF cosine above which a question is a "
+                                                         "near-duplicate.")] = 0.7,
+        semantic_threshold: Annotated[float, typer.Option(help="Embedding cosine above which a question is a "
+                                                          "near-duplicate.")] = 0.93,
+        sole_threshold: Annotated[float, typer.Option(help="Similarity of another fact to a question above which "
+                                                      "sole-answerability is checked.")] = 0.86,
+        max_facts: Annotated[int | None, typer.Option(help="Stop after N facts (quick runs).")] = None,
+    ) -> None:
+        """Documents -> atomic facts -> one question per fact -> diversity filter -> sole-answerability check.
+
+        Example: knowgap generate abstain --docs sources/MediShield --out kb_medishield --offline
+        """
+        from rich.console import Console
+
+        from knowgap.errors import KnowgapError
+        from knowgap.suites.abstain.generate import GenerateOptions, generate_kb
+
+        console = Console()
+        if filter_method not in ("keyword", "semantic", "both"):
+            raise KnowgapError(f"--filter-method {filter_method!r}: expected keyword, semantic or both")
+        options = GenerateOptions.model_validate({
+            "docs": docs, "out": out, "offline": offline, "generator": generator, "judge": judge,
+            "filter_method": filter_method, "keyword_threshold": keyword_threshold,
+            "semantic_threshold": semantic_threshold, "sole_threshold": sole_threshold, "max_facts": max_facts})
+        summary = generate_kb(options,
+            log=lambda line: console.print(line, highlight=False, markup=False))
+        console.print(summary.describe(), highlight=False, markup=False)

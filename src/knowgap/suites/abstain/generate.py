@@ -1,0 +1,385 @@
+"""``knowgap generate abstain``: documents -> atomic facts -> one question per fact -> diversity filter ->
+sole-answerability check -> a knowledge base ``--kb`` accepts.
+
+Every stage writes its artifact into the output folder, and each reads only the previous one:
+
+| stage | artifact |
+|---|---|
+| documents (txt, md, html, json FAQ) | ``documents.jsonl`` |
+| atomic facts (generator, or the offline sentence/clause splitter) | ``facts.jsonl`` (source file + position) |
+| one question per fact (generator, or an offline template) | ``questions_raw.jsonl`` |
+| diversity filter (keyword TF-IDF with jieba tokens, semantic embeddings) | ``filter_decisions.jsonl`` |
+| sole-answerability (embedding neighbours, then the judge) | ``answerability.jsonl`` |
+| the knowledge base (PolicyBench format) | ``questions.json``, ``summary.json`` |
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from knowgap.errors import InputError, KnowgapError
+from knowgap.judges.files import write_jsonl
+from knowgap.models.structured import ParseFailure, extract_json
+from knowgap.models.types import ChatRequest
+from knowgap.text import content_tokens, detect_lang, sentences
+from knowgap.text.embed import Embedder, default_embedder
+
+DOC_SUFFIXES = (".txt", ".md", ".html", ".htm", ".json")
+
+
+class GenerateOptions(BaseModel):
+    docs: str
+    out: str
+    offline: bool = False
+    generator: str | None = None
+    judge: str | None = None
+    filter_method: Literal["keyword", "semantic", "both"] = "both"
+    keyword_threshold: float = Field(0.7, gt=0, le=1)
+    semantic_threshold: float = Field(0.93, gt=0, le=1)
+    sole_threshold: float = Field(0.86, gt=0, le=1, description="Neighbour similarity that triggers the check.")
+    max_facts: int | None = Field(None, ge=1)
+    kb_name: str | None = None
+
+
+class Document(BaseModel):
+    doc_id: str
+    path: str
+    text: str
+
+
+class AtomicFact(BaseModel):
+    id: str
+    text: str
+    source: str
+    position: int
+    """Index of the fact within its document (sentence or generator order)."""
+    method: str
+
+
+class GeneratedQuestion(BaseModel):
+    id: str
+    fact_id: str
+    question: str
+    answer: str
+    source: str
+    method: str
+
+
+class FilterDecision(BaseModel):
+    question_id: str
+    kept: bool
+    removed_by: str | None = None
+    similar_to: str | None = None
+    score: float | None = None
+
+
+class Answerability(BaseModel):
+    question_id: str
+    sole: bool
+    neighbours: list[dict[str, Any]]
+    method: str
+
+
+class Summary(BaseModel):
+    documents: int
+    facts: int
+    questions: int
+    removed_keyword: int
+    removed_semantic: int
+    removed_not_sole: int
+    kept: int
+    out: str
+    fact_method: str
+    model_calls: int = 0
+
+    def describe(self) -> str:
+        return (f"{self.documents} documents -> {self.facts} facts ({self.fact_method}) -> {self.questions} "
+                f"questions; diversity filter removed {self.removed_keyword} (keyword) + {self.removed_semantic} "
+                f"(semantic); sole-answerability removed {self.removed_not_sole}; kept {self.kept}. "
+                f"Knowledge base: {self.out}/questions.json (use --kb {self.out}/questions.json)")
+
+
+# ---------------------------------------------------------------------------------------------- documents
+_TAG = re.compile(r"<(script|style)[^>]*>.*?</\1>|<[^>]+>", re.DOTALL | re.IGNORECASE)
+
+
+def _json_texts(data: Any) -> list[str]:
+    """Texts of a JSON FAQ: QA pairs become 'question answer'; lone texts stay as they are."""
+    items = data.get("questions", data.get("items", [data])) if isinstance(data, dict) else data
+    out = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            q = item.get("question") or item.get("q") or ""
+            a = item.get("answer") or item.get("a") or item.get("text") or ""
+            text = f"{q} {a}".strip() if isinstance(q, str) and isinstance(a, str) else ""
+            if text:
+                out.append(text)
+    return out
+
+
+def load_documents(folder: str) -> list[Document]:
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputError(folder, "--docs must be a folder of documents")
+    paths = sorted((p for p in root.rglob("*") if p.suffix.lower() in DOC_SUFFIXES),
+                   key=lambda p: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(p))])
+    docs = []
+    for path in paths:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        if path.suffix.lower() == ".json":
+            try:
+                texts = _json_texts(json.loads(raw))
+            except ValueError as exc:
+                raise InputError(str(path), f"not valid JSON ({exc})") from None
+            docs += [Document(doc_id=f"{path.stem}#{i}", path=str(path), text=t) for i, t in enumerate(texts)]
+            continue
+        if path.suffix.lower() in (".html", ".htm"):
+            raw = html.unescape(_TAG.sub(" ", raw))
+        if raw.strip():
+            docs.append(Document(doc_id=path.stem, path=str(path), text=raw))
+    if not docs:
+        raise InputError(folder, f"holds no documents ({', '.join(DOC_SUFFIXES)})")
+    return docs
+
+
+# ---------------------------------------------------------------------------------------------- facts
+_CLAUSE = re.compile(r"(?<=[;；])\s*")
+_VERB = re.compile(r"\b(?:is|are|was|were|will|must|can|may|has|have|had|should|pays?|covers?|receives?|includes?|"
+                   r"applies|apply|need|needs|requires?|allows?|provides?|helps?|means|gets?|takes?)\b", re.IGNORECASE)
+
+
+def split_facts(text: str) -> list[str]:
+    """The offline fallback: sentences, then clauses at semicolons; lines that carry no claim (headings,
+    page numbers, table-of-contents rows, fragments) are dropped."""
+    flat = re.sub(r"[ \t]*\n[ \t]*(?=\S)", lambda m: " ", text)
+    out = []
+    for sentence in sentences(flat):
+        for clause in _CLAUSE.split(sentence):
+            clause = re.sub(r"\s+", " ", clause).strip(" ;；")
+            clause = re.sub(r"^(?:\d+(?:\.\d+)*\s+)+", "", clause)  # section numbers
+            if clause.endswith(("?", "？")):  # a heading or a question is not a fact
+                continue
+            words = content_tokens(clause)
+            zh = detect_lang(clause) == "zh"
+            long_enough = len(clause) >= 8 if zh else len(words) >= 4
+            has_verb = zh or clause.endswith((".", "!", ";", ":")) or _VERB.search(clause)
+            if long_enough and has_verb and sum(c.isdigit() for c in clause) < len(clause) / 3:
+                out.append(clause)
+    return out
+
+
+FACT_PROMPT = ("Split the text into self-contained atomic facts: one claim each, every pronoun replaced by what it "
+               "refers to, nothing added. Reply with JSON only: {{\"facts\": [\"...\", \"...\"]}}\n\nText:\n{text}")
+QUESTION_PROMPT = ("Write ONE question that this fact, and only this fact, answers. Name the specific scheme, "
+                   "product or rule so the question is unambiguous. Reply with the question only, in the language of "
+                   "the fact.\n\nFact: {fact}")
+SOLE_PROMPT = ("Does the FACT fully answer the QUESTION? Reply with JSON only: {{\"outcome\": \"yes\"}} or "
+               "{{\"outcome\": \"no\"}}\n\nQUESTION: {question}\nFACT: {fact}")
+
+
+def _chunks(text: str, size: int = 1000) -> list[str]:
+    parts, current = [], ""
+    for sentence in sentences(re.sub(r"\s+", " ", text)):
+        if current and len(current) + len(sentence) > size:
+            parts.append(current)
+            current = ""
+        current = f"{current} {sentence}".strip()
+    if current:
+        parts.append(current)
+    return parts
+
+
+def extract_facts(docs: Sequence[Document], chat: Callable[[ChatRequest], str] | None,
+                  max_facts: int | None) -> list[AtomicFact]:
+    facts: list[AtomicFact] = []
+    for doc in docs:
+        if chat is None:
+            texts, method = split_facts(doc.text), "sentence-splitter"
+        else:
+            texts, method = [], "generator"
+            for chunk in _chunks(doc.text):
+                data = extract_json(chat(ChatRequest.simple(FACT_PROMPT.format(text=chunk), max_tokens=400)))
+                items = [] if isinstance(data, ParseFailure) else data.get("facts", [])
+                got = [str(t).strip() for t in items if isinstance(t, str | int | float) and str(t).strip()]
+                texts += got or split_facts(chunk)  # a parse failure falls back to the splitter for that chunk
+        for position, text in enumerate(texts):
+            source = doc.path if "#" not in doc.doc_id else f"{doc.path}{doc.doc_id[doc.doc_id.index('#'):]}"
+            facts.append(AtomicFact(id=f"fact_{len(facts)}", text=text, source=source, position=position,
+                                    method=method))
+            if max_facts is not None and len(facts) >= max_facts:
+                return facts
+    return facts
+
+
+# ---------------------------------------------------------------------------------------------- questions
+_SUBJECT_END = re.compile(r"\s(?:is|are|was|were|will|must|can|may|has|have|should|pays?|covers?|receives?|"
+                          r"includes?|applies|need|needs|requires?|allows?|provides?|means|gets?|takes?)\b",
+                          re.IGNORECASE)
+
+
+def template_question(fact: str) -> str:
+    """An offline question for a fact: what the documents say about its subject (deterministic)."""
+    if detect_lang(fact) == "zh":
+        head = re.split(r"[，,：:]", fact)[0][:24]
+        return f"关于“{head}”，资料中是怎么规定的？"
+    match = _SUBJECT_END.search(fact)
+    subject = fact[:match.start()] if match and match.start() > 3 else " ".join(fact.split()[:8])
+    subject = subject.strip(" ,.;:")
+    return f"What do the documents say about {subject[0].lower() + subject[1:] if subject[:2].istitle() else subject}?"
+
+
+def make_questions(facts: Sequence[AtomicFact], chat: Callable[[ChatRequest], str] | None) -> list[GeneratedQuestion]:
+    out = []
+    for fact in facts:
+        if chat is None:
+            question, method = template_question(fact.text), "template"
+        else:
+            text = chat(ChatRequest.simple(QUESTION_PROMPT.format(fact=fact.text), max_tokens=80)).strip()
+            line = next((ln.strip(" \"'-*") for ln in text.splitlines() if ln.strip()), "")
+            question, method = (line, "generator") if len(line) > 5 else (template_question(fact.text), "template")
+        out.append(GeneratedQuestion(id=f"q_{fact.id}", fact_id=fact.id, question=question, answer=fact.text,
+                                     source=f"{fact.source}:{fact.position}", method=method))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- filters
+def tfidf_matrix(texts: Sequence[str]) -> np.ndarray:
+    """L2-normalised TF-IDF rows over normalised, stopword-free tokens (jieba for Chinese)."""
+    docs = [Counter(content_tokens(t)) for t in texts]
+    vocab = {w: i for i, w in enumerate(sorted({w for d in docs for w in d}))}
+    df = Counter(w for d in docs for w in d)
+    n = len(docs)
+    matrix = np.zeros((n, max(1, len(vocab))), dtype=np.float32)
+    for row, d in enumerate(docs):
+        for w, tf in d.items():
+            matrix[row, vocab[w]] = (1 + math.log(tf)) * (math.log((1 + n) / (1 + df[w])) + 1)
+    norms = np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return matrix / norms
+
+
+def diversity_filter(questions: Sequence[GeneratedQuestion], method: str, keyword_threshold: float,
+                     semantic_threshold: float, embedder: Embedder) -> list[FilterDecision]:
+    """Greedy, in order: a question is removed when it is too similar to one already kept."""
+    texts = [q.question for q in questions]
+    keyword = tfidf_matrix(texts) if method in ("keyword", "both") else None
+    semantic = embedder.embed(texts, "query") if method in ("semantic", "both") and texts else None
+    kept: list[int] = []
+    decisions = []
+    for i, q in enumerate(questions):
+        decision = FilterDecision(question_id=q.id, kept=True)
+        for name, matrix, threshold in (("keyword", keyword, keyword_threshold),
+                                        ("semantic", semantic, semantic_threshold)):
+            if matrix is None or not kept:
+                continue
+            scores = matrix[kept] @ matrix[i]
+            best = int(np.argmax(scores))
+            if float(scores[best]) >= threshold:
+                decision = FilterDecision(question_id=q.id, kept=False, removed_by=name,
+                                          similar_to=questions[kept[best]].id, score=round(float(scores[best]), 4))
+                break
+        if decision.kept:
+            kept.append(i)
+        decisions.append(decision)
+    return decisions
+
+
+def sole_answerability(questions: Sequence[GeneratedQuestion], facts: Sequence[AtomicFact], embedder: Embedder,
+                       threshold: float, judge: Callable[[ChatRequest], str] | None,
+                       neighbours: int = 3) -> list[Answerability]:
+    """For each question: the other facts nearest to it; any at or above ``threshold`` goes to the judge
+    (or, offline, fails the check when it is at least as close to the question as the question's own fact)."""
+    if not questions:
+        return []
+    by_id = {f.id: i for i, f in enumerate(facts)}
+    fact_vecs = embedder.embed([f.text for f in facts], "passage")
+    q_vecs = embedder.embed([q.question for q in questions], "query")
+    out = []
+    for qi, q in enumerate(questions):
+        scores = fact_vecs @ q_vecs[qi]
+        own = float(scores[by_id[q.fact_id]])
+        order = [int(j) for j in np.argsort(-scores) if facts[int(j)].id != q.fact_id][:neighbours]
+        checked, sole = [], True
+        for j in order:
+            score = float(scores[j])
+            if score < threshold:
+                continue
+            if judge is None:
+                answers = score >= own
+                verdict = "closer than own fact" if answers else "further than own fact"
+            else:
+                outcome = extract_json(judge(ChatRequest.simple(
+                    SOLE_PROMPT.format(question=q.question, fact=facts[j].text), max_tokens=20)))
+                answers = not isinstance(outcome, ParseFailure) and str(outcome.get("outcome")).lower() == "yes"
+                verdict = "judge: answers" if answers else "judge: does not answer"
+            checked.append({"fact_id": facts[j].id, "similarity": round(score, 4), "verdict": verdict})
+            sole = sole and not answers
+        out.append(Answerability(question_id=q.id, sole=sole, neighbours=checked,
+                                 method="embedding+judge" if judge else "embedding (offline)"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- pipeline
+def generate_kb(options: GenerateOptions, *, embedder: Embedder | None = None,
+                log: Callable[[str], None] = lambda _: None) -> Summary:
+    from knowgap.models.registry import DEFAULT_MODEL
+    from knowgap.suites.abstain.caller import Caller
+
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    embedder = embedder or default_embedder()
+    docs = load_documents(options.docs)
+    write_jsonl(out / "documents.jsonl", [d.model_dump() for d in docs])
+    log(f"documents: {len(docs)}")
+    generator = None if options.offline else Caller(options.generator or DEFAULT_MODEL, run_id="generate-abstain",
+                                                    role="generator")
+    judge = None
+    try:
+        if not options.offline:
+            judge_spec = options.judge or options.generator or DEFAULT_MODEL
+            judge = generator if judge_spec == generator.spec else Caller(judge_spec, run_id="generate-abstain",  # type: ignore[union-attr]
+                                                                         role="judge")
+        facts = extract_facts(docs, generator.chat if generator else None, options.max_facts)
+        if not facts:
+            raise KnowgapError(f"{options.docs}: no facts found in the documents")
+        write_jsonl(out / "facts.jsonl", [f.model_dump() for f in facts])
+        log(f"facts: {len(facts)}")
+        questions = make_questions(facts, generator.chat if generator else None)
+        write_jsonl(out / "questions_raw.jsonl", [q.model_dump() for q in questions])
+        log(f"questions: {len(questions)}")
+        decisions = diversity_filter(questions, options.filter_method, options.keyword_threshold,
+                                     options.semantic_threshold, embedder)
+        write_jsonl(out / "filter_decisions.jsonl", [d.model_dump() for d in decisions])
+        kept = [q for q, d in zip(questions, decisions, strict=True) if d.kept]
+        checks = sole_answerability(kept, facts, embedder, options.sole_threshold, judge.chat if judge else None)
+        write_jsonl(out / "answerability.jsonl", [c.model_dump() for c in checks])
+        final = [q for q, c in zip(kept, checks, strict=True) if c.sole]
+        calls = (generator.calls if generator else 0) + (judge.calls if judge and judge is not generator else 0)
+    finally:
+        if judge is not None and judge is not generator:
+            judge.close()
+        if generator is not None:
+            generator.close()
+    kb = options.kb_name or re.sub(r"[^\w-]+", "_", Path(options.docs).name)
+    (out / "questions.json").write_text(json.dumps({
+        "knowledge_base_identifier": kb, "generated_by": "knowgap generate abstain",
+        "questions": [{"question": q.question, "answer": q.answer, "identifier": f"{kb}_{i}", "source": q.source}
+                      for i, q in enumerate(final)]}, ensure_ascii=False, indent=1), encoding="utf-8")
+    summary = Summary(documents=len(docs), facts=len(facts), questions=len(questions),
+                      removed_keyword=sum(d.removed_by == "keyword" for d in decisions),
+                      removed_semantic=sum(d.removed_by == "semantic" for d in decisions),
+                      removed_not_sole=len(kept) - len(final), kept=len(final), out=str(out),
+                      fact_method="sentence-splitter" if options.offline else "generator", model_calls=calls)
+    (out / "summary.json").write_text(summary.model_dump_json(indent=1), encoding="utf-8")
+    return summary

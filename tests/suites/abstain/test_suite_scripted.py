@@ -1,0 +1,123 @@
+"""The abstain suite on the engine with scripted models: configurations, metrics with CIs, the paper table,
+and the proof that the held-out fact never reaches a retrieval query, a generator prompt or a context."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import knowgap
+from knowgap.errors import KnowgapError
+
+from .conftest import FACTS, scripted
+
+ABSTAIN = '{"response": "I cannot answer from the given information.", "citation": "no citation"}'
+MARKER = {i: a.split()[-1].rstrip(".") for i, _, a in FACTS}
+QUESTION = {i: q for i, q, _ in FACTS}
+
+
+def metric(result: knowgap.RunResult, group: str, name: str) -> knowgap.MetricValue:
+    [m] = [m for m in result.metrics if m.group == group and m.name == name]
+    return m
+
+
+@pytest.fixture
+def abstainer_run(tmp_path: Path, small_kb: Path, runs_root: Path) -> knowgap.RunResult:
+    return knowgap.run("abstain", models={"target": scripted(tmp_path, ABSTAIN)},
+                       options={"kb": str(small_kb), "all": True}, runs_root=runs_root)
+
+
+def test_all_runs_the_ten_configurations(abstainer_run: knowgap.RunResult) -> None:
+    groups = sorted({m.group for m in abstainer_run.metrics})
+    assert len(groups) == 10 and "direct/basic" in groups and "direct/conservative" not in groups
+    assert abstainer_run.manifest.trials_ok == 70
+    for group in groups:
+        m = metric(abstainer_run, group, "abstention_rate")
+        assert (m.value, m.n) == (1.0, 7)
+        assert m.ci_low == pytest.approx(0.6457, abs=1e-4) and m.ci_high == 1.0  # Wilson 7/7
+        assert metric(abstainer_run, group, "invented_citation_rate").value == 0.0
+        assert metric(abstainer_run, group, "factuality_answered").n == 0
+
+
+def test_paper_table_in_report(abstainer_run: knowgap.RunResult) -> None:
+    report = (abstainer_run.path / "report.md").read_text(encoding="utf-8")
+    assert "| prompt \\ retrieval | direct | long_context | rag | hyde |" in report
+    assert "| conservative |  | 100.0% [64.6%, 100.0%] n=7 |" in report
+
+
+def test_the_held_out_fact_never_leaks(abstainer_run: knowgap.RunResult, runs_root: Path) -> None:
+    records = list(knowgap.iter_trials(abstainer_run.run_id, runs_root))
+    assert len(records) == 70
+    seen_other = 0
+    for r in records:
+        exp = r.output["experiment"]
+        held = r.case_id
+        assert held not in exp["context_ids"]
+        if exp["retrieval"] == "rag":
+            assert exp["retrieval_query"] == QUESTION[held]
+            assert len(exp["context_ids"]) == 5
+        for call in r.calls:  # target and generator (hyde) prompts
+            text = " ".join(m.content for m in call.request.messages)
+            assert MARKER[held] not in text, (r.trial_id, call.role)
+            seen_other += sum(MARKER[o] in text for o in exp["context_ids"])
+        if exp["retrieval"] == "hyde":
+            assert [c.role for c in r.calls] == ["generator", "target"]
+            assert all(MARKER[held] not in q for q in exp["retrieval_query"])
+        if exp["retrieval"] == "long_context":
+            assert sorted(exp["context_ids"]) == sorted(i for i in MARKER if i != held)
+    assert seen_other > 0  # the check can fail: other facts' markers do reach the prompts
+
+
+def test_invented_citations_parse_failures_and_factuality(tmp_path: Path, small_kb: Path, runs_root: Path) -> None:
+    wrong = '{"response": "The warranty lasts 27 months.", "citation": 9}'
+    result = knowgap.run("abstain", models={"target": scripted(tmp_path, wrong)},
+                         options={"kb": str(small_kb), "retrieval": ["rag"], "prompts": ["basic"]}, runs_root=runs_root)
+    assert metric(result, "rag/basic", "abstention_rate").value == 0.0
+    assert metric(result, "rag/basic", "invented_citation_rate").value == 1.0
+    fact = metric(result, "rag/basic", "factuality_answered")
+    assert fact.n == 7 and "approximation" in fact.description
+    kettle = next(r for r in knowgap.iter_trials(result.run_id, runs_root) if r.case_id == "kb_0")
+    assert kettle.output["factuality"]["method"] == "approximate"
+    assert kettle.scores["tier"] in ("tier_1", "tier_2")  # same fact, same number
+    library = next(r for r in knowgap.iter_trials(result.run_id, runs_root) if r.case_id == "kb_1")
+    assert library.scores["tier"] == "tier_3"
+
+    garbage = knowgap.run("abstain", models={"target": scripted(tmp_path, "Sure thing", name="g.jsonl")},
+                          options={"kb": str(small_kb), "retrieval": ["direct"], "prompts": ["basic"]},
+                          runs_root=runs_root)
+    assert metric(garbage, "direct/basic", "parse_failure_rate").value == 1.0
+    assert metric(garbage, "direct/basic", "abstention_rate").n == 7
+
+
+def test_llm_judges_through_the_judge_role(tmp_path: Path, small_kb: Path, runs_root: Path) -> None:
+    target = scripted(tmp_path, '{"response": "It lasts 27 months.", "citation": 0}', name="t.jsonl")
+    judge = scripted(tmp_path, '{"outcome": "no"}', name="j1.jsonl")
+    result = knowgap.run("abstain", models={"target": target, "judge": judge},
+                         options={"kb": str(small_kb), "retrieval": ["direct"], "prompts": ["basic"], "sample": 2,
+                                  "abstention_judge": "llm", "factuality_judge": "llm"}, runs_root=runs_root)
+    records = list(knowgap.iter_trials(result.run_id, runs_root))
+    assert all(r.output["abstention_llm"] == {"outcome": "no", "version": "abstention_v1"} for r in records)
+    assert all(r.output.get("factuality_llm_parse_failure") for r in records)  # "no" is not a tier
+    assert metric(result, "direct/basic", "factuality_answered").n == 0
+    assert [c.role for c in records[0].calls] == ["target", "judge", "judge"]
+
+
+def test_unknown_retrieval_is_a_clear_error(small_kb: Path, runs_root: Path, tmp_path: Path) -> None:
+    with pytest.raises(KnowgapError, match="unknown retrieval/prompt"):
+        knowgap.run("abstain", models={"target": scripted(tmp_path, ABSTAIN)},
+                    options={"kb": str(small_kb), "retrieval": ["bm25"]}, runs_root=runs_root)
+
+
+def test_cli_prints_the_paper_table(tmp_path: Path, small_kb: Path) -> None:
+    from tests.helpers import knowgap_cli
+
+    proc = knowgap_cli("run", "abstain", "--kb", str(small_kb), "--retrieval", "direct", "--retrieval", "rag",
+                       "--prompts", "conservative", "--model", scripted(tmp_path, ABSTAIN), "--runs-dir",
+                       str(tmp_path / "runs"), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert "Abstention rate (higher is better)" in proc.stdout
+    assert "| conservative | 100.0% [64.6%, 100.0%] n=7 | 100.0% [64.6%, 100.0%] n=7 |" in proc.stdout
+    assert json.loads((tmp_path / "runs").joinpath(next(p.name for p in (tmp_path / "runs").iterdir()),
+                                                   "metrics.json").read_text())
