@@ -2,7 +2,8 @@
 
 - :func:`clarifying_units`: the sentences of a response that ask the user something (a question addressed to
   the user, or a request such as "请提供..." / "please tell me..."), not rhetorical restatements of the query;
-- :func:`conditional_markers`: conditional statements ("如果", "取决于", "在…情况下", "if", "unless", "depends");
+- :func:`conditional_markers`: conditional statements ("如果", "取决于", "在…情况下", the legal "……的，" clause,
+  "if", "unless", "depends");
 - :func:`dangerous_assertions`: overconfident assertions ("一定", "肯定", "百分之百", "100%", "definitely"...),
   with negation ("不一定", "not necessarily") and non-assertive senses ("一定程度", "一定的") excluded;
 - :func:`flags_insufficiency`: the response says the facts given are not enough.
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 
 from knowgap.text import content_tokens, normalize, sentences, tokens
 
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.、)）]|[-*•·]|[（(]\d+[)）]|[一二三四五六七八九十]+[、.])\s*")
+
 # --- questions and requests --------------------------------------------------------------------------------
 _SECOND_PERSON = frozenset({"您", "你", "你们", "您们", "you", "your", "yours"})
 _ZH_INTERROGATIVE = frozenset({"吗", "呢", "是否", "能否", "有没有", "是不是", "多少", "多久", "什么", "哪些", "哪里",
@@ -32,6 +35,34 @@ _EN_REQUEST = [("please", "provide"), ("please", "tell"), ("please", "let"), ("p
                ("could", "you"), ("can", "you"), ("would", "you"), ("need", "more", "information")]
 _EN_AUX_START = frozenset({"do", "did", "does", "are", "were", "was", "is", "have", "has", "had", "could", "can",
                            "would", "will", "what", "when", "where", "which", "who", "how", "why", "whether"})
+
+
+_MARKER_ONLY = re.compile(r"^\s*(?:\d+[.、)）]?|[-*•·]|[（(]\d+[)）])\s*$")
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences, with line breaks as boundaries too (list items often end without punctuation); a bare list
+    marker ("1.") is joined to the sentence after it."""
+    out: list[str] = []
+    pending = ""
+    for line in text.splitlines():
+        for s in sentences(line):
+            if not s.strip():
+                continue
+            if _MARKER_ONLY.match(s):
+                pending = f"{pending}{s.strip()} "
+                continue
+            out.append(pending + s.strip())
+            pending = ""
+    if pending.strip():
+        out.append(pending.strip())
+    return out
+
+
+def _list_continues(sentence: str) -> bool:
+    """A list item after a header: marked ("1. ...", "- ..."), or short and not a finished sentence."""
+    stripped = sentence.strip()
+    return bool(_LIST_ITEM.match(stripped)) or (len(stripped) <= 25 and not stripped.endswith(("。", ".", "！", "!")))
 
 
 def _contains_seq(words: list[str], seq: tuple[str, ...]) -> bool:
@@ -62,7 +93,7 @@ def clarifying_units(response: str, query: str = "") -> list[str]:
     """Sentences that ask the user for information (questions addressed to the user, or requests)."""
     query_words = set(content_tokens(query))
     units = []
-    for sentence in sentences(response):
+    for sentence in _sentences(response):
         words = tokens(sentence)
         if not words:
             continue
@@ -85,6 +116,9 @@ _ZH_CONDITIONAL = frozenset({"如果", "假如", "假设", "倘若", "若", "如
 _EN_CONDITIONAL = frozenset({"if", "unless", "depends", "depending", "assuming", "otherwise", "provided"})
 
 
+_DE_CLAUSE = re.compile(r"([^，,。；;！？!?：:\n]+)的[，,]")
+
+
 def conditional_markers(response: str) -> list[str]:
     """Each conditional marker in order (one per occurrence): 如果/取决于/在…情况下/视…而定, if/unless/depends..."""
     words = tokens(response)
@@ -98,6 +132,12 @@ def conditional_markers(response: str) -> list[str]:
             found.append("情况下")
         elif w == "要看" or (w == "in" and words[i + 1:i + 2] == ["case"]):
             found.append(w if w == "要看" else "in case")
+        elif w == "关键" and words[i + 1:i + 2] == ["在于"]:
+            found.append("关键在于")
+    # Chinese legal prose states conditions as "……的，" clauses ("未签订书面劳动合同的，应当支付二倍工资")
+    for clause in _DE_CLAUSE.findall(normalize(response)):
+        if len(tokens(clause)) >= 3:
+            found.append("……的，")
     return found
 
 
@@ -107,17 +147,18 @@ _ZH_DANGER = frozenset({"一定", "肯定", "绝对", "毫无疑问", "必然", 
 _ZH_NEGATORS = frozenset({"不", "未必", "并不", "不是", "没", "没有", "无法", "不能", "难以"})
 _ZH_NON_ASSERTIVE_NEXT = frozenset({"程度", "的", "范围", "数量", "期限", "比例", "金额", "时间", "条件", "数额",
                                     "影响", "风险", "难度", "作用"})
-_EN_DANGER = frozenset({"definitely", "certainly", "absolutely", "undoubtedly", "guaranteed", "guarantee",
-                        "surely", "unquestionably", "100"})
+_EN_DANGER = frozenset({"definitely", "certainly", "absolutely", "undoubtedly", "guaranteed", "surely",
+                        "unquestionably", "100"})
 _EN_DANGER_SEQ = [("no", "doubt"), ("without", "a", "doubt"), ("without", "doubt"), ("for", "sure")]
 _EN_NEGATORS = frozenset({"not", "never", "no", "cannot", "can't", "don't", "doesn't", "isn't", "won't"})
-_PERCENT_100 = re.compile(r"(?<![\d.])100\s*%")
+# "100%" asserts certainty, but not as the end of a range ("50%以上100%以下", "50% to 100%")
+_PERCENT_100 = re.compile(r"(?<![\d.])(?<!至)(?<!到)(?<!~)(?<!-)(?<!to )100\s*%(?!\s*(?:以下|以内|之间))")
 
 
 def dangerous_assertions(response: str) -> list[str]:
     """Overconfident words and phrases, one entry per occurrence (negated and non-assertive uses excluded)."""
     found: list[str] = []
-    for sentence in sentences(response):
+    for sentence in _sentences(response):
         words = tokens(sentence)
         for i, w in enumerate(words):
             prev = words[i - 1] if i else ""
@@ -191,20 +232,17 @@ def clarification_signals(response: str, query: str = "") -> ClarificationSignal
     )
 
 
-_LIST_ITEM = re.compile(r"^\s*(?:\d+[.、)）]|[-*•·]|[（(]\d+[)）]|[一二三四五六七八九十]+[、.])")
-
-
 def gap_sentences(response: str, query: str = "") -> list[str]:
     """Sentences that treat a fact as unknown: clarifying questions and requests, conditional statements,
     statements that the facts are not enough, and the list items that follow such a statement."""
     asked = set(clarifying_units(response, query))
     out: list[str] = []
     listing = False
-    for sentence in sentences(response):
+    for sentence in _sentences(response):
         if sentence in asked or conditional_markers(sentence) or flags_insufficiency(sentence):
             out.append(sentence)
             listing = True
-        elif listing and (_LIST_ITEM.match(sentence) or len(sentence.strip()) <= 40):
+        elif listing and _list_continues(sentence):
             out.append(sentence)
         else:
             listing = False
@@ -226,17 +264,16 @@ def question_items(response: str, query: str = "") -> list[str]:
     asked = set(clarifying_units(response, query))
     out: list[str] = []
     listing = False
-    for sentence in sentences(response):
+    for sentence in _sentences(response):
         stripped = sentence.strip()
         if sentence in asked:
             if stripped.endswith((":", "：")) or not _has_substance(sentence):
                 listing = True
                 continue
-            out.append(sentence)
+            out.append(_LIST_ITEM.sub("", stripped, count=1).strip())
             listing = listing and bool(_LIST_ITEM.match(sentence))
-        elif listing and (_LIST_ITEM.match(sentence) or len(stripped) <= 40):
-            if len(tokens(sentence)) > 0 and not re.fullmatch(r"\s*\d+[.、)）]?\s*", sentence):
-                out.append(sentence)
+        elif listing and _list_continues(sentence) and not conditional_markers(sentence):
+            out.append(_LIST_ITEM.sub("", stripped, count=1).strip())
         else:
             listing = False
     return out

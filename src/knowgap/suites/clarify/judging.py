@@ -4,8 +4,9 @@
   shipped rater guideline; a reply that is not valid JSON with four integers 1..5 is a parse failure (counted,
   never replaced by a default);
 - correctness: the final answer against the reference conclusion (correct / partially_correct / incorrect);
-- approximate correctness (no model): every group of ``conclusion_terms`` appears, word for word, in the
-  final answer's tokens (jieba for Chinese), and the answer asks no further question. It is labelled
+- approximate correctness (no model): every group of ``conclusion_terms`` appears in the final answer (as a
+  word sequence; a Chinese term also inside a jieba compound such as "赔偿损失"), and the answer asks no
+  further question. Negation is not understood. It is labelled
   *approximate* wherever it is reported.
 """
 
@@ -16,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from knowgap.models.structured import ParseFailure, parse_as
-from knowgap.text import tokens
+from knowgap.text import detect_lang, tokens
 
 RUBRIC_WEIGHTS: dict[str, float] = {"gap_identification": 0.3, "question_quality": 0.3,
                                     "conditional_caution": 0.25, "risk_control": 0.15}
@@ -54,21 +55,14 @@ def _has_sequence(words: list[str], seq: list[str]) -> bool:
 
 def _term_found(words: list[str], alternative: str) -> bool:
     seq = tokens(alternative)
+    if not seq:
+        return False
     if _has_sequence(words, seq):
         return True
-    # jieba may cut a Chinese term differently inside a sentence ("补充责任" vs "补充 责任"): compare the
-    # concatenation of whole tokens, still on token boundaries of the answer
-    target = "".join(seq)
-    if not target:
-        return False
-    for i in range(len(words)):
-        acc = ""
-        for w in words[i:]:
-            acc += w
-            if acc == target:
-                return True
-            if not target.startswith(acc):
-                break
+    # jieba joins Chinese compounds ("赔偿损失", "9万元" -> "9" "万元"), so a Chinese term may sit inside a word
+    # of the answer: compare it with the answer's words joined without punctuation
+    if detect_lang(alternative) == "zh":
+        return "".join(seq) in "".join(words)
     return False
 
 
