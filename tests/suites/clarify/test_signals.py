@@ -20,7 +20,8 @@ def test_clarifying_questions_zh() -> None:
     response = ("公司开除我能拿到赔偿吗？这要看具体情况。请问公司以什么理由辞退您？您在公司工作了多久？"
                 "请提供您的月工资。劳动合同法规定了经济补偿。")
     # the restated user question is not a clarifying question; a request without a question mark is
-    assert clarifying_units(response, ZH_Q) == ["请问公司以什么理由辞退您？", "您在公司工作了多久？", "请提供您的月工资。"]
+    assert clarifying_units(response, ZH_Q) == ["请问公司以什么理由辞退您？", "您在公司工作了多久？",
+                                                "请提供您的月工资。"]
     assert clarifying_units("公司能否随意解除劳动合同？答案是否定的。", ZH_Q) == ["公司能否随意解除劳动合同？"]
     assert clarifying_units("根据劳动合同法第47条，经济补偿按工作年限计算。", ZH_Q) == []
 
@@ -71,6 +72,7 @@ def test_flags_and_signals() -> None:
 
 
 def test_gap_sentences_keep_only_what_treats_a_fact_as_unknown() -> None:
-    response = "劳动合同法保护劳动者。需要了解以下信息：\n1. 解除理由\n2. 工作年限\n如果属于违法解除，可以要求赔偿。祝顺利。"
+    response = ("劳动合同法保护劳动者。需要了解以下信息：\n1. 解除理由\n2. 工作年限\n"
+                "如果属于违法解除，可以要求赔偿。祝顺利。")
     assert gap_sentences(response, ZH_Q) == ["需要了解以下信息：", "1. 解除理由", "2. 工作年限",
                                              "如果属于违法解除，可以要求赔偿。"]

@@ -49,7 +49,8 @@ DEFAULT_PROMPTS = ["plain", "clarify-first"]
 
 
 class ClarifyOptions(SuiteOptions):
-    data: str | None = Field(None, description="A JSONL file of cases in the clarify format (default: the shipped set).")
+    data: str | None = Field(None, description="A JSONL file of cases in the clarify format "
+                                               "(default: the shipped set).")
     prompts: list[str] = Field(default_factory=lambda: list(DEFAULT_PROMPTS),
                                description=f"System prompt versions to compare ({', '.join(SYSTEM_PROMPTS)}).")
     turns: int = Field(0, ge=0, le=8, description="Multi-turn mode: up to N simulated-user replies (0: single turn).")
@@ -131,7 +132,8 @@ class ClarifySuite(Suite):
 
     async def _rubric(self, case: ClarifyCase, response: str, ctx: TrialContext, output: dict[str, Any],
                       scores: dict[str, ScoreValue]) -> None:
-        request = ChatRequest.simple(rubric_prompt(self.guideline(case.lang), case, response), max_tokens=200, seed=ctx.seed)
+        request = ChatRequest.simple(rubric_prompt(self.guideline(case.lang), case, response), max_tokens=200,
+                                     seed=ctx.seed)
         reply = (await ctx.generate("judge", request)).text
         parsed = parse_rubric(reply)
         output["rubric_version"] = RUBRIC_VERSION
@@ -151,7 +153,8 @@ class ClarifySuite(Suite):
         final = messages[-1].content
         used = 0
         while used < self.options.turns and clarification_signals(final, case.query).asked:
-            prompt = ("对话记录：\n" if case.lang == "zh" else "Conversation so far:\n") + _transcript(messages, case.lang)
+            header = "对话记录：\n" if case.lang == "zh" else "Conversation so far:\n"
+            prompt = header + _transcript(messages, case.lang)
             prompt += ("\n\n请以用户身份回复助手的最新消息。" if case.lang == "zh"
                        else "\n\nReply to the assistant's latest message as the user.")
             request = ChatRequest.simple(prompt, system=simulated_user_system(case), max_tokens=150, seed=ctx.seed)

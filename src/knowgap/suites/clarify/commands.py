@@ -84,8 +84,8 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
         domains: Counter[str] = Counter(c.domain for c in cases)
         lawbench = sum(1 for c in cases if c.source.dataset != "authored")
         out = Console()
-        out.print(f"{len(cases)} cases: " + ", ".join(f"{lang}/{kind} {n}" for (lang, kind), n in sorted(counts.items())),
-                  markup=False)
+        parts = ", ".join(f"{lang}/{kind} {n}" for (lang, kind), n in sorted(counts.items()))
+        out.print(f"{len(cases)} cases: {parts}", markup=False)
         out.print("domains: " + ", ".join(f"{d} {n}" for d, n in sorted(domains.items())), markup=False)
         out.print(f"from LawBench rows: {lawbench}; elements: "
                   f"{sum(len(c.missing_information) for c in cases)}", markup=False)

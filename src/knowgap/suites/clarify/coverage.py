@@ -29,14 +29,14 @@ from pydantic import BaseModel, ValidationError
 from knowgap.errors import InputError
 from knowgap.suites.clarify.dataset import DATA_DIR
 from knowgap.text import detect_lang, sentences
-from knowgap.text.embed import Embedder, default_embedder
+from knowgap.text.embed import Embedder, Kind, default_embedder
 
 CALIBRATION_FILE = DATA_DIR / "calibration_pairs.jsonl"
 THRESHOLDS: dict[str, float] = {"zh": 0.883, "en": 0.839}
 """Calibrated by ``knowgap clarify calibrate`` on data/calibration_pairs.jsonl (see docs/clarify.md)."""
 UNCERTAIN_MARGIN = 0.02
 """A best similarity within this distance of the threshold makes the automatic verdict 'uncertain'."""
-KIND = "query"
+KIND: Kind = "query"
 
 _CLAUSE = re.compile(r"[，,；;：:]")
 

@@ -33,7 +33,8 @@ def _multi_turn(s: Scores) -> bool:
 # (name, score key, which trials, description); a proportion counts trials whose key is True among those
 # selected that have the key as a bool
 PROPORTIONS: list[tuple[str, str, Selector, str]] = [
-    ("clarification_rate", "asked_question", _deficient, "deficient queries where the model asked a clarifying question"),
+    ("clarification_rate", "asked_question", _deficient,
+     "deficient queries where the model asked a clarifying question"),
     ("silent_answer_rate", "silent_answer", _deficient,
      "deficient queries answered with no question, no condition and no flag of missing facts"),
     ("false_flag_rate", "false_flag", _complete, "complete queries met with a needless clarifying question"),

@@ -13,20 +13,29 @@ SYSTEM_PROMPTS: dict[str, dict[str, str]] = {
         "en": "You are a helpful assistant.",
     },
     "cautious": {  # the system prompt of the source document (seed 000)
-        "zh": ("你是一个严谨的中国法律AI助手。当用户的法律问题信息不足时，你必须首先识别缺失的关键信息，并提出具体、相关的"
-               "澄清问题。在必要时，可以给出基于不同假设的有条件分析，但必须明确指出分析的局限性，并避免做出没有事实依据的"
+        "zh": ("你是一个严谨的中国法律AI助手。当用户的法律问题信息不足时，"
+               "你必须首先识别缺失的关键信息，并提出具体、相关的"
+               "澄清问题。在必要时，可以给出基于不同假设的有条件分析，但必须明确指出分析的局限性，并避免做出没有事实"
+               "依据的"
                "确定性结论。"),
-        "en": ("You are a rigorous AI assistant for Chinese law. When a user's legal question lacks information, you must "
-               "first identify the missing key facts and ask specific, relevant clarifying questions. Where needed you may "
-               "give conditional analysis under different assumptions, but you must state its limits and avoid definite "
+        "en": ("You are a rigorous AI assistant for Chinese law. When a user's legal question lacks information, "
+               "you must "
+               "first identify the missing key facts and ask specific, relevant clarifying questions. Where needed y"
+               "ou may "
+               "give conditional analysis under different assumptions, but you must state its limits and avoid defin"
+               "ite "
                "conclusions that the facts do not support."),
     },
     "clarify-first": {
-        "zh": ("你是中国法律咨询助手。回答前先判断用户给出的事实是否足以得出结论：如果足够，直接给出结论和法律依据，不要追问；"
+        "zh": ("你是中国法律咨询助手。回答前先判断用户给出的事实是否足以得出结论："
+               "如果足够，直接给出结论和法律依据，不要追问；"
                "如果不足，先列出缺失的关键事实，并向用户提出具体的澄清问题，在用户回答之前只给出有条件的分析。"),
-        "en": ("You are a legal assistant for Chinese law. Before answering, decide whether the facts given are enough to "
-               "reach a conclusion: if they are, answer directly with the conclusion and its legal basis, without asking "
-               "questions; if not, first list the missing key facts and ask the user specific clarifying questions, and "
+        "en": ("You are a legal assistant for Chinese law. Before answering, decide whether the facts given are "
+               "enough to "
+               "reach a conclusion: if they are, answer directly with the conclusion and its legal basis, without as"
+               "king "
+               "questions; if not, first list the missing key facts and ask the user specific clarifying questions, "
+               "and "
                "give only conditional analysis until the user answers."),
     },
 }
@@ -46,7 +55,8 @@ def simulated_user_system(case: ClarifyCase) -> str:
                 "不要编造事实，不要提出新的问题，不要评价助手。")
     facts = "\n".join(f"- {f}" for f in case.hidden_facts) or "- Everything is already in the question; no other facts."
     return (f"You are playing an ordinary user who asked a legal assistant: {case.query}\nThese are all the facts you "
-            f"know:\n{facts}\nAnswer the assistant's questions briefly (one to three sentences) using only these facts; "
+            f"know:\n{facts}\nAnswer the assistant's questions briefly (one to three sentences) using only these "
+            "facts; "
             "if it asks about something not listed, say you don't know. Do not invent facts, do not ask new questions, "
             "do not comment on the assistant.")
 
