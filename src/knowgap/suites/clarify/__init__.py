@@ -72,7 +72,8 @@ class ClarifySuite(Suite):
                    "assuming, and answer complete ones directly?")
     Options = ClarifyOptions
     roles = ("target", "judge", "generator")
-    demo_options: ClassVar[dict[str, Any]] = {"sample": 3, "prompts": ["plain", "clarify-first"], "max_tokens": 200}
+    demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "prompts": ["plain", "clarify-first"], "max_tokens": 160,
+                                              "no_rubric": True}
     default_max_tokens = 400
     options: ClarifyOptions
 
