@@ -135,8 +135,10 @@ def conditional_markers(response: str) -> list[str]:
         elif w == "关键" and words[i + 1:i + 2] == ["在于"]:
             found.append("关键在于")
     # Chinese legal prose states conditions as "……的，" clauses ("未签订书面劳动合同的，应当支付二倍工资")
+    # ... but "是……的，" asserts ("解除是违法的，"), it does not condition
     for clause in _DE_CLAUSE.findall(normalize(response)):
-        if len(tokens(clause)) >= 3:
+        words = tokens(clause)
+        if len(words) >= 3 and "是" not in words:
             found.append("……的，")
     return found
 

@@ -47,6 +47,7 @@ def test_conditional_markers() -> None:
     assert conditional_markers("If the dismissal was unlawful you get 2N, unless you agreed otherwise. "
                                "It depends on the reason.") == ["if", "unless", "otherwise", "depends"]
     assert conditional_markers("The employer must pay 2N.") == []
+    assert conditional_markers("单位辞退你是违法的，应当支付赔偿金。") == []
 
 
 def test_dangerous_assertions_are_word_level_and_skip_negation() -> None:

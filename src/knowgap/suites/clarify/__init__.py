@@ -57,7 +57,7 @@ class ClarifyOptions(SuiteOptions):
     lang: Literal["zh", "en"] | None = Field(None, description="Only cases in this language (zh or en).")
     no_rubric: bool = Field(False, description="Skip the LLM rubric judge (automatic scores only).")
     no_correctness: bool = Field(False, description="Skip the LLM correctness judge (keeps the offline approximation).")
-    max_tokens: int = Field(400, ge=16, le=4096, description="Maximum tokens of each target answer.")
+    max_tokens: int = Field(256, ge=16, le=4096, description="Maximum tokens of each target answer.")
 
 
 def _transcript(messages: list[Message], lang: str) -> str:
@@ -74,7 +74,7 @@ class ClarifySuite(Suite):
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "prompts": ["plain", "clarify-first"], "max_tokens": 160,
                                               "no_rubric": True}
-    default_max_tokens = 400
+    default_max_tokens = 256
     options: ClarifyOptions
 
     def __init__(self, options: SuiteOptions) -> None:
