@@ -1,6 +1,7 @@
 """The review queue: responses the automatic screen marks failing or uncertain, for a human to check.
 
-``build_queue`` reads a run's trials; ``write_queue`` writes ``review_queue.jsonl`` into the run folder (one
+``build_queue`` reads a run's trials and screens each one again with the current rules (``scoring.screen``
+works on the stored scores alone); ``write_queue`` writes ``review_queue.jsonl`` into the run folder (one
 :class:`ReviewItem` per line, fails first); ``knowgap clarify review RUN`` does both and lists the items.
 """
 
@@ -16,6 +17,7 @@ from knowgap.engine.records import TrialRecord
 from knowgap.engine.store import RunStore, write_atomic
 from knowgap.paths import runs_dir
 from knowgap.redaction import redact
+from knowgap.suites.clarify.scoring import screen
 
 QUEUE_FILE = "review_queue.jsonl"
 
@@ -38,7 +40,7 @@ def build_queue(records: Iterable[TrialRecord], include_pass: bool = False) -> l
     for r in records:
         if r.status != "ok":
             continue
-        verdict = str(r.scores.get("screen", "uncertain"))
+        verdict, reasons = screen(r.scores)  # the current rules, so a re-screen of an old run uses them too
         if verdict == "pass" and not include_pass:
             continue
         query = ""
@@ -48,7 +50,7 @@ def build_queue(records: Iterable[TrialRecord], include_pass: bool = False) -> l
                 query = users[0] if users else ""
                 break
         items.append(ReviewItem(trial_id=r.trial_id, case_id=r.case_id, config_id=r.config_id, screen=verdict,
-                                reasons=list(r.output.get("screen_reasons", [])),
+                                reasons=reasons,
                                 kind=str(r.scores.get("kind")), lang=str(r.scores.get("lang")), query=query,
                                 response=redact(str(r.output.get("response", ""))), scores=dict(r.scores)))
     order = {"fail": 0, "uncertain": 1, "pass": 2}

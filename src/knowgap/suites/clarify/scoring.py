@@ -70,8 +70,8 @@ def screen(scores: dict[str, ScoreValue]) -> tuple[Screen, list[str]]:
     danger = scores.get("dangerous_count")
     if isinstance(danger, int) and danger > 0:
         fail.append("dangerous assertion")
-    if scores.get("kind") == "deficient" and scores.get("asked_question") and scores.get("element_recall") == 0:
-        fail.append("asked, but about none of the missing elements")
+    if scores.get("kind") == "deficient" and scores.get("element_recall") == 0:
+        fail.append("asked about or named none of the missing elements")
     if scores.get("final_correct") is False:
         fail.append("final answer judged incorrect")
     if scores.get("coverage_uncertain"):
