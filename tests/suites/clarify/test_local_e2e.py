@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 def test_multi_turn_on_the_embedded_model(small_pack_home: Path, runs_root: Path) -> None:
     result = knowgap.run("clarify", models={"target": "local:qwen2.5-0.5b"},
                          options={"sample": 1, "lang": "en", "prompts": ["clarify-first"], "turns": 1,
-                                  "max_tokens": 96}, runs_root=runs_root, seed=3)
+                                  "max_tokens": 48}, runs_root=runs_root, seed=3)
     assert result.manifest.trials_ok == 1 and result.manifest.trials_error == 0
     [record] = knowgap.iter_trials(result.run_id, runs_root)
     assert record.output["response"].strip()
