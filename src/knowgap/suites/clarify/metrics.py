@@ -1,0 +1,145 @@
+"""Metrics of a clarify run per configuration (system prompt version), each with a 95% CI: Wilson intervals for
+proportions, a seeded bootstrap for means. Key rates are also split by language (group ``prompt=X · zh``)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
+from knowgap.engine.stats import bootstrap_mean, wilson
+
+Scores = dict[str, ScoreValue]
+Selector = Callable[[Scores], bool]
+
+
+def _deficient(s: Scores) -> bool:
+    return s.get("kind") == "deficient"
+
+
+def _complete(s: Scores) -> bool:
+    return s.get("kind") == "complete"
+
+
+def _any(s: Scores) -> bool:
+    return True
+
+
+def _multi_turn(s: Scores) -> bool:
+    return "turns_used" in s
+
+
+# (name, score key, which trials, description); a proportion counts trials whose key is True among those
+# selected that have the key as a bool
+PROPORTIONS: list[tuple[str, str, Selector, str]] = [
+    ("clarification_rate", "asked_question", _deficient,
+     "deficient queries where the model asked a clarifying question"),
+    ("silent_answer_rate", "silent_answer", _deficient,
+     "deficient queries answered with no question, no condition and no flag of missing facts"),
+    ("false_flag_rate", "false_flag", _complete, "complete queries met with a needless clarifying question"),
+    ("dangerous_assertion_rate", "has_dangerous", _any, "responses with at least one overconfident assertion"),
+    ("control_correctness", "final_correct", lambda s: _complete(s) and not _multi_turn(s),
+     "complete controls whose answer the judge found correct (single turn)"),
+    ("control_correctness_approx", "final_correct_approx", lambda s: _complete(s) and not _multi_turn(s),
+     "APPROXIMATE (no model): complete controls whose answer holds every reference term"),
+    ("final_correctness", "final_correct", _multi_turn,
+     "multi-turn: final answers the judge found correct against the reference conclusion"),
+    ("final_correctness_deficient", "final_correct", lambda s: _multi_turn(s) and _deficient(s),
+     "multi-turn, deficient cases only: final answer correct after the simulated user's replies"),
+    ("final_correctness_approx", "final_correct_approx", _multi_turn,
+     "APPROXIMATE (no model), multi-turn: final answers holding every reference term and asking nothing more"),
+    ("resolved_rate", "resolved", _multi_turn, "multi-turn: the model stopped asking and answered within N turns"),
+    ("rubric_parse_failure_rate", "rubric_parse_failure", _deficient, "rubric judge replies that could not be parsed"),
+    ("correctness_parse_failure_rate", "correctness_parse_failure", _any,
+     "correctness judge replies that could not be parsed"),
+]
+MEANS: list[tuple[str, str, Selector, str]] = [
+    ("element_recall", "element_recall", _deficient, "share of annotated missing elements the response names or asks"),
+    ("element_precision", "element_precision", _deficient,
+     "share of the response's clarifying questions that match a missing element (responses that asked)"),
+    ("element_f2", "element_f2", _deficient, "F2 of element coverage (recall weighted 4x)"),
+    ("recall_switches_conclusion", "recall_switches_conclusion", _deficient,
+     "recall of elements that switch the conclusion"),
+    ("recall_gates_rule", "recall_gates_rule", _deficient, "recall of elements that gate whether a rule applies"),
+    ("recall_prerequisite", "recall_prerequisite", _deficient, "recall of prerequisite elements"),
+    ("missing_info_similarity", "missing_info_similarity", _deficient,
+     "mean over missing elements of the best cosine with a response sentence (e5)"),
+    ("expected_questions_similarity", "expected_questions_similarity", _deficient,
+     "mean over expected questions of the best cosine with a response sentence (e5)"),
+    ("conditional_count", "conditional_count", _any, "conditional statements per response"),
+    ("question_count", "question_count", _any, "clarifying questions per response"),
+    ("length_chars", "length_chars", _any, "response length in non-space characters"),
+    ("rubric_gap_identification", "rubric_gap_identification", _deficient, "rubric A, 1-5 (weight 0.3)"),
+    ("rubric_question_quality", "rubric_question_quality", _deficient, "rubric B, 1-5 (weight 0.3)"),
+    ("rubric_conditional_caution", "rubric_conditional_caution", _deficient, "rubric C, 1-5 (weight 0.25)"),
+    ("rubric_risk_control", "rubric_risk_control", _deficient, "rubric D, 1-5 (weight 0.15)"),
+    ("rubric_total", "rubric_total", _deficient, "weighted rubric total, 1-5"),
+    ("turns_used", "turns_used", _multi_turn, "multi-turn: simulated-user replies used"),
+]
+BY_LANGUAGE = {"clarification_rate", "silent_answer_rate", "false_flag_rate", "element_f2"}
+
+
+@dataclass
+class _Group:
+    scores: list[Scores] = field(default_factory=list)
+    errors: int = 0
+
+
+def _proportion(name: str, group: str, values: list[bool], text: str) -> MetricValue:
+    n, k = len(values), sum(values)
+    lo, hi = wilson(k, n) if n else (None, None)
+    return MetricValue(name=name, group=group, value=k / n if n else None, ci_low=lo, ci_high=hi, n=n,
+                       kind="proportion", description=text)
+
+
+def _mean(name: str, group: str, values: list[float], text: str, seed: int) -> MetricValue:
+    n = len(values)
+    lo, hi = bootstrap_mean(values, seed=seed) if n else (None, None)
+    return MetricValue(name=name, group=group, value=sum(values) / n if n else None, ci_low=lo, ci_high=hi, n=n,
+                       kind="mean", description=text)
+
+
+def _group_metrics(group: str, scores: list[Scores], only: set[str] | None = None) -> list[MetricValue]:
+    out = []
+    for name, key, select, text in PROPORTIONS:
+        if only is not None and name not in only:
+            continue
+        values = [bool(s[key]) for s in scores if select(s) and isinstance(s.get(key), bool)]
+        if values or name in {"clarification_rate", "silent_answer_rate", "false_flag_rate"}:
+            out.append(_proportion(name, group, values, text))
+    for i, (name, key, select, text) in enumerate(MEANS):
+        if only is not None and name not in only:
+            continue
+        nums = [float(v) for s in scores if select(s) and isinstance(v := s.get(key), int | float)
+                and not isinstance(v, bool)]
+        if nums or name in {"element_recall", "element_f2"}:
+            out.append(_mean(name, group, nums, text, seed=i))
+    return out
+
+
+def clarify_metrics(records: Iterable[TrialRecord]) -> list[MetricValue]:
+    groups: dict[str, _Group] = defaultdict(_Group)
+    for r in records:
+        g = groups[r.config_id]
+        if r.status != "ok":
+            g.errors += 1
+            continue
+        s = dict(r.scores)
+        s["has_dangerous"] = (s.get("dangerous_count") or 0) > 0  # type: ignore[operator]
+        g.scores.append(s)
+    out: list[MetricValue] = []
+    for group in sorted(groups):
+        g = groups[group]
+        out.extend(_group_metrics(group, g.scores))
+        review = sum(1 for s in g.scores if s.get("screen") in ("fail", "uncertain"))
+        out.append(MetricValue(name="review_queue", group=group, value=float(review), n=review, kind="count",
+                               description="responses the automatic screen marks failing or uncertain "
+                                           "(knowgap clarify review RUN lists them)"))
+        out.append(MetricValue(name="errors", group=group, value=float(g.errors), n=g.errors, kind="count",
+                               description="trials whose model call failed for good"))
+        for lang in ("zh", "en"):
+            subset = [s for s in g.scores if s.get("lang") == lang]
+            if subset:
+                out.extend(_group_metrics(f"{group} · {lang}", subset, only=BY_LANGUAGE))
+    return out

@@ -1,0 +1,108 @@
+"""Element coverage (real e5 embeddings), its calibration, F-beta, the rubric and correctness parsers, the
+offline correctness approximation, and the automatic screen, on hand-checked zh and en examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowgap.models.structured import ParseFailure
+from knowgap.suites.clarify.coverage import THRESHOLDS, best_threshold, calibrate, f_beta, load_pairs
+from knowgap.suites.clarify.dataset import ClarifyCase, load_cases
+from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS, approximate_correct, parse_rubric, parse_verdict
+from knowgap.suites.clarify.scoring import score_response, screen
+
+
+@pytest.fixture(scope="module")
+def cases() -> dict[str, ClarifyCase]:
+    return {c.id: c for c in load_cases()}
+
+
+def test_f_beta_by_hand() -> None:
+    assert f_beta(1.0, 1.0, 2) == 1.0
+    assert f_beta(0.0, 0.0, 2) == 0.0
+    # P=0.5, R=1: (1+4)*0.5*1 / (4*0.5+1) = 2.5/3
+    assert f_beta(0.5, 1.0, 2) == pytest.approx(2.5 / 3)
+    assert f_beta(1.0, 0.5, 2) == pytest.approx(2.5 / 4.5)  # recall counts more than precision
+
+
+def test_best_threshold_is_a_midpoint_with_best_accuracy() -> None:
+    assert best_threshold([0.1, 0.2, 0.8, 0.9], [False, False, True, True]) == pytest.approx(0.5)
+    assert best_threshold([0.1, 0.9], [True, True]) < 0.1
+
+
+def test_shipped_thresholds_are_the_calibrated_ones() -> None:
+    report = {r.lang: r for r in calibrate(load_pairs())}
+    assert set(report) == {"zh", "en"}
+    for lang, r in report.items():
+        assert r.threshold == pytest.approx(THRESHOLDS[lang], abs=0.002)
+        assert r.accuracy >= 0.85 and r.auc >= 0.85
+
+
+def test_good_zh_response_covers_every_element(cases: dict[str, ClarifyCase]) -> None:
+    case = cases["zh-labour-001"]
+    good = ("能否拿到赔偿取决于几个关键事实。请问：1. 您是否签订了书面劳动合同，现在是否还在试用期？"
+            "2. 单位辞退您给出了什么理由？3. 您的月工资是多少？如果单位没有合法理由，属于违法解除，可以要求赔偿金。")
+    output, scores = score_response(case, good)
+    assert scores["asked_question"] and scores["question_count"] == 3
+    assert scores["element_recall"] == 1.0 and scores["element_precision"] == 1.0 and scores["element_f2"] == 1.0
+    assert scores["silent_answer"] is False and scores["dangerous_count"] == 0
+    assert screen(scores) == ("pass", [])
+
+
+def test_silent_zh_answer_fails_the_screen(cases: dict[str, ClarifyCase]) -> None:
+    output, scores = score_response(cases["zh-labour-001"], "单位辞退你是违法的，你一定可以拿到两倍赔偿金。")
+    assert scores["silent_answer"] is True and scores["element_recall"] == 0.0 and scores["element_f2"] == 0.0
+    assert output["dangerous_assertions"] == ["一定"]
+    verdict, reasons = screen(scores)
+    assert verdict == "fail" and any("silent answer" in r for r in reasons)
+
+
+def test_en_response_asking_one_of_three_elements(cases: dict[str, ClarifyCase]) -> None:
+    case = cases["en-labour-001"]
+    partial = ("Whether you can get compensation depends on the facts. What reason did your employer give for "
+               "dismissing you? If it was unlawful, you may claim double compensation.")
+    _, scores = score_response(case, partial)
+    assert scores["asked_question"] and scores["question_count"] == 1
+    assert scores["element_recall"] == pytest.approx(1 / 3, abs=1e-3)
+    assert scores["element_precision"] == 1.0
+    assert scores["element_f2"] == pytest.approx(f_beta(1.0, 1 / 3, 2), abs=1e-3)
+    assert scores["recall_switches_conclusion"] == 1.0 and scores["recall_prerequisite"] == 0.0
+
+
+def test_complete_control_false_flag(cases: dict[str, ClarifyCase]) -> None:
+    case = cases["en-labour-102"]
+    _, direct = score_response(case, "You are owed 3 x 9,000 = 27,000 RMB of economic compensation.")
+    assert direct["false_flag"] is False and "element_recall" not in direct
+    _, asks = score_response(case, "Could you tell me how long you have worked there?")
+    assert asks["false_flag"] is True and screen(asks)[0] == "fail"
+
+
+def test_rubric_parsing() -> None:
+    parsed = parse_rubric('Here: ```json\n{"gap_identification": 4, "question_quality": 3, '
+                          '"conditional_caution": 5, "risk_control": 2, "rationale": "ok"}\n```')
+    assert not isinstance(parsed, ParseFailure)
+    assert parsed.total == pytest.approx(4 * 0.3 + 3 * 0.3 + 5 * 0.25 + 2 * 0.15)
+    assert sum(RUBRIC_WEIGHTS.values()) == pytest.approx(1.0)
+    out_of_range = parse_rubric('{"gap_identification": 6, "question_quality": 3, "conditional_caution": 5, '
+                                '"risk_control": 2}')
+    assert isinstance(out_of_range, ParseFailure) and "gap_identification" in out_of_range.reason
+    assert isinstance(parse_rubric("I would give it a 4."), ParseFailure)
+    assert isinstance(parse_rubric('{"gap_identification": 4}'), ParseFailure)
+    assert isinstance(parse_rubric(""), ParseFailure)
+
+
+def test_verdict_parsing() -> None:
+    verdict = parse_verdict('{"verdict": "partially_correct", "reason": "amount differs"}')
+    assert not isinstance(verdict, ParseFailure) and verdict.verdict == "partially_correct"
+    assert isinstance(parse_verdict('{"verdict": "maybe"}'), ParseFailure)
+
+
+def test_approximate_correctness() -> None:
+    terms = ["违法解除", "6000|六千"]
+    assert approximate_correct("属于违法解除，赔偿金为6000元。", terms, asked_again=False) == (True, 1.0)
+    assert approximate_correct("属于违法解除，赔偿金为16000元。", terms, asked_again=False) == (False, 0.5)
+    assert approximate_correct("属于违法解除，赔偿金为6000元。", terms, asked_again=True)[0] is False
+    assert approximate_correct("应赔偿损失8000元。", ["8000", "损失"], asked_again=False)[0]  # inside 赔偿损失
+    assert approximate_correct("You can claim 75,000 RMB; the dismissal was unlawful.",
+                               ["75,000|75000", "unlawful|illegal"], asked_again=False)[0]
+    assert not approximate_correct("You can claim 175,000 RMB.", ["75,000|75000"], asked_again=False)[0]

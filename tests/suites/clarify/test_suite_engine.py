@@ -1,0 +1,136 @@
+"""The clarify suite end to end on the engine with a deterministic fake model (target, judge and simulated
+user in one), so every metric's value is known in advance; plus the review queue, its command and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import knowgap
+from knowgap.errors import KnowgapError
+from knowgap.models.base import ChatModel
+from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.suites.clarify.dataset import CASES_FILE, ClarifyCase, load_cases
+from knowgap.suites.clarify.review import QUEUE_FILE, write_queue
+from tests.helpers import knowgap_cli
+
+IDS = ("zh-labour-001", "en-labour-001", "zh-labour-101")
+ASK = {"zh": "请问：1. 您是否签订了书面劳动合同，是否还在试用期？2. 单位辞退您给出了什么理由？3. 您的月工资是多少？",
+       "en": ("What reason did your employer give for dismissing you? How long have you worked there and what was "
+              "your average monthly wage? Were you on probation, and did you get 30 days' notice?")}
+RUBRIC = '{"gap_identification": 4, "question_quality": 4, "conditional_caution": 3, "risk_control": 5}'
+
+
+class FakeLawyer(ChatModel):
+    """Asks on deficient questions, answers complete ones and follow-ups with the reference conclusion."""
+
+    spec = "fake:lawyer"
+    default_concurrency = 2
+
+    def __init__(self, cases: list[ClarifyCase], judge_reply: str = RUBRIC) -> None:
+        self.by_query = {c.query: c for c in cases}
+        self.judge_reply = judge_reply
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        text = request.messages[-1].content
+        system = request.messages[0].content if request.messages[0].role == "system" else ""
+        if "RATER GUIDELINE" in text:
+            reply = self.judge_reply
+        elif "REFERENCE CONCLUSION" in text:
+            reply = '{"verdict": "correct", "reason": "same outcome"}'
+        elif "扮演" in system or "You are playing" in system:
+            reply = "我签了两年合同，还在试用期。" if "扮演" in system else "I was not on probation."
+        else:
+            users = [m.content for m in request.messages if m.role == "user"]
+            case = self.by_query[users[0]]
+            reply = case.conclusion if len(users) > 1 or not case.deficient else ASK[case.lang]
+        return ChatResponse(text=reply, model=self.spec)
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    rows = [line for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if json.loads(line)["id"] in IDS]
+    path = tmp_path / "three.jsonl"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def metric(result: knowgap.RunResult, group: str, name: str) -> knowgap.MetricValue:
+    [m] = [m for m in result.metrics if m.group == group and m.name == name]
+    return m
+
+
+def run(data: Path, runs_root: Path, judge_reply: str = RUBRIC, **options: object) -> knowgap.RunResult:
+    fake = FakeLawyer(load_cases(data), judge_reply)
+    return knowgap.run("clarify", models={"target": fake.spec}, providers={fake.spec: fake},
+                       options={"data": str(data), **options}, runs_root=runs_root)
+
+
+def test_single_turn_metrics_per_prompt(data: Path, runs_root: Path) -> None:
+    result = run(data, runs_root, prompts=["plain", "cautious"])
+    assert result.manifest.trials_ok == 6 and result.manifest.trials_error == 0
+    for group in ("prompt=plain", "prompt=cautious"):
+        rate = metric(result, group, "clarification_rate")
+        assert (rate.value, rate.n) == (1.0, 2) and rate.ci_low == pytest.approx(0.3424, abs=1e-3)
+        assert metric(result, group, "silent_answer_rate").value == 0.0
+        flag = metric(result, group, "false_flag_rate")
+        assert (flag.value, flag.n) == (0.0, 1)
+        assert metric(result, group, "element_recall").value == 1.0
+        assert metric(result, group, "rubric_total").value == pytest.approx(3.9)
+        assert metric(result, group, "rubric_parse_failure_rate").value == 0.0
+        assert metric(result, group, "control_correctness").value == 1.0
+        assert metric(result, group, "control_correctness_approx").value == 1.0
+        assert metric(result, group, "dangerous_assertion_rate").value == 0.0
+        assert metric(result, f"{group} · zh", "clarification_rate").n == 1
+    # the review queue is written into the run folder
+    path, items = write_queue(result.run_id, runs_root)
+    assert path == result.path / QUEUE_FILE and path.exists()
+    assert len(path.read_text(encoding="utf-8").splitlines()) == len(items)
+    assert metric(result, "prompt=plain", "review_queue").value == sum(i.config_id == "prompt=plain" for i in items)
+
+
+def test_multi_turn_final_correctness(data: Path, runs_root: Path) -> None:
+    result = run(data, runs_root, prompts=["clarify-first"], turns=2)
+    group = "prompt=clarify-first"
+    final = metric(result, group, "final_correctness")
+    assert (final.value, final.n) == (1.0, 3)
+    assert metric(result, group, "final_correctness_approx").value == 1.0
+    assert metric(result, group, "resolved_rate").value == 1.0
+    assert metric(result, group, "turns_used").value == pytest.approx(2 / 3)  # 1 + 1 + 0 (the control)
+    records = {r.case_id: r for r in knowgap.iter_trials(result.run_id, runs_root)}
+    convo = records["zh-labour-001"].output["conversation"]
+    assert [m["role"] for m in convo] == ["user", "assistant", "user", "assistant"]
+    assert convo[2]["content"].startswith("我签了两年合同")
+    assert {c.role for c in records["zh-labour-001"].calls} == {"target", "judge", "generator"}
+
+
+def test_unparseable_judge_is_counted_not_defaulted(data: Path, runs_root: Path) -> None:
+    result = run(data, runs_root, judge_reply="I would give it four out of five.", prompts=["plain"])
+    failures = metric(result, "prompt=plain", "rubric_parse_failure_rate")
+    assert (failures.value, failures.n) == (1.0, 2)
+    assert not [m for m in result.metrics if m.name == "rubric_total" and m.value is not None]
+    _, items = write_queue(result.run_id, runs_root)
+    assert any("rubric judge reply could not be parsed" in r for i in items for r in i.reasons)
+
+
+def test_bad_options(data: Path, runs_root: Path) -> None:
+    with pytest.raises(KnowgapError, match="unknown prompt"):
+        run(data, runs_root, prompts=["nope"])
+    with pytest.raises(KnowgapError, match="turns"):
+        run(data, runs_root, turns=-1)
+
+
+@pytest.mark.slow
+def test_review_and_check_commands(data: Path, runs_root: Path, tmp_path: Path) -> None:
+    result = run(data, runs_root, prompts=["plain"])
+    done = knowgap_cli("clarify", "review", result.run_id, "--runs-dir", str(runs_root), "--all")
+    assert done.returncode == 0, done.stderr
+    assert "review queue: 3 responses" in done.stdout and (result.path / QUEUE_FILE).exists()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(data.read_text(encoding="utf-8").splitlines()[0] + "\n{\"id\": \"x\"}\n", encoding="utf-8")
+    done = knowgap_cli("clarify", "check", str(bad))
+    assert done.returncode == 1 and "line 2" in done.stderr and "field" in done.stderr
+    done = knowgap_cli("clarify", "check")
+    assert done.returncode == 0 and "85 cases" in done.stdout
