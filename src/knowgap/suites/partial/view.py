@@ -162,7 +162,7 @@ class _Builder:
         self.secrets: list[Secret] = []
 
     def deny(self, path: str, value: Any) -> None:
-        self.secrets.extend(Secret(path=p, value=v) for p, v in _leaves(path, value) if v not in (None, ""))
+        self.secrets.extend(Secret(path=p, value=v) for p, v in _leaves(path, value))
 
     def summary(self, path: str, generic: str, text: str) -> str:
         for key in (path, generic):
