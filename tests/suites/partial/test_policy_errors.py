@@ -103,9 +103,9 @@ def test_seed_files_load_as_written() -> None:
     assert policy.role == "tier1_support_agent"
     assert policy.masking_rules["customer.name"].op == "mask_middle"
     view = build_view(load_scenario(SCENARIO), policy).view
+    text = "我刚买的蓝牙耳机有严重的电流声，根本无法使用！上次买的音箱也有点小问题。你们的品控太差了！"
     assert view.evidence == {
         "customer": {"id": "cust_123", "name": "张*"},
         "orders": [{"id": "order_456", "status": "delivered"}, {"id": "order_789", "status": "refunded"}],
-        "complaint": {"text": "我刚买的蓝牙耳机有严重的电流声，根本无法使用！上次买的音箱也有点小问题。你们的品控太差了！",
-                      "channel": "在线客服", "timestamp": "2023-10-25 14:30:00"},
+        "complaint": {"text": text, "channel": "在线客服", "timestamp": "2023-10-25 14:30:00"},
     }

@@ -101,7 +101,6 @@ def expected_parts(scenario: Scenario, policy: Policy, plan: dict[str, Any]) -> 
             for name, val in row.items():
                 if name == "status":
                     continue
-                kind = p["kinds"][name] if p else ("amount" if isinstance(val, float) else "x")
                 op = p["ops"].get(name) if p else None
                 allowed = shown_row and name in p["fields"] and op not in ("drop", "redact", "summarise")
                 if allowed and op is None:

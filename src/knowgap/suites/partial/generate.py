@@ -95,7 +95,8 @@ def customer_support(i: int, lang: str, f: Facts, conflict: bool, requestable: b
     phone = ["13800138000", "13912345678", "18622223333"][k] if lang == "zh" else ["4155550142", "2025550188",
                                                                                    "3125550176"][k]
     amount = [1500.0, 2399.0, 1288.0][k] if f["big"] else [299.0, 459.0, 389.0][k]
-    product = T(lang, ["蓝牙耳机Y2", "扫地机器人R5", "电热水壶K3"][k], ["Earbuds Y2", "Robot vacuum R5", "Kettle K3"][k])
+    product = T(lang, ["蓝牙耳机Y2", "扫地机器人R5", "电热水壶K3"][k],
+                ["Earbuds Y2", "Robot vacuum R5", "Kettle K3"][k])
     batch = ["B202310", "R5-2311", "K3-0917"][k]
     complaint = (T(lang, f"我刚买的{product}完全无法使用，已经影响到日常生活！你们的品控太差了，必须马上处理！",
                    f"The {product} I just bought does not work at all and it is ruining my week. Fix this now!")
@@ -118,7 +119,8 @@ def customer_support(i: int, lang: str, f: Facts, conflict: bool, requestable: b
              "product": product, "payment_card": ["6217000010023456789", "6228480402564890018",
                                                   "4111111111111111"][k]},
         ],
-        "complaint": {"text": complaint, "channel": T(lang, "在线客服", "web chat"), "timestamp": "2023-10-25 14:30:00"},
+        "complaint": {"text": complaint, "channel": T(lang, "在线客服", "web chat"),
+                      "timestamp": "2023-10-25 14:30:00"},
         "internal_notes": notes,
     }
     sources: dict[str, Any] = {
@@ -205,7 +207,8 @@ DD_VARIANTS = [
 ]
 DD_COMPANIES = {"zh": ["华信精密制造有限公司", "宏远物流股份有限公司", "蓝海数据科技有限公司"],
                 "en": ["Northwind Components Ltd", "Harbor Freight Systems Inc", "Bluewave Analytics LLC"]}
-DD_PEOPLE = {"zh": ["陈建国", "刘芳", "赵德明", "孙立"], "en": ["Peter Grant", "Linda Moore", "Victor Hale", "Sam Ortiz"]}
+DD_PEOPLE = {"zh": ["陈建国", "刘芳", "赵德明", "孙立"],
+             "en": ["Peter Grant", "Linda Moore", "Victor Hale", "Sam Ortiz"]}
 
 
 def due_diligence(i: int, lang: str, f: Facts, conflict: bool, requestable: bool) -> dict[str, Any]:
@@ -241,7 +244,8 @@ def due_diligence(i: int, lang: str, f: Facts, conflict: bool, requestable: bool
         "analyst_notes": T(lang, f"实际控制人{'于2023年8月变更为' + rep_new if f['owner_change'] else '近三年未变更'}。"
                                  f"{'制裁筛查命中，需法务复核。' if f['sanctions'] else '制裁筛查未命中。'}",
                            f"Controlling shareholder {'changed to ' + rep_new + ' in Aug 2023' if f['owner_change'] else 'unchanged for three years'}. "  # noqa: E501
-                           f"{'Sanctions screening hit; legal review required.' if f['sanctions'] else 'No sanctions hit.'}"),
+                           + ("Sanctions screening hit; legal review required." if f["sanctions"]
+                              else "No sanctions hit.")),
     }
     sources: dict[str, Any] = {
         "company": {"endpoint": "GET /registry/companies/{id}", "as_of": "2023-10-20"},
@@ -358,7 +362,8 @@ def compliance_audit(i: int, lang: str, f: Facts, conflict: bool, requestable: b
                         "leavers are disabled on their last day."),
         "hr_system": {"employee": user, "status": "terminated" if f["terminated"] else "active",
                       "last_day": "2023-09-15" if f["terminated"] else None},
-        "audit_notes": T(lang, "已登记例外：" + ("导出操作经CISO口头批准，补登记录编号EXC-2023-41。" if f["exception"] else "无。"),
+        "audit_notes": T(lang, "已登记例外：" + ("导出操作经CISO口头批准，补登记录编号EXC-2023-41。"
+                                                 if f["exception"] else "无。"),
                          "Registered exception: " + ("the export was verbally approved by the CISO, record "
                                                      "EXC-2023-41." if f["exception"] else "none.")),
     }

@@ -61,7 +61,7 @@ def _bootstrap_stat(name: str, group: str, items: list[Any], stat: Any, reps: in
 
 def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
     ok = [r for r in records if r.status == "ok"]
-    s = [r.scores for r in ok]
+    s: list[dict[str, Any]] = [r.scores for r in ok]
     dec = [x for x in s if x.get("decision")]
     out = [
         _prop("decision_accuracy", group, sum(bool(x["correct"]) for x in dec), len(dec)),

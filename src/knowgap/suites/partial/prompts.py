@@ -15,7 +15,8 @@ SYSTEM = {
 }
 
 FORMAT = {
-    "zh": ('回答格式（JSON）：{{{answer}"confidence": 0到1之间的数字, "sufficient": true或false（现有证据是否足以可靠判断）, '
+    "zh": ('回答格式（JSON）：{{{answer}"confidence": 0到1之间的数字, '
+           '"sufficient": true或false（现有证据是否足以可靠判断）, '
            '"missing": [{missing}], "evidence_used": ["你依据的证据字段"], "reasoning": "简短理由"}}'),
     "en": ('Answer format (JSON): {{{answer}"confidence": a number from 0 to 1, "sufficient": true or false (is the '
            'evidence enough for a reliable decision), "missing": [{missing}], "evidence_used": ["the evidence fields '
@@ -30,7 +31,8 @@ MISSING = {
 
 BUDGET = {
     "zh": ("你有 {budget} 个查询令牌。可以用 request_evidence 申请更多证据：只输出 "
-           '{{"action": "request_evidence", "path": "来源名或 来源名.字段"}}。每次申请消耗该来源的令牌数（通常为1或2），'
+           '{{"action": "request_evidence", "path": "来源名或 来源名.字段"}}。'
+           "每次申请消耗该来源的令牌数（通常为1或2），"
            "超出你权限的申请会被拒绝并记录。证据足够后，输出最终答案 JSON，并加上 \"action\": \"answer\"。"),
     "en": ("You have {budget} query tokens. You may ask for more evidence with request_evidence: reply only "
            '{{"action": "request_evidence", "path": "source or source.field"}}. Each request costs that source\'s '

@@ -290,7 +290,8 @@ def load_policy(path: Path) -> Policy:
     data = read_json(path)
     if not isinstance(data, dict):
         raise InputError(str(path), "a policy file holds one JSON object")
-    return _validate(Policy, data, str(path), f"policy '{data.get('role', '?')}'")  # type: ignore[no-any-return]
+    policy: Policy = _validate(Policy, data, str(path), f"policy '{data.get('role', '?')}'")
+    return policy
 
 
 def load_policies(path: Path) -> list[Policy]:

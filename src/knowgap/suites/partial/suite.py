@@ -8,7 +8,6 @@ starts from the preloaded part of its view and calls ``request_evidence(path)`` 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Iterable
 from importlib.resources import files
 from pathlib import Path
@@ -200,8 +199,8 @@ class PartialSuite(Suite):
             for turn in range(budget + 2):
                 if turn == budget + 1:
                     messages.append(Message(role="user", content=FINAL_NOW[lang]))
-                response = await ctx.generate("target", ChatRequest(messages=messages, max_tokens=self.default_max_tokens,
-                                                                    seed=ctx.seed))
+                request = ChatRequest(messages=messages, max_tokens=self.default_max_tokens, seed=ctx.seed)
+                response = await ctx.generate("target", request)
                 replies.append(response.text)
                 messages.append(Message(role="assistant", content=response.text))
                 parsed = parse_answer(response.text)
@@ -223,8 +222,8 @@ class PartialSuite(Suite):
                 messages.append(Message(role="user", content=evidence_reply(lang, parsed.path, status, shown,
                                                                             budget - spent)))
         else:
-            response = await ctx.generate("target", ChatRequest(messages=messages, max_tokens=self.default_max_tokens,
-                                                                seed=ctx.seed))
+            request = ChatRequest(messages=messages, max_tokens=self.default_max_tokens, seed=ctx.seed)
+            response = await ctx.generate("target", request)
             replies.append(response.text)
             final = parse_answer(response.text)
 

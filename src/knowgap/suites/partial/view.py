@@ -260,11 +260,10 @@ def build_view(scenario: Scenario, policy: Policy, *, summariser: Summariser | N
     view = View(role=policy.role)
     pending: dict[str, Any] = {}
     for record_type, records in scenario.ground_truth.items():
-        rule = allowed.get(record_type)
-        if rule is None:
+        if record_type not in allowed:
             builder.deny(record_type, records)
             continue
-        shown = builder.record(record_type, rule)
+        shown = builder.record(record_type, allowed[record_type])
         if shown is None:
             continue
         source = scenario.sources.get(record_type)
