@@ -69,7 +69,7 @@ class PartialSuite(Suite):
     Options = PartialOptions
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 3, "rubric": False}
-    default_max_tokens = 320
+    default_max_tokens = 256
     options: PartialOptions
 
     def __init__(self, options: SuiteOptions) -> None:

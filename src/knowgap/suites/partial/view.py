@@ -298,8 +298,9 @@ def source_line(record_type: str, meta: dict[str, str], lang: str) -> str:
 
 def render_view(view: View, lang: str = "en") -> str:
     """The exact evidence text an agent gets (JSON evidence, then sources with their timestamps)."""
-    lines = ["证据（JSON）：" if lang == "zh" else "Evidence (JSON):",
-             json.dumps(view.evidence, ensure_ascii=False, indent=2)]
+    body = ",\n".join(f"  {json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
+                      for k, v in view.evidence.items())
+    lines = ["证据（JSON）：" if lang == "zh" else "Evidence (JSON):", "{\n" + body + "\n}" if body else "{}"]
     if view.sources:
         lines.append("来源：" if lang == "zh" else "Sources:")
         lines += [f"- {source_line(k, m, lang)}" for k, m in view.sources.items()]
