@@ -166,3 +166,40 @@ def test_budget_mode_records_requests_costs_and_denials(runs_root: Path) -> None
     assert metric(result, "budget=5", "denied_requests").value == 1.0
     assert metric(result, "budget=5", "query_tokens").value == 2.0
     assert metric(result, "budget=5", "decision_accuracy").value == 1.0
+
+
+class SummaryWriter(ChatModel):
+    """A generator that writes summaries (one of them revealing the hidden batch code) and an agent that
+    answers anything; records every request."""
+
+    default_concurrency = 1
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.requests: list[ChatRequest] = []
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.requests.append(request)
+        text = request.messages[-1].content
+        if text.startswith("用一句话概括"):
+            return ChatResponse(text="批次B202310有质量问题。" if "批次" in text else "客户很生气。")
+        return ChatResponse(text='{"answer": "中", "sufficient": false, "missing": ["VIP等级"], "confidence": 0.6}')
+
+
+def test_generator_writes_missing_summaries_and_a_revealing_one_is_withheld(tmp_path: Path,
+                                                                          runs_root: Path) -> None:
+    row = json.loads(DATA.read_text(encoding="utf-8").splitlines()[0])  # cs-zh-01
+    row["summaries"] = {}
+    row["tasks"] = [t for t in row["tasks"] if t["id"] == "urgency"]
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    model = SummaryWriter("writer")
+    result = knowgap.run("partial", models={"target": "writer", "generator": "writer", "judge": "writer"},
+                         options={"data": str(data), "views": ["authorized"], "rubric": False},
+                         runs_root=runs_root, providers={"writer": model})
+    assert result.manifest.trials_ok == 2
+    lead_prompts = [r.messages[-1].content for r in model.requests
+                    if "support_lead" in r.messages[0].content]
+    assert lead_prompts, "the lead's task prompt was sent"
+    assert all("B202310" not in p for p in lead_prompts)
+    assert any("[摘要已隐去]" in p for p in lead_prompts) and any("客户很生气。" in p for p in lead_prompts)

@@ -68,7 +68,7 @@ class PartialSuite(Suite):
                    "see, never leak it, spend a query budget well.")
     Options = PartialOptions
     roles = ("target", "judge", "generator")
-    demo_options: ClassVar[dict[str, Any]] = {"sample": 3, "rubric": False}
+    demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "rubric": False}
     default_max_tokens = 256
     options: PartialOptions
 
