@@ -166,6 +166,7 @@ def test_budget_mode_records_requests_costs_and_denials(runs_root: Path) -> None
     assert metric(result, "budget=5", "denied_requests").value == 1.0
     assert metric(result, "budget=5", "query_tokens").value == 2.0
     assert metric(result, "budget=5", "decision_accuracy").value == 1.0
+    assert metric(result, "budget=5", "query_efficiency").value == pytest.approx(1.0 / 3)
 
 
 class SummaryWriter(ChatModel):

@@ -26,6 +26,7 @@ DESCRIBED = {
     "reasoning_quality": "judge rubric: evidence cited, uncertainty stated, coherence (0-1)",
     "ece": "expected calibration error of stated confidence (bootstrap CI)",
     "query_tokens": "query tokens spent per trial (budget mode)",
+    "query_efficiency": "decision accuracy / (1 + mean query tokens spent) (budget mode; bootstrap CI)",
     "denied_requests": "request_evidence calls denied by the policy, per trial",
     "accuracy_per_1k_tokens": "decision accuracy per 1000 model tokens (prompt + completion) per trial",
     "parse_failures": "replies with no readable JSON answer",
@@ -59,6 +60,13 @@ def _bootstrap_stat(name: str, group: str, items: list[Any], stat: Any, reps: in
                        description=DESCRIBED[name])
 
 
+def _efficiency(pairs: list[tuple[bool, float]]) -> float | None:
+    if not pairs:
+        return None
+    accuracy = sum(ok for ok, _ in pairs) / len(pairs)
+    return accuracy / (1 + sum(t for _, t in pairs) / len(pairs))
+
+
 def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
     ok = [r for r in records if r.status == "ok"]
     s: list[dict[str, Any]] = [r.scores for r in ok]
@@ -83,6 +91,8 @@ def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
     if any(x.get("requests") for x in s) or group.startswith("budget"):
         out.append(_mean("query_tokens", group, [float(x.get("query_tokens", 0)) for x in s]))
         out.append(_mean("denied_requests", group, [float(x.get("denied_requests", 0)) for x in s]))
+        pairs = [(bool(x["correct"]), float(x.get("query_tokens", 0))) for x in dec]
+        out.append(_bootstrap_stat("query_efficiency", group, pairs, _efficiency))
     per_tok = [(1.0 if x["correct"] else 0.0) / (x["llm_tokens"] / 1000) for x in dec if x.get("llm_tokens")]
     out.append(_mean("accuracy_per_1k_tokens", group, per_tok))
     failures = sum(1 for x in s if not x.get("parsed"))
