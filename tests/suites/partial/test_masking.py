@@ -97,3 +97,10 @@ def test_hidden_note_code_and_markers() -> None:
 def test_values_the_agent_may_see_are_never_fingerprints() -> None:
     prints = _prints(Secret(path="orders[1].status", value="refunded"), visible='"status": "refunded"')
     assert prints == []
+
+
+def test_one_word_labels_and_years_are_not_fingerprints() -> None:
+    prints = _prints(Secret(path="customer.vip_level", value="gold"), Secret(path="fin.year", value=2022),
+                     Secret(path="case.status", value="pending"), Secret(path="host.tier", value="tier0"))
+    assert [p.value for p in prints] == ["tier0"]
+    assert not find_leaks("maybe a gold member; the 2022 case may be pending", prints)

@@ -192,7 +192,7 @@ def customer_support(i: int, lang: str, f: Facts, conflict: bool, requestable: b
     return {"scenario_id": f"cs-{lang}-{i + 1:02d}", "family": "customer_support", "lang": lang,
             "title": T(lang, f"客户投诉：{product}", f"Customer complaint: {product}"), "ground_truth": gt,
             "sources": sources, "summaries": summaries, "field_labels": labels,
-            "leak_markers": {"internal_notes": [batch], "customer.vip_level": [T(lang, "黄金", "gold")]},
+            "leak_markers": {"internal_notes": [batch]},
             "policies": [tier1, lead], "tasks": tasks}
 
 
