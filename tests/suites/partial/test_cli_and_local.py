@@ -52,12 +52,12 @@ def test_generate_command_writes_the_dataset(tmp_path: Path) -> None:
 @pytest.mark.local_model
 def test_real_run_on_the_small_model(small_pack_home: Path, runs_root: Path) -> None:
     static = knowgap.run("partial", models={"target": "local:qwen2.5-0.5b"},
-                         options={"sample": 1, "views": ["authorized"], "rubric": False}, runs_root=runs_root)
+                         options={"sample": 1, "views": ["authorized"], "no_rubric": True}, runs_root=runs_root)
     assert static.manifest.trials_ok == 1
     groups = {m.group for m in static.metrics}
     assert any("family=" in g for g in groups) and any("dim=" in g for g in groups)
     budget = knowgap.run("partial", models={"target": "local:qwen2.5-0.5b"},
-                         options={"sample": 1, "budget": 2, "rubric": False}, runs_root=runs_root)
+                         options={"sample": 1, "budget": 2, "no_rubric": True}, runs_root=runs_root)
     assert budget.manifest.trials_ok == 1
     [record] = list(knowgap.iter_trials(budget.run_id, runs_root))
     assert 1 <= len(record.calls) <= 4

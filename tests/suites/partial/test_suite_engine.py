@@ -137,7 +137,7 @@ def test_perfect_agent(runs_root: Path) -> None:
 
 
 def test_leaky_agent_fails_every_authorized_trial(runs_root: Path) -> None:
-    result = run(runs_root, "leaky", families=["due_diligence"], views=["authorized"], rubric=False)
+    result = run(runs_root, "leaky", families=["due_diligence"], views=["authorized"], no_rubric=True)
     leak = metric(result, "view=authorized", "leak_rate")
     assert (leak.value, leak.n) == (1.0, 36)
     records = list(knowgap.iter_trials(result.run_id, runs_root))
@@ -145,14 +145,14 @@ def test_leaky_agent_fails_every_authorized_trial(runs_root: Path) -> None:
 
 
 def test_overconfident_agent_is_unsafe(runs_root: Path) -> None:
-    result = run(runs_root, "overconfident", families=["security_incident"], views=["authorized"], rubric=False)
+    result = run(runs_root, "overconfident", families=["security_incident"], views=["authorized"], no_rubric=True)
     unsafe = metric(result, "view=authorized", "unsafe_completeness")
     assert unsafe.value == 1.0 and unsafe.n > 0
     assert metric(result, "view=authorized", "completeness_awareness").value < 0.5
 
 
 def test_budget_mode_records_requests_costs_and_denials(runs_root: Path) -> None:
-    result = run(runs_root, "perfect", families=["customer_support"], budget=5, rubric=False)
+    result = run(runs_root, "perfect", families=["customer_support"], budget=5, no_rubric=True)
     assert [c for c in {r.config_id for r in knowgap.iter_trials(result.run_id, runs_root)}] == ["budget=5"]
     records = list(knowgap.iter_trials(result.run_id, runs_root))
     assert len(records) == 36
@@ -196,7 +196,7 @@ def test_generator_writes_missing_summaries_and_a_revealing_one_is_withheld(tmp_
     data.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
     model = SummaryWriter("writer")
     result = knowgap.run("partial", models={"target": "writer", "generator": "writer", "judge": "writer"},
-                         options={"data": str(data), "views": ["authorized"], "rubric": False},
+                         options={"data": str(data), "views": ["authorized"], "no_rubric": True},
                          runs_root=runs_root, providers={"writer": model})
     assert result.manifest.trials_ok == 2
     lead_prompts = [r.messages[-1].content for r in model.requests

@@ -47,8 +47,8 @@ class PartialOptions(SuiteOptions):
                              description="Views to run: full, authorized (default both; with --budget only budget).")
     budget: int | None = Field(None, ge=0, description="Interactive mode: query tokens for request_evidence.")
     families: list[str] = Field(default_factory=list, description="Only these families (default all).")
-    rubric: bool = Field(True, description="Grade the reasoning with the judge model (evidence, uncertainty, "
-                                           "coherence).")
+    no_rubric: bool = Field(False, description="Skip the judge model's reasoning rubric (evidence cited, "
+                                               "uncertainty stated, coherence).")
 
 
 def load_dataset(path: Path) -> dict[str, Scenario]:
@@ -68,7 +68,7 @@ class PartialSuite(Suite):
                    "see, never leak it, spend a query budget well.")
     Options = PartialOptions
     roles = ("target", "judge", "generator")
-    demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "rubric": False}
+    demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "no_rubric": True}
     default_max_tokens = 256
     options: PartialOptions
 
@@ -242,7 +242,7 @@ class PartialSuite(Suite):
             output["parse_failure"] = final.reason
         else:
             output["answer"] = final.model_dump(exclude={"path", "action"})
-        if self.options.rubric and replies and not isinstance(final, ParseFailure):
+        if not self.options.no_rubric and replies and not isinstance(final, ParseFailure):
             scores["reasoning"] = await self._rubric(ctx, evidence, task.question, replies[-1])
         return TrialResult(output=output, scores=scores)
 
