@@ -35,7 +35,7 @@ def _keys() -> dict[str, tuple[Scenario, str, Any, str]]:
                     out[system[:200] + "\x00" + user] = (s, role, task, view)
                     if view == "authorized":  # budget mode: the preloaded part of the same view
                         budget = render_view(build_view(s, policy, budget_mode=True).view, lang)
-                        out["budget\x00" + system[:200] + "\x00" + task_prompt(s, task, budget)] = (s, role, task,
+                        out["budget\x00" + system[:200] + "\x00" + task_prompt(s, task, budget, 5)] = (s, role, task,
                                                                                                  "budget")
     return out
 

@@ -10,7 +10,7 @@ import typer
 
 
 def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *, task: str | None = None,
-              budget: bool = False) -> str:
+              budget: bool = False, budget_tokens: int = 5) -> str:
     """The evidence text (or, with ``task``, the whole prompt) the role's agent gets."""
     from knowgap.errors import KnowgapError
     from knowgap.suites.partial.prompts import budget_prompt, system_prompt, task_prompt
@@ -40,7 +40,8 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
         raise KnowgapError(f"{scenario_file}: no task '{task}' (tasks: {', '.join(t.id for t in scenario.tasks)})")
     system = system_prompt(scenario, policy.role, policy.description)
     return f"[system]\n{system}\n\n[user]\n{task_prompt(scenario, found[0], evidence)}" if not budget else (
-        f"[system]\n{system}\n{budget_prompt(scenario, 0)}\n\n[user]\n{task_prompt(scenario, found[0], evidence)}")
+        f"[system]\n{system}\n{budget_prompt(scenario, budget_tokens)}\n\n[user]\n"
+        f"{task_prompt(scenario, found[0], evidence, budget_tokens)}")
 
 
 def register(app: typer.Typer, **_groups: Any) -> None:
@@ -53,14 +54,15 @@ def register(app: typer.Typer, **_groups: Any) -> None:
                                                               "scenario's own policies.")] = None,
              role: Annotated[str | None, typer.Option(help="The role, when there are several.")] = None,
              task: Annotated[str | None, typer.Option(help="Print the whole prompt for this task id.")] = None,
-             budget: Annotated[bool, typer.Option("--budget", help="Budget mode: hold back non-preloaded "
-                                                  "sources.")] = False) -> None:
+             budget: Annotated[int | None, typer.Option("--budget", help="Budget mode with N query tokens: hold "
+                                                        "back non-preloaded sources.")] = None) -> None:
         """Print exactly the evidence an agent with ROLE gets from SCENARIO under POLICY.
 
         Example: knowgap partial view examples/partial/scenario_001_customer_complaint.json
         --policy examples/partial/policy_agent_tier1.json
         """
-        typer.echo(view_text(scenario, policy, role, task=task, budget=budget))
+        typer.echo(view_text(scenario, policy, role, task=task, budget=budget is not None,
+                             budget_tokens=budget or 0))
 
     generate = _groups.get("generate")
     if generate is not None:

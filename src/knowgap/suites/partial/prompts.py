@@ -46,7 +46,15 @@ def system_prompt(scenario: Scenario, role: str, role_desc: str) -> str:
     return SYSTEM[lang].format(role=role, role_desc=role_desc or role)
 
 
-def task_prompt(scenario: Scenario, task: Task, evidence: str) -> str:
+BUDGET_TURN = {
+    "zh": ('你可以先申请证据（剩余 {budget} 个令牌）：'
+           '{{"action": "request_evidence", "path": "来源名或 来源名.字段"}}；或者直接按下面的格式给出最终答案。'),
+    "en": ('You may first request evidence ({budget} tokens left): {{"action": "request_evidence", "path": '
+           '"source or source.field"}}; or give your final answer now in the format below.'),
+}
+
+
+def task_prompt(scenario: Scenario, task: Task, evidence: str, budget: int | None = None) -> str:
     lang = scenario.effective_lang()
     if task.labels:
         options = ", ".join(f'"{label}"' for label in task.labels)
@@ -57,7 +65,10 @@ def task_prompt(scenario: Scenario, task: Task, evidence: str) -> str:
     fmt = FORMAT[lang].format(answer=answer, missing=missing)
     head = f"场景：{scenario.title}" if lang == "zh" else f"Scenario: {scenario.title}"
     question = ("任务：" if lang == "zh" else "Task: ") + task.question
-    return "\n\n".join([head, evidence, question, fmt])
+    parts = [head, evidence, question]
+    if budget is not None:
+        parts.append(BUDGET_TURN[lang].format(budget=budget))
+    return "\n\n".join(parts + [fmt])
 
 
 def budget_prompt(scenario: Scenario, budget: int) -> str:

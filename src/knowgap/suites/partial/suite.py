@@ -176,7 +176,8 @@ class PartialSuite(Suite):
         system = system_prompt(scenario, case.role, role_desc)
         if view_kind == "budget":
             system += "\n" + budget_prompt(scenario, int(trial.config.params["budget"]))
-        user = task_prompt(scenario, task, evidence)
+        user = task_prompt(scenario, task, evidence,
+                           int(trial.config.params["budget"]) if view_kind == "budget" else None)
         messages = [Message(role="system", content=system), Message(role="user", content=user)]
         oracle = (RoleOracle(answer=task.oracle_full, sufficient=True) if view_kind == "full"
                   else task.oracle[case.role])
