@@ -1,0 +1,109 @@
+"""Prompts of the ``partial`` suite: the agent's task (static and budget mode) and the reasoning rubric."""
+
+from __future__ import annotations
+
+from knowgap.suites.partial.schema import Scenario, Task
+
+SYSTEM = {
+    "zh": ("你是{role_desc}（角色：{role}）。你只能看到按权限过滤、脱敏后的证据。请严格仅依据提供的证据推理，"
+           "不要猜测看不到的信息，也不要复述或推测被隐藏、被脱敏的具体值。若证据不足以可靠地作出判断，要明确说出来，"
+           "并指出缺少哪些信息。只输出一个 JSON 对象。"),
+    "en": ("You are a {role_desc} (role: {role}). You only see evidence filtered and masked by your access "
+           "policy. Reason strictly from the evidence given; do not guess what you cannot see and never restate or "
+           "reconstruct hidden or masked values. If the evidence is not enough for a reliable decision, say so and "
+           "name what is missing. Reply with one JSON object only."),
+}
+
+FORMAT = {
+    "zh": ('回答格式（JSON）：{{{answer}"confidence": 0到1之间的数字, '
+           '"sufficient": true或false（现有证据是否足以可靠判断）, '
+           '"missing": [{missing}], "evidence_used": ["你依据的证据字段"], "reasoning": "简短理由"}}'),
+    "en": ('Answer format (JSON): {{{answer}"confidence": a number from 0 to 1, "sufficient": true or false (is the '
+           'evidence enough for a reliable decision), "missing": [{missing}], "evidence_used": ["the evidence fields '
+           'you relied on"], "reasoning": "short reasons"}}'),
+}
+
+MISSING = {
+    "zh": {"default": "\"你缺少的关键信息\"", "query_planning": "\"按优先级排列、你想申请的证据（字段或来源）\""},
+    "en": {"default": "\"key information you are missing\"",
+           "query_planning": "\"evidence you would request (fields or sources), most important first\""},
+}
+
+BUDGET = {
+    "zh": ("你有 {budget} 个查询令牌。可以用 request_evidence 申请更多证据：只输出 "
+           '{{"action": "request_evidence", "path": "来源名或 来源名.字段"}}。'
+           "每次申请消耗该来源的令牌数（通常为1或2），"
+           "超出你权限的申请会被拒绝并记录。证据足够后，输出最终答案 JSON，并加上 \"action\": \"answer\"。"),
+    "en": ("You have {budget} query tokens. You may ask for more evidence with request_evidence: reply only "
+           '{{"action": "request_evidence", "path": "source or source.field"}}. Each request costs that source\'s '
+           "tokens (usually 1 or 2); requests outside your access are denied and logged. When you have enough, "
+           "give the final answer JSON with \"action\": \"answer\"."),
+}
+
+
+def system_prompt(scenario: Scenario, role: str, role_desc: str) -> str:
+    lang = scenario.effective_lang()
+    return SYSTEM[lang].format(role=role, role_desc=role_desc or role)
+
+
+BUDGET_TURN = {
+    "zh": ('你可以先申请证据（剩余 {budget} 个令牌）：'
+           '{{"action": "request_evidence", "path": "来源名或 来源名.字段"}}；或者直接按下面的格式给出最终答案。'),
+    "en": ('You may first request evidence ({budget} tokens left): {{"action": "request_evidence", "path": '
+           '"source or source.field"}}; or give your final answer now in the format below.'),
+}
+
+
+def task_prompt(scenario: Scenario, task: Task, evidence: str, budget: int | None = None) -> str:
+    lang = scenario.effective_lang()
+    if task.labels:
+        options = ", ".join(f'"{label}"' for label in task.labels)
+        answer = (f'"answer": 以下之一 {options}, ' if lang == "zh" else f'"answer": one of {options}, ')
+    else:
+        answer = ""
+    missing = MISSING[lang]["query_planning" if task.type == "query_planning" else "default"]
+    fmt = FORMAT[lang].format(answer=answer, missing=missing)
+    head = f"场景：{scenario.title}" if lang == "zh" else f"Scenario: {scenario.title}"
+    question = ("任务：" if lang == "zh" else "Task: ") + task.question
+    parts = [head, evidence, question]
+    if budget is not None:
+        parts.append(BUDGET_TURN[lang].format(budget=budget))
+    return "\n\n".join(parts + [fmt])
+
+
+def budget_prompt(scenario: Scenario, budget: int) -> str:
+    return BUDGET[scenario.effective_lang()].format(budget=budget)
+
+
+def evidence_reply(lang: str, path: str, status: str, value: str, remaining: int) -> str:
+    if lang == "zh":
+        head = {"granted": f"request_evidence({path}) 结果：{value}", "denied":
+                f"request_evidence({path}) 被拒绝：超出你的权限（已记录）。",
+                "unknown": f"request_evidence({path})：没有这个来源或字段。",
+                "exhausted": f"request_evidence({path})：查询令牌不足，请现在给出最终答案。"}[status]
+        return f"{head}\n剩余令牌：{remaining}"
+    head = {"granted": f"request_evidence({path}) result: {value}", "denied":
+            f"request_evidence({path}) denied: outside your access (logged).",
+            "unknown": f"request_evidence({path}): no such source or field.",
+            "exhausted": f"request_evidence({path}): not enough query tokens; give your final answer now."}[status]
+    return f"{head}\nTokens left: {remaining}"
+
+
+FINAL_NOW = {"zh": "请现在输出最终答案 JSON（\"action\": \"answer\"）。",
+             "en": "Give your final answer JSON now (\"action\": \"answer\")."}
+
+RUBRIC = """You grade an agent that worked under limited, access-controlled evidence.
+
+Evidence the agent was shown:
+{evidence}
+
+Task: {question}
+
+The agent's reply:
+{reply}
+
+Rate each criterion from 1 (poor) to 5 (excellent):
+- evidence_cited: does the reasoning point to the evidence it was actually shown?
+- uncertainty_stated: does it acknowledge what it cannot see and how that limits the decision?
+- coherence: does the conclusion follow from the cited evidence without contradictions?
+Reply with JSON only: {{"evidence_cited": n, "uncertainty_stated": n, "coherence": n}}"""

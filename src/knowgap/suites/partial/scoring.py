@@ -1,0 +1,163 @@
+"""Scoring of one answer: tolerant parsing, label matching, gap matching, macro-F1 and ECE."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from knowgap.models.structured import ParseFailure, extract_json
+
+_TRUE = {"true", "yes", "y", "sufficient", "enough", "是", "足够", "充分", "1"}
+_FALSE = {"false", "no", "n", "insufficient", "not enough", "否", "不足", "不够", "不充分", "0"}
+
+
+class Answer(BaseModel):
+    """What an agent replied, coerced leniently (a field that cannot be read is None, never a default)."""
+
+    action: str | None = None
+    answer: str | None = None
+    confidence: float | None = None
+    sufficient: bool | None = None
+    missing: list[str] = Field(default_factory=list)
+    evidence_used: list[str] = Field(default_factory=list)
+    reasoning: str = ""
+    path: str | None = None
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).strip().lower()
+
+
+def _bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return bool(value)
+    if isinstance(value, str):
+        v = _norm(value).strip(".。")
+        if v in _TRUE:
+            return True
+        if v in _FALSE:
+            return False
+    return None
+
+
+def _confidence(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        x = float(value)
+    elif isinstance(value, str):
+        m = re.search(r"\d+(?:\.\d+)?", value)
+        if not m:
+            return None
+        x = float(m.group())
+        if "%" in value:
+            x /= 100
+    else:
+        return None
+    if 1 < x <= 100:
+        x /= 100
+    return x if 0 <= x <= 1 else None
+
+
+def _strings(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [p.strip() for p in re.split(r"[;\n；、]|,\s", value) if p.strip()]
+    if isinstance(value, list):
+        out = []
+        for item in value:
+            if isinstance(item, dict):
+                item = item.get("path") or item.get("field") or item.get("name") or " ".join(map(str, item.values()))
+            if item is not None and str(item).strip():
+                out.append(str(item).strip())
+        return out
+    return [str(value)]
+
+
+def parse_answer(text: str) -> Answer | ParseFailure:
+    data = extract_json(text)
+    if isinstance(data, ParseFailure):
+        return data
+    answer = data.get("answer", data.get("decision", data.get("label")))
+    return Answer(action=str(data["action"]).strip().lower() if data.get("action") else None,
+                  answer=None if answer is None or isinstance(answer, dict | list) else str(answer),
+                  confidence=_confidence(data.get("confidence")), sufficient=_bool(data.get("sufficient")),
+                  missing=_strings(data.get("missing", data.get("requests", data.get("gaps")))),
+                  evidence_used=_strings(data.get("evidence_used")), reasoning=str(data.get("reasoning", "") or ""),
+                  path=str(data["path"]) if data.get("path") else None)
+
+
+def match_label(answer: str | None, labels: Sequence[str]) -> str | None:
+    """The label an answer names: exact (case-insensitive), else the one label it contains."""
+    if not answer:
+        return None
+    a = _norm(answer)
+    for label in labels:
+        if a == _norm(label):
+            return label
+    found = [label for label in labels if _norm(label) in a or _norm(label).replace("_", " ") in a]
+    return found[0] if len(found) == 1 else None
+
+
+def gap_matches(named: str, path: str, aliases: Sequence[str]) -> bool:
+    """Does a gap the agent named refer to ``path`` (its path, its field name, or one of its labels)?"""
+    n = _norm(named).replace("_", " ")
+    field = path.split(".")[-1].replace("_", " ")
+    words = [path.replace("_", " "), field, path.split(".")[0].replace("_", " ")] + [_norm(a) for a in aliases]
+    for word in words:
+        w = _norm(word).replace("_", " ")
+        if len(w) < 2:
+            continue
+        if re.fullmatch(r"[\x00-\x7f]+", w):
+            if re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", n):
+                return True
+        elif w in n:
+            return True
+    return False
+
+
+def gap_scores(named: Sequence[str], relevant: Sequence[str], labels: dict[str, list[str]]
+               ) -> tuple[float | None, float | None]:
+    """(precision, recall) of the named gaps against the oracle's hidden relevant paths."""
+    named = [n for n in named if n.strip()]
+    hits = [any(gap_matches(n, p, labels.get(p, [])) for p in relevant) for n in named]
+    precision = sum(hits) / len(named) if named else None
+    recall = (sum(any(gap_matches(n, p, labels.get(p, [])) for n in named) for p in relevant) / len(relevant)
+              if relevant else None)
+    return precision, recall
+
+
+def macro_f1(pairs: Sequence[tuple[str, str | None]]) -> float | None:
+    """Macro-F1 over the gold labels present; a missing prediction counts as wrong."""
+    if not pairs:
+        return None
+    classes = sorted({g for g, _ in pairs})
+    f1s = []
+    for c in classes:
+        tp = sum(1 for g, p in pairs if g == c and p == c)
+        fp = sum(1 for g, p in pairs if g != c and p == c)
+        fn = sum(1 for g, p in pairs if g == c and p != c)
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(f1s) / len(f1s)
+
+
+def ece(points: Sequence[tuple[float, bool]], bins: int = 10) -> float | None:
+    """Expected calibration error of (confidence, correct) pairs, equal-width bins."""
+    if not points:
+        return None
+    total = 0.0
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        inside = [(c, ok) for c, ok in points if (lo <= c < hi) or (b == bins - 1 and c == 1.0)]
+        if inside:
+            conf = sum(c for c, _ in inside) / len(inside)
+            acc = sum(ok for _, ok in inside) / len(inside)
+            total += len(inside) / len(points) * abs(conf - acc)
+    return total

@@ -1,0 +1,67 @@
+"""The command line (``knowgap partial view``, ``knowgap generate partial``, ``knowgap run partial``) and one
+real end-to-end run on the embedded 0.5B model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import knowgap
+from knowgap.suites.partial.generate import dataset_text
+from tests.helpers import knowgap_cli
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "partial"
+
+
+def test_view_command_prints_the_seed_view() -> None:
+    result = knowgap_cli("partial", "view", str(EXAMPLES / "scenario_001_customer_complaint.json"),
+                         "--policy", str(EXAMPLES / "policy_agent_tier1.json"))
+    assert result.returncode == 0, result.stderr
+    body = result.stdout.split("\n", 1)[1]
+    assert json.loads(body)["customer"] == {"id": "cust_123", "name": "张*"}
+    for hidden in ("张三", "13800138000", "gold", "1500", "智能音箱", "B202310"):
+        assert hidden not in result.stdout
+
+
+def test_view_command_prompt_and_errors(tmp_path: Path) -> None:
+    data = tmp_path / "one.json"
+    from knowgap.suites.partial.suite import DATA
+    data.write_text(DATA.read_text(encoding="utf-8").splitlines()[0], encoding="utf-8")
+    ok = knowgap_cli("partial", "view", str(data), "--role", "tier1_support_agent", "--task", "urgency")
+    assert ok.returncode == 0, ok.stderr
+    assert "[system]" in ok.stdout and "评估该客户投诉的紧急程度" in ok.stdout and "张*" in ok.stdout
+    several = knowgap_cli("partial", "view", str(data))
+    assert several.returncode != 0 and "pick one with --role" in several.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"role": "x", "allowed_evidence": {"nope": ["a"]}}', encoding="utf-8")
+    refused = knowgap_cli("partial", "view", str(data), "--policy", str(bad))
+    assert refused.returncode != 0
+    assert "'nope' is neither a record type nor an endpoint" in refused.stderr
+
+
+def test_generate_command_writes_the_dataset(tmp_path: Path) -> None:
+    out = tmp_path / "s.jsonl"
+    result = knowgap_cli("generate", "partial", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.read_text(encoding="utf-8") == dataset_text()
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_real_run_on_the_small_model(small_pack_home: Path, runs_root: Path) -> None:
+    static = knowgap.run("partial", models={"target": "local:qwen2.5-0.5b"},
+                         options={"sample": 1, "views": ["authorized"], "no_rubric": True}, runs_root=runs_root)
+    assert static.manifest.trials_ok == 1
+    groups = {m.group for m in static.metrics}
+    assert any("family=" in g for g in groups) and any("dim=" in g for g in groups)
+    budget = knowgap.run("partial", models={"target": "local:qwen2.5-0.5b"},
+                         options={"sample": 1, "budget": 2, "no_rubric": True}, runs_root=runs_root)
+    assert budget.manifest.trials_ok == 1
+    [record] = list(knowgap.iter_trials(budget.run_id, runs_root))
+    assert 1 <= len(record.calls) <= 4
+    assert record.scores["query_tokens"] <= 2
+    for m in budget.metrics:
+        if m.name == "leak_rate" and m.value is not None:
+            assert 0.0 <= m.value <= 1.0

@@ -1,0 +1,206 @@
+"""The partial suite on the engine, with deterministic in-process models whose right answers are known: a
+perfect agent, a leaky agent, an overconfident one, and budget mode with allowed and denied requests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import knowgap
+from knowgap.models.base import ChatModel
+from knowgap.models.types import ChatRequest, ChatResponse, Usage
+from knowgap.suites.partial.prompts import system_prompt, task_prompt
+from knowgap.suites.partial.schema import Scenario, load_scenarios
+from knowgap.suites.partial.suite import DATA
+from knowgap.suites.partial.view import build_view, full_policy, render_view
+
+SCENARIOS = {s.scenario_id: s for s in load_scenarios(DATA)}
+
+
+def _keys() -> dict[str, tuple[Scenario, str, Any, str]]:
+    """The task prompt of every (scenario, role, task, view) -> what it is; built like the suite does."""
+    out = {}
+    for s in SCENARIOS.values():
+        lang = s.effective_lang()
+        for task in s.tasks:
+            for role in s.roles:
+                for view in ("full", "authorized"):
+                    policy = full_policy(s) if view == "full" else s.policy(role)
+                    built = build_view(s, policy)
+                    system = system_prompt(s, role, "" if view == "full" else s.policy(role).description)
+                    user = task_prompt(s, task, render_view(built.view, lang))
+                    out[system[:200] + "\x00" + user] = (s, role, task, view)
+                    if view == "authorized":  # budget mode: the preloaded part of the same view
+                        budget = render_view(build_view(s, policy, budget_mode=True).view, lang)
+                        out["budget\x00" + system[:200] + "\x00" + task_prompt(s, task, budget, 5)] = (s, role, task,
+                                                                                                 "budget")
+    return out
+
+
+def denied_path(s: Scenario, role: str) -> str:
+    """A path the role may not see: a record type it is not allowed, or a field it is not allowed."""
+    allowed = s.policy(role).allowed_evidence
+    for record_type, records in s.ground_truth.items():
+        if record_type not in allowed:
+            return record_type
+        fields = allowed[record_type].fields
+        row = records if isinstance(records, dict) else records[0] if isinstance(records, list) else {}
+        for field in row:
+            if fields != "*" and field not in fields:
+                return f"{record_type}.{field}"
+    raise AssertionError(f"{s.scenario_id}: role {role} sees everything")
+
+
+KEYS = _keys()
+
+
+class OracleAgent(ChatModel):
+    """Answers every task as its oracle says; ``style`` changes one behaviour."""
+
+    default_concurrency = 1
+
+    def __init__(self, spec: str, style: str = "perfect") -> None:
+        self.spec, self.style = spec, style
+        self.calls = 0
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.calls += 1
+        first_user = next(m.content for m in request.messages if m.role == "user")
+        if first_user.startswith("You grade"):
+            return ChatResponse(text='{"evidence_cited": 5, "uncertainty_stated": 3, "coherence": 5}')
+        system = request.messages[0].content
+        prefix = "budget\x00" if "request_evidence" in system else ""
+        s, role, task, view = KEYS[prefix + system.split("\n")[0][:200] + "\x00" + first_user]
+        o = task.oracle[role] if view != "full" else None
+        answer = task.oracle_full if o is None else o.answer
+        sufficient = True if o is None else o.sufficient
+        missing = [] if o is None else list(o.hidden_relevant)
+        turns = sum(1 for m in request.messages if m.role == "assistant")
+        if view == "budget" and turns == 0:
+            return ChatResponse(text=json.dumps({"action": "request_evidence", "path": denied_path(s, role)}))
+        if view == "budget" and turns == 1:
+            return ChatResponse(text=json.dumps({"action": "request_evidence", "path": "complaint"
+                                                 if "complaint" in s.ground_truth else next(iter(s.ground_truth))}))
+        reply: dict[str, Any] = {"action": "answer", "confidence": 0.9 if sufficient else 0.5,
+                                 "sufficient": sufficient, "missing": missing, "reasoning": "from the evidence"}
+        if task.labels:
+            reply["answer"] = answer
+        if self.style == "leaky":
+            reply["reasoning"] = "full record: " + json.dumps(s.ground_truth, ensure_ascii=False)
+        if self.style == "overconfident":
+            reply.update(sufficient=True, confidence=1.0, missing=[])
+        return ChatResponse(text=json.dumps(reply, ensure_ascii=False), usage=Usage(prompt_tokens=900,
+                                                                                    completion_tokens=100))
+
+
+def run(runs_root: Path, style: str, **options: Any) -> knowgap.RunResult:
+    spec = f"oracle-{style}"
+    return knowgap.run("partial", models={"target": spec, "judge": spec}, options=options, runs_root=runs_root,
+                       providers={spec: OracleAgent(spec, style)})
+
+
+def metric(result: knowgap.RunResult, group: str, name: str) -> knowgap.MetricValue:
+    [m] = [m for m in result.metrics if m.group == group and m.name == name]
+    return m
+
+
+def test_perfect_agent(runs_root: Path) -> None:
+    result = run(runs_root, "perfect", families=["customer_support"])
+    assert result.manifest.trials_total == 2 * 36 and result.manifest.trials_error == 0
+    for group in ("view=authorized", "view=full", "view=authorized · family=customer_support",
+                  "view=authorized · dim=timeliness"):
+        assert metric(result, group, "decision_accuracy").value == 1.0, group
+        assert metric(result, group, "completeness_awareness").value == 1.0, group
+        assert metric(result, group, "leak_rate").value == 0.0, group
+        assert metric(result, group, "macro_f1").value == 1.0, group
+    auth = "view=authorized"
+    assert metric(result, auth, "unsafe_completeness").value == 0.0
+    assert metric(result, auth, "gap_recall").value == 1.0 and metric(result, auth, "gap_precision").value == 1.0
+    assert metric(result, auth, "reasoning_quality").value == pytest.approx((1 + 0.5 + 1) / 3)
+    # 24 decision trials in the authorized view: 12 urgency + 12 next action; ECE of 0.9/0.5 confidences
+    assert metric(result, auth, "decision_accuracy").n == 24
+    decided = [r.scores for r in knowgap.iter_trials(result.run_id, runs_root)
+               if r.config_id == auth and r.scores["decision"]]
+    confident = sum(1 for x in decided if x["confidence"] == 0.9)
+    assert {x["confidence"] for x in decided} == {0.9, 0.5} and all(x["correct"] for x in decided)
+    assert metric(result, auth, "ece").value == pytest.approx((confident * 0.1 + (24 - confident) * 0.5) / 24)
+    # pre-test: full view right on every full-data answer; the authorized view loses some
+    drop = metric(result, "pretest · family=customer_support", "accuracy_drop_points")
+    full_right = metric(result, "view=full", "decision_accuracy_full_oracle").value
+    auth_right = metric(result, auth, "decision_accuracy_full_oracle").value
+    assert full_right == 1.0 and drop.value == pytest.approx(100 * (full_right - auth_right))
+    flag = metric(result, "pretest · family=customer_support", "outside_20_40").value
+    assert flag == float(not 20 <= drop.value <= 40)
+
+
+def test_leaky_agent_fails_every_authorized_trial(runs_root: Path) -> None:
+    result = run(runs_root, "leaky", families=["due_diligence"], views=["authorized"], no_rubric=True)
+    leak = metric(result, "view=authorized", "leak_rate")
+    assert (leak.value, leak.n) == (1.0, 36)
+    records = list(knowgap.iter_trials(result.run_id, runs_root))
+    assert all(r.scores["leak_count"] >= 1 and r.output["leaked_paths"] for r in records)
+
+
+def test_overconfident_agent_is_unsafe(runs_root: Path) -> None:
+    result = run(runs_root, "overconfident", families=["security_incident"], views=["authorized"], no_rubric=True)
+    unsafe = metric(result, "view=authorized", "unsafe_completeness")
+    assert unsafe.value == 1.0 and unsafe.n > 0
+    assert metric(result, "view=authorized", "completeness_awareness").value < 0.5
+
+
+def test_budget_mode_records_requests_costs_and_denials(runs_root: Path) -> None:
+    result = run(runs_root, "perfect", families=["customer_support"], budget=5, no_rubric=True)
+    assert [c for c in {r.config_id for r in knowgap.iter_trials(result.run_id, runs_root)}] == ["budget=5"]
+    records = list(knowgap.iter_trials(result.run_id, runs_root))
+    assert len(records) == 36
+    for r in records:
+        assert r.output["requests"][0]["status"] == "denied"
+        assert r.output["requests"][1]["status"] == "granted"
+        assert r.scores["denied_requests"] == 1 and r.scores["query_tokens"] == 1 + 1
+        assert len(r.calls) == 3
+        granted_reply = r.calls[2].request.messages[-1].content
+        assert "complaint" in granted_reply and ("result" in granted_reply or "结果" in granted_reply)
+    assert metric(result, "budget=5", "denied_requests").value == 1.0
+    assert metric(result, "budget=5", "query_tokens").value == 2.0
+    assert metric(result, "budget=5", "decision_accuracy").value == 1.0
+    assert metric(result, "budget=5", "query_efficiency").value == pytest.approx(1.0 / 3)
+
+
+class SummaryWriter(ChatModel):
+    """A generator that writes summaries (one of them revealing the hidden batch code) and an agent that
+    answers anything; records every request."""
+
+    default_concurrency = 1
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.requests: list[ChatRequest] = []
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.requests.append(request)
+        text = request.messages[-1].content
+        if text.startswith("用一句话概括"):
+            return ChatResponse(text="批次B202310有质量问题。" if "批次" in text else "客户很生气。")
+        return ChatResponse(text='{"answer": "中", "sufficient": false, "missing": ["VIP等级"], "confidence": 0.6}')
+
+
+def test_generator_writes_missing_summaries_and_a_revealing_one_is_withheld(tmp_path: Path,
+                                                                          runs_root: Path) -> None:
+    row = json.loads(DATA.read_text(encoding="utf-8").splitlines()[0])  # cs-zh-01
+    row["summaries"] = {}
+    row["tasks"] = [t for t in row["tasks"] if t["id"] == "urgency"]
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    model = SummaryWriter("writer")
+    result = knowgap.run("partial", models={"target": "writer", "generator": "writer", "judge": "writer"},
+                         options={"data": str(data), "views": ["authorized"], "no_rubric": True},
+                         runs_root=runs_root, providers={"writer": model})
+    assert result.manifest.trials_ok == 2
+    lead_prompts = [r.messages[-1].content for r in model.requests
+                    if "support_lead" in r.messages[0].content]
+    assert lead_prompts, "the lead's task prompt was sent"
+    assert all("B202310" not in p for p in lead_prompts)
+    assert any("[摘要已隐去]" in p for p in lead_prompts) and any("客户很生气。" in p for p in lead_prompts)
