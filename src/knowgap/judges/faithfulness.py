@@ -102,6 +102,48 @@ def _recall(claim: str, source_tokens: set[str], source_norm: str) -> float:
     return found / len(words)
 
 
+_CLAUSE_CUT = re.compile(r"[，,；;。.!?！？、:：\n]+|\s+(?=(?:but|however|although|though|whereas|yet)\b)"
+                         r"|(?=但是|不过|然而|可是)", re.I)
+
+
+def _clauses(text: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE_CUT.split(text) if c and c.strip()]
+
+
+def _clause_keys(clause: str) -> set[str]:
+    """Content words, plus character bigrams of Chinese runs (robust to different segmentation)."""
+    keys = {_stem(t) for t in content_tokens(clause)}
+    for run in _ZH_RUN.findall(clause):
+        keys |= {run[i:i + 2] for i in range(len(run) - 1)}
+    return keys
+
+
+_ZH_RUN = re.compile(r"[\u4e00-\u9fff]+")
+
+
+def _contradictions(claim: str, source_clauses: list[tuple[str, set[str]]]) -> list[str]:
+    """Polarity / negation disagreements between each clause of the claim and the source clause that shares
+    the most words with it (clause level, so a negation elsewhere in a long sentence does not count)."""
+    found: list[str] = []
+    for clause in _clauses(claim):
+        keys = _clause_keys(clause)
+        if not keys or not source_clauses:
+            continue
+        best, overlap = max(((c, len(keys & k)) for c, k in source_clauses), key=lambda x: x[1])
+        if overlap == 0:
+            continue
+        claim_pol, source_pol = polarity(clause), polarity(best)
+        if claim_pol and source_pol and claim_pol != source_pol:
+            issue = "polarity"
+        elif not (claim_pol and source_pol) and has_negation(clause) != has_negation(best):
+            issue = "negation"
+        else:
+            continue
+        if issue not in found:
+            found.append(issue)
+    return found
+
+
 class OfflineFaithfulness:
     """``check(source, summary)`` -> :class:`FaithfulnessResult`; no model calls, only local embeddings."""
 
@@ -128,6 +170,7 @@ class OfflineFaithfulness:
         source_numbers = numbers(source)
         source_names = {n.lower() for n in proper_names(source)}
         source_lower = source.lower()
+        source_clauses = [(c, _clause_keys(c)) for c in _clauses(source)]
         checks = []
         for i, claim in enumerate(claims):
             j = int(np.argmax(sims[i]))
@@ -139,11 +182,7 @@ class OfflineFaithfulness:
                 issues.append("number")
             if {n for n in proper_names(claim) if n not in source_names and n not in source_lower}:
                 issues.append("name")
-            claim_pol, evidence_pol = polarity(claim), polarity(evidence)
-            if claim_pol and evidence_pol and claim_pol != evidence_pol:
-                issues.append("polarity")
-            elif not (claim_pol and evidence_pol) and has_negation(claim) != has_negation(evidence):
-                issues.append("negation")
+            issues += _contradictions(claim, source_clauses)
             score = (0.5 * support + 0.5 * recall) * PENALTY ** len(issues)
             checks.append(ClaimCheck(claim=claim, evidence=evidence, similarity=round(sim, 4),
                                      token_recall=round(recall, 4), issues=issues, score=round(score, 4)))

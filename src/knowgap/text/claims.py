@@ -141,7 +141,7 @@ def polarity(text: str) -> int:
     return -sign if has_negation(text) else sign
 
 
-_CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*")
+_CAPITAL = re.compile(r"\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z0-9][a-zA-Z0-9]+)*")
 _LATIN_IN_ZH = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
 _NOT_NAMES = frozenset({"I", "The", "A", "An", "It", "They", "We", "He", "She", "This", "That", "Overall", "However",
                         "But", "And", "Customer", "Reviewer", "User"})
@@ -155,9 +155,8 @@ def proper_names(text: str) -> set[str]:
     names: set[str] = set()
     for sentence in sentences(text):
         for match in _CAPITAL.finditer(sentence):
-            if match.start() == 0:
-                continue
-            for word in match.group(0).split():
-                if word not in _NOT_NAMES:
-                    names.add(word.lower())
+            words = match.group(0).split()
+            if match.start() == 0:  # a capital at the sentence start says nothing
+                words = words[1:]
+            names |= {w.lower() for w in words if w not in _NOT_NAMES}
     return names

@@ -91,6 +91,11 @@ def _read_summedits(folder: Path) -> list[CalibrationPair]:
     return pairs
 
 
+def _no_error(error_type: str) -> bool:
+    """AggreFact marks a correct summary 'correct' (CLIFF) or with an empty error list (Goyal'21)."""
+    return error_type.strip().lower() in ("correct", "", "[]")
+
+
 def _read_aggrefact(folder: Path) -> list[CalibrationPair]:
     pairs = []
     csv.field_size_limit(sys.maxsize)
@@ -102,7 +107,7 @@ def _read_aggrefact(folder: Path) -> list[CalibrationPair]:
                         raise InputError(str(path), "missing column", line=i, field=key)
                 pairs.append(CalibrationPair(benchmark="aggrefact", subset=path.stem, id=f"{row.get('id', '')}:{i}",
                                              source=row["doc"], summary=row["summ"],
-                                             faithful=row["error_type"].strip().lower() == "correct"))
+                                             faithful=_no_error(row["error_type"])))
     return pairs
 
 
