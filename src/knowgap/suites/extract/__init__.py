@@ -70,7 +70,7 @@ class ExtractSuite(Suite):
                    "rate above the model's own noise floor (zh + en).")
     Options = ExtractOptions
     roles = ("target", "judge")
-    demo_options: ClassVar[dict[str, Any]] = {"sample": 4, "runs": 1, "kinds": ["normal", "adversarial"]}
+    demo_options: ClassVar[dict[str, Any]] = {"sample": 3, "runs": 1, "kinds": ["normal", "adversarial"]}
     default_max_tokens = 256
     options: ExtractOptions
 
@@ -82,6 +82,9 @@ class ExtractSuite(Suite):
         files = [Path(self.options.data) if self.options.data else CASES_FILE]
         if self.options.prompt_file:
             files.append(Path(self.options.prompt_file))
+        for path, what in zip(files, ("cases file", "prompt file"), strict=False):
+            if not path.is_file():
+                raise InputError(str(path), f"{what} not found")
         return files
 
     def cases(self) -> list[Case]:
@@ -90,8 +93,6 @@ class ExtractSuite(Suite):
             raise KnowgapError(f"extract: unknown case kind {sorted(unknown)} "
                                "(known: normal, adversarial, calibration)")
         path = self.dataset_files()[0]
-        if not path.exists():
-            raise InputError(str(path), "cases file not found")
         return [c for c in load_cases(path) if c.kind in self.options.kinds]
 
     def _prompt(self, name: str) -> str:
