@@ -93,7 +93,7 @@ def _recall(claim: str, source_tokens: set[str], source_norm: str) -> float:
     words = [w for w in content_tokens(claim) if not w.replace(".", "").isdigit()]
     if not words:
         return 1.0
-    found = 0
+    found = 0.0
     for w in words:
         if _stem(w) in source_tokens or (_ZH_CHAR.search(w) and w in source_norm):
             found += 1

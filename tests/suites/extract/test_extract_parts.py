@@ -11,7 +11,7 @@ import pytest
 from knowgap.engine.records import TrialRecord
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, ChatResponse
-from knowgap.suites.extract.attacks import inject, disguise, load_attacks
+from knowgap.suites.extract.attacks import disguise, inject, load_attacks
 from knowgap.suites.extract.claims_judge import DECOMPOSE_SYSTEM, judge_faithfulness
 from knowgap.suites.extract.dataset import load_cases
 from knowgap.suites.extract.metrics import extract_metrics, newcombe_diff

@@ -72,7 +72,8 @@ def test_empty_and_refusal_are_outcomes_not_numbers(checker: OfflineFaithfulness
 def test_split_claims_en_and_zh() -> None:
     assert split_claims("The food was great, but the service was slow. We will come back.") == [
         "The food was great", "but the service was slow.", "We will come back."]
-    assert split_claims("房间干净整洁，前台服务热情，但是早餐种类太少。") == ["房间干净整洁", "前台服务热情", "但是早餐种类太少。"]
+    assert split_claims("房间干净整洁，前台服务热情，但是早餐种类太少。") == [
+        "房间干净整洁", "前台服务热情", "但是早餐种类太少。"]
 
 
 def test_numbers_digits_words_and_chinese() -> None:
