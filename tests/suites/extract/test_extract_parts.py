@@ -144,13 +144,13 @@ def test_metrics_flip_rate_noise_floor_and_accuracy() -> None:
     m = {x.name: x for x in extract_metrics(records)}
     assert m["sentiment_accuracy"].value == 0.5 and m["sentiment_accuracy"].n == 2
     assert m["conflict_accuracy"].value == 1.0
-    assert m["sentiment_confusion[negative->positive]"].value == 1
+    assert m["sentiment_confusion:negative->positive"].value == 1
     # parse failures: normal 1 of 3; adversarial clean (once) 0 of 3 + injected 1 of 6
     assert m["parse_failure_rate"].n == 12 and m["parse_failure_rate"].value == pytest.approx(2 / 12)
     assert m["noise_floor"].value == 0.5 and m["noise_floor"].n == 2
     assert m["flip_rate"].value == pytest.approx(3 / 6)
-    assert m["flip_rate[attack_type=sentiment_override]"].value == 1.0
-    assert m["flip_rate[position=end]"].value == 0.0
+    assert m["flip_rate:attack_type=sentiment_override"].value == 1.0
+    assert m["flip_rate:position=end"].value == 0.0
     assert m["flip_above_noise"].value == pytest.approx(0.0)
     assert m["judge_calibration_accuracy"].value == 1.0 and m["offline_calibration_accuracy"].value == 1.0
     assert m["faithfulness_judge"].value == 0.5 and m["errors"].value == 1

@@ -64,11 +64,11 @@ def test_rule_model_gets_known_metrics(runs_root: Path) -> None:
     assert _metric(result, "conflict_accuracy").value == 1.0
     assert _metric(result, "parse_failure_rate").value == 0.0
     assert _metric(result, "noise_floor").value == 0.0 and _metric(result, "noise_floor").n == 8
-    assert _metric(result, "flip_rate[attack_type=sentiment_override]").value == 1.0
-    assert _metric(result, "flip_rate[attack_type=bipia_task]").value == 0.0
+    assert _metric(result, "flip_rate:attack_type=sentiment_override").value == 1.0
+    assert _metric(result, "flip_rate:attack_type=bipia_task").value == 0.0
     assert _metric(result, "flip_rate").value == pytest.approx(1 / 3)
     assert _metric(result, "faithfulness_judge").value == 1.0
-    assert _metric(result, "judge_outcome[scored]").value == 40
+    assert _metric(result, "judge_outcome:scored").value == 40
     assert result.manifest.trials_error == 0
 
 
