@@ -56,7 +56,13 @@ class FaithfulnessResult(BaseModel):
     claims: list[ClaimCheck] = Field(default_factory=list)
 
 
+_META_WORDS = frozenset("""reviewer reviewers customer customers user users author writer diner diners guest guests
+buyer buyers review overall 顾客 用户 评论 买家 客人 评论者 总体 整体""".split())
+"""Words a summary uses about the review itself; the source need not contain them."""
+
+
 def _stem(token: str) -> str:
+    token = token.removesuffix("'s")
     if token.isascii() and len(token) > 4:
         for suffix in ("ing", "ed", "es", "s", "ly"):
             if token.endswith(suffix):
@@ -90,7 +96,7 @@ def _source_units(source: str) -> list[str]:
 
 
 def _recall(claim: str, source_tokens: set[str], source_norm: str) -> float:
-    words = [w for w in content_tokens(claim) if not w.replace(".", "").isdigit()]
+    words = [w for w in content_tokens(claim) if not w.replace(".", "").isdigit() and w not in _META_WORDS]
     if not words:
         return 1.0
     found = 0.0
@@ -121,6 +127,12 @@ def _clause_keys(clause: str) -> set[str]:
 _ZH_RUN = re.compile(r"[\u4e00-\u9fff]+")
 
 
+def _effective_polarity(clause: str) -> int:
+    """The lexicon polarity; a negated clause without evaluative words counts as negative ("the food was not")."""
+    value = polarity(clause)
+    return -1 if value == 0 and has_negation(clause) else value
+
+
 def _contradictions(claim: str, source_clauses: list[tuple[str, set[str]]]) -> list[str]:
     """Polarity / negation disagreements between each clause of the claim and the source clause that shares
     the most words with it (clause level, so a negation elsewhere in a long sentence does not count)."""
@@ -132,10 +144,12 @@ def _contradictions(claim: str, source_clauses: list[tuple[str, set[str]]]) -> l
         best, overlap = max(((c, len(keys & k)) for c, k in source_clauses), key=lambda x: x[1])
         if overlap == 0:
             continue
-        claim_pol, source_pol = polarity(clause), polarity(best)
-        if claim_pol and source_pol and claim_pol != source_pol:
+        claim_pol, source_pol = _effective_polarity(clause), _effective_polarity(best)
+        if claim_pol and source_pol:
+            if claim_pol == source_pol:
+                continue
             issue = "polarity"
-        elif not (claim_pol and source_pol) and has_negation(clause) != has_negation(best):
+        elif has_negation(clause) != has_negation(best):
             issue = "negation"
         else:
             continue
