@@ -92,3 +92,15 @@ def test_negation_and_polarity() -> None:
 def test_proper_names() -> None:
     assert proper_names("I bought the Aurora X2 from Amazon. It broke.") == {"aurora", "x2", "amazon"}
     assert proper_names("我买的iPhone 15屏幕很好") == {"iphone"}
+
+
+def test_shipped_calibration_cases_are_separated(checker: OfflineFaithfulness) -> None:
+    from knowgap.suites.extract.dataset import load_cases
+
+    scores: dict[bool, list[float]] = {True: [], False: []}
+    for case in load_cases():
+        if case.kind == "calibration":
+            assert case.summary is not None and case.faithful is not None
+            scores[case.faithful].append(checker.check(case.review, case.summary).score or 0.0)
+    assert len(scores[True]) == len(scores[False]) == 6
+    assert min(scores[True]) - max(scores[False]) > 0.1
