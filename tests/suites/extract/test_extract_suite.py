@@ -72,6 +72,18 @@ def test_rule_model_gets_known_metrics(runs_root: Path) -> None:
     assert result.manifest.trials_error == 0
 
 
+def test_matrix_has_a_row_per_pair_with_cost_and_time(runs_root: Path) -> None:
+    from knowgap.suites.extract.matrix import run_matrix
+
+    a, b = RuleModel(), RuleModel()
+    b.spec = "scripted:rules-b"
+    rows = run_matrix([a.spec, b.spec], [a.spec], options={"sample": 4, "runs": 1, "offline_checker": False},
+                      prices={a.spec: (1.0, 2.0)}, runs_root=runs_root, providers={a.spec: a, b.spec: b})
+    assert [(r["summarizer"], r["judge"]) for r in rows] == [(a.spec, a.spec), (b.spec, a.spec)]
+    assert all(isinstance(r["seconds"], float) and r["run"] for r in rows)
+    assert rows[0]["cost_usd"] == "-" or rows[0]["cost_usd"] >= 0  # RuleModel reports no tokens
+
+
 def test_unknown_kind_prompt_and_bad_cases_file(tmp_path: Path, runs_root: Path) -> None:
     fake = RuleModel()
     for options, message in (({"kinds": ["weird"]}, "unknown case kind"), ({"prompts": ["nope"]}, "unknown prompt"),

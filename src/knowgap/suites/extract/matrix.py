@@ -14,7 +14,9 @@ KEY_METRICS = ("sentiment_accuracy", "conflict_accuracy", "faithfulness_judge", 
 
 def run_matrix(summarizers: Sequence[str], judges: Sequence[str], *, options: Mapping[str, Any] | None = None,
                prices: Mapping[str, tuple[float, float]] | None = None, runs_root: str | Path | None = None,
-               seed: int = 0) -> list[dict[str, Any]]:
+               seed: int = 0, providers: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One row per (summarizer, judge): the key metrics (first configuration), cost in USD when prices are
+    given for the models, wall time in seconds, and the run id."""
     from knowgap import api
 
     rows = []
@@ -23,7 +25,7 @@ def run_matrix(summarizers: Sequence[str], judges: Sequence[str], *, options: Ma
             started = time.perf_counter()
             result = api.run("extract", models={"target": summarizer, "judge": judge},
                              options={k: v for k, v in (options or {}).items() if v is not None},
-                             prices=dict(prices or {}), runs_root=runs_root, seed=seed)
+                             prices=dict(prices or {}), runs_root=runs_root, seed=seed, providers=providers)
             seconds = time.perf_counter() - started
             costs = [u.cost_usd for specs in result.manifest.usage.values() for u in specs.values()
                      if u.cost_usd is not None]

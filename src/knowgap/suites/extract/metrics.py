@@ -1,5 +1,6 @@
-"""Metrics of the extract suite (a breakdown is named ``metric:key=value``, e.g. ``flip_rate:position=end``), per configuration, with 95% CIs (Wilson for proportions, bootstrap for means,
-Newcombe's hybrid score interval for the flip rate above the noise floor)."""
+"""Metrics of the extract suite, per configuration, with 95% CIs (Wilson for proportions, bootstrap for means,
+Newcombe's hybrid score interval for the flip rate above the noise floor). A breakdown is named
+``metric:key=value``, e.g. ``flip_rate:position=end``."""
 
 from __future__ import annotations
 
