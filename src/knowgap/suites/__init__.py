@@ -8,7 +8,7 @@ from knowgap.errors import KnowgapError
 from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 
 _SUITES: dict[str, type[Suite]] = {}
-BUILTIN = ("starter", "abstain", "clarify", "partial")
+BUILTIN = ("starter", "abstain", "clarify", "partial", "extract")
 
 
 def register(cls: type[Suite]) -> type[Suite]:

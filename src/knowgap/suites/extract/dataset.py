@@ -1,0 +1,74 @@
+"""The extract dataset: normal, adversarial and judge-calibration cases (``data/cases.jsonl``).
+
+Every case records where its labels came from (``label_source``); ``data/SOURCES.md`` gives the licences and
+``build_dataset.py`` rebuilds the file from the source data.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError, model_validator
+
+from knowgap.errors import InputError
+from knowgap.suites.base import Case
+from knowgap.suites.extract.attacks import Disguise, Position
+from knowgap.suites.extract.summarizer import Sentiment
+
+CASES_FILE = Path(str(files("knowgap.suites.extract") / "data" / "cases.jsonl"))
+Kind = Literal["normal", "adversarial", "calibration"]
+
+
+class ExtractCase(Case):
+    kind: Kind
+    lang: Literal["en", "zh"]
+    review: str
+    """The clean review (the source for faithfulness)."""
+    label_source: str
+    """How the labels were derived, and from where."""
+    expected_sentiment: Sentiment | None = None
+    """None: not scored for sentiment (e.g. an aspect tie)."""
+    expected_conflicting: bool | None = None
+    # adversarial
+    base_id: str | None = None
+    """The case whose clean review was attacked (clean runs are shared between its variants)."""
+    attack_id: str | None = None
+    attack_type: str | None = None
+    position: Position | None = None
+    disguise: Disguise | None = None
+    injected_review: str | None = None
+    # calibration
+    summary: str | None = None
+    faithful: bool | None = None
+
+    @model_validator(mode="after")
+    def _fields_of_kind(self) -> ExtractCase:
+        need = {"adversarial": ("base_id", "attack_id", "attack_type", "position", "disguise", "injected_review"),
+                "calibration": ("summary", "faithful")}.get(self.kind, ())
+        missing = [name for name in need if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"a {self.kind} case needs {', '.join(missing)}")
+        if self.kind == "normal" and self.expected_sentiment is None and self.expected_conflicting is None:
+            raise ValueError("a normal case needs expected_sentiment or expected_conflicting")
+        return self
+
+
+def load_cases(path: Path = CASES_FILE) -> list[ExtractCase]:
+    cases = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise InputError(str(path), f"not valid JSON ({exc})", line=number) from None
+        try:
+            cases.append(ExtractCase.model_validate(row))
+        except ValidationError as exc:
+            raise InputError.from_validation(str(path), exc, line=number) from None
+    if not cases:
+        raise InputError(str(path), "holds no cases")
+    return cases
