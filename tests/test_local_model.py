@@ -102,3 +102,38 @@ def test_process_exit_after_a_local_call_prints_no_traceback(small_pack_home: Pa
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip()
     assert "Traceback" not in proc.stderr and "TypeError" not in proc.stderr
+
+
+def test_prefix_cache_restores_a_shared_prompt_start(small_pack_home: Path) -> None:
+    """A judge prompt that starts like an earlier one, with another prompt in between, resumes from the saved
+    state of the shared start instead of evaluating it again; saved states keep one logits row, not n_batch."""
+    from knowgap.models.local import load_llama, prefix_cache, resolve_local_path
+
+    llm, _ = load_llama(resolve_local_path("qwen2.5-0.5b"))
+    assert llm.cache is not None
+    hits: list[int] = []
+    cache = prefix_cache(256)
+    original_get = type(cache).__getitem__
+
+    def counting_get(self: object, key: object) -> object:
+        value = original_get(self, key)
+        hits.append(llm.longest_token_prefix(value.input_ids.tolist(), list(key)))  # type: ignore[arg-type]
+        return value
+
+    type(cache).__getitem__ = counting_get  # type: ignore[method-assign]
+    llm.set_cache(cache)
+    guideline = "Rules for the grader. " + " ".join(f"Rule {i}: check the answer carefully." for i in range(40))
+    model = create_model("local:qwen2.5-0.5b")
+
+    def judge(question: str) -> str:
+        request = ChatRequest(messages=[{"role": "system", "content": guideline},
+                                        {"role": "user", "content": question}], max_tokens=8, seed=0)
+        return asyncio.run(model.chat(request)).text
+
+    judge("Grade: 2 + 2 = 4.")
+    asyncio.run(model.chat(ChatRequest.simple("Say hello.", max_tokens=4, seed=0)))
+    assert judge("Grade: the sky is green.").strip()
+    guideline_tokens = len(llm.tokenize(guideline.encode()))
+    assert hits and max(hits) > guideline_tokens  # the third call restored the first call's state
+    states = list(cache.cache_state.values())
+    assert len(states) == 3 and all(state.scores.shape[0] == 1 for state in states)

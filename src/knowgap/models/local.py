@@ -27,6 +27,28 @@ _LOADED: dict[str, tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
 _LLAMA_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="knowgap-llama")
 DEFAULT_CTX = int(os.environ.get("KNOWGAP_N_CTX", "4096"))
+# RAM for saved prompt states per loaded model (0 turns the prefix cache off).
+PREFIX_CACHE_MB = int(os.environ.get("KNOWGAP_PREFIX_CACHE_MB", "1024"))
+
+
+def prefix_cache(capacity_mb: int) -> Any:
+    """A llama.cpp state cache keyed by token prefix, so a prompt that starts like an earlier one (a judge's
+    long guideline, a knowledge base before its question) evaluates only the part that differs.
+
+    llama-cpp-python reuses the KV cache only against the previous prompt; suites alternate target and judge
+    calls on one model, which defeats that. This cache keeps the state after each call and restores the one
+    with the longest common prefix. Saved states drop the logits rows: llama.cpp re-evaluates at least the
+    last prompt token after a restore, so those rows are never read (and would cost n_batch x vocab floats,
+    ~300 MB for Qwen, per entry).
+    """
+    from llama_cpp.llama_cache import LlamaRAMCache
+
+    class _PrefixCache(LlamaRAMCache):
+        def __setitem__(self, key: Any, value: Any) -> None:
+            value.scores = value.scores[-1:].copy()
+            super().__setitem__(key, value)
+
+    return _PrefixCache(capacity_bytes=capacity_mb << 20)
 
 
 def resolve_local_path(target: str) -> Path:
@@ -99,6 +121,8 @@ def load_llama(path: Path, n_ctx: int = DEFAULT_CTX) -> tuple[Any, threading.Loc
                     llm = llama_cls(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
             except Exception as exc:  # llama.cpp raises ValueError/RuntimeError on a bad file
                 raise ModelUnavailableError(f"llama.cpp could not load {path}: {exc}") from exc
+            if PREFIX_CACHE_MB > 0:
+                llm.set_cache(prefix_cache(PREFIX_CACHE_MB))
             _LOADED[key] = (llm, threading.Lock())
         return _LOADED[key]
 
