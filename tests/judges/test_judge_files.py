@@ -49,7 +49,7 @@ def test_agreement_with_a_wilson_ci(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("content", "message"), [
     ('{"response": "ok"}\nnot json\n', "line 2: not valid JSON"),
-    ('{"response": "ok"}\n{"text": "x"}\n', "line 2, field 'response': missing field"),
+    ('{"response": "ok"}\n{"text": "x"}\n', r"line 2, field 'response': missing \(the row has: text\)"),
     ('{"response": 5}\n', "line 1, field 'response': expected a string"),
     ("[1, 2]\n", "line 1: expected a JSON object"),
     ("\n", "holds no rows"),
@@ -79,7 +79,7 @@ def test_cli_judge_and_report(tmp_path: Path) -> None:
     assert "agreement with 'label': 4/5 = 80.0% (95% CI 37.6%-96.4%)" in proc.stdout
     assert len(out.read_text().splitlines()) == 5
     bad = knowgap_cli("judge", "abstention", str(src), "--text-field", "answer", "--out", str(out))
-    assert bad.returncode == 2 and "line 1, field 'answer': missing field" in bad.stderr
+    assert bad.returncode == 2 and "line 1, field 'answer': missing (the row has: id, q, response, label)" in bad.stderr
 
 
 def test_llm_judge_over_a_file_through_the_model_layer(tmp_path: Path) -> None:

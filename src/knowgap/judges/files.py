@@ -8,9 +8,6 @@ in the same order. ``agreement`` compares verdicts with a label field and gives 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,7 @@ from pydantic import BaseModel
 
 from knowgap.engine.stats import wilson
 from knowgap.errors import InputError, KnowgapError
+from knowgap.jsonl import read_objects, write_jsonl
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
 
@@ -41,49 +39,6 @@ class Agreement(BaseModel):
     kappa: float | None
     unjudged: int = 0
     """Rows where the judge's answer could not be parsed (counted as disagreements)."""
-
-
-def read_jsonl(path: str | Path, required: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Every row of a JSONL file; each must be a JSON object holding the ``required`` fields."""
-    file = Path(path)
-    if not file.exists():
-        raise InputError(str(file), "file not found")
-    rows = []
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InputError(str(file), f"not valid JSON ({exc})", line=number) from None
-        if not isinstance(row, dict):
-            raise InputError(str(file), "expected a JSON object", line=number)
-        for name in required:
-            if name not in row:
-                raise InputError(str(file), "missing field", line=number, field=name)
-            if not isinstance(row[name], str):
-                raise InputError(str(file), f"expected a string, got {type(row[name]).__name__}", line=number,
-                                 field=name)
-        rows.append(row)
-    if not rows:
-        raise InputError(str(file), "holds no rows")
-    return rows
-
-
-def write_jsonl(path: str | Path, rows: Sequence[dict[str, Any]]) -> Path:
-    """Write rows atomically (a temporary file renamed into place: nothing half-written is left)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
 
 
 def label_value(value: Any, *, where: str, line: int, field: str) -> bool:
@@ -151,7 +106,7 @@ def judge_file(path: str | Path, *, text_field: str, question_field: str | None 
     """Judge every row of ``path``; write each row plus ``out_field`` (true/false, or null when an LLM
     judge's answer could not be parsed, with ``out_field + '_parse_failure'``) to ``out`` in the same order."""
     required = [text_field] + ([question_field] if question_field else [])
-    rows = read_jsonl(path, required)
+    rows = [row for _, row in read_objects(path, required)]
     texts = [r[text_field] for r in rows]
     verdicts = offline_verdicts(texts) if model in (None, "offline") else \
         llm_verdicts(model, rows, text_field, question_field)

@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from knowgap.errors import InputError, KnowgapError
-from knowgap.judges.files import write_jsonl
+from knowgap.jsonl import write_jsonl
 from knowgap.models.structured import ParseFailure, extract_json
 from knowgap.models.types import ChatRequest
 from knowgap.text import content_tokens, detect_lang, sentences

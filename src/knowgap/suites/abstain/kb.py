@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from knowgap.errors import InputError
+from knowgap.jsonl import read_objects
 
 DATA = Path(str(files("knowgap.suites.abstain") / "data"))
 POLICYBENCH = DATA / "policybench" / "questions"
@@ -80,15 +81,7 @@ def load_file(path: Path) -> list[Fact]:
                 raise InputError(where, f"question {i} is not an object", field=f"questions.{i}")
             facts.append(_fact(item, kb, where, i + 1, i))
     elif suffix == ".jsonl":
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise InputError(where, f"not valid JSON ({exc})", line=number) from None
-            if not isinstance(row, dict):
-                raise InputError(where, "expected a JSON object", line=number)
+        for number, row in read_objects(path, what="QA pairs"):
             facts.append(_fact(row, kb, where, number, len(facts)))
     elif suffix == ".csv":
         with path.open(encoding="utf-8", newline="") as handle:

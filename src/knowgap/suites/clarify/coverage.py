@@ -17,16 +17,15 @@ precision (a missed prerequisite costs more than one superfluous question).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from knowgap.errors import InputError
+from knowgap.jsonl import read_models
 from knowgap.suites.clarify.dataset import DATA_DIR
 from knowgap.text import detect_lang, sentences
 from knowgap.text.embed import Embedder, Kind, default_embedder
@@ -145,23 +144,7 @@ class LanguageCalibration(BaseModel):
 
 
 def load_pairs(path: Path = CALIBRATION_FILE) -> list[CalibrationPair]:
-    pairs = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError(str(path), "file not found") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            pairs.append(CalibrationPair.model_validate(json.loads(line)))
-        except ValueError as exc:
-            if isinstance(exc, ValidationError):
-                raise InputError.from_validation(str(path), exc, line=number) from None
-            raise InputError(str(path), f"not valid JSON ({exc})", line=number) from None
-    if not pairs:
-        raise InputError(str(path), "holds no pairs")
-    return pairs
+    return [pair for _, pair in read_models(path, CalibrationPair, what="pairs")]
 
 
 def best_threshold(scores: Sequence[float], labels: Sequence[bool]) -> float:

@@ -8,14 +8,14 @@ mode). A complete control carries its reference conclusion and no missing elemen
 
 from __future__ import annotations
 
-import json
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowgap.errors import InputError
+from knowgap.jsonl import read_models
 from knowgap.suites.base import Case
 
 DATA_DIR = Path(str(files("knowgap.suites.clarify") / "data"))
@@ -96,34 +96,14 @@ class ClarifyCase(Case):
 
 def load_cases(path: Path = CASES_FILE) -> list[ClarifyCase]:
     """Every case in ``path``; a bad line raises InputError naming the file, the line and the field."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(str(path), "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(str(path), f"not UTF-8 text ({exc.reason})") from None
     cases: list[ClarifyCase] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InputError(str(path), f"not valid JSON ({exc})", line=number) from None
-        if not isinstance(row, dict):
-            raise InputError(str(path), "expected a JSON object", line=number)
-        try:
-            case = ClarifyCase.model_validate(row)
-        except ValidationError as exc:
-            raise InputError.from_validation(str(path), exc, line=number) from None
+    for number, case in read_models(path, ClarifyCase, what="cases"):
         if case.id in seen:
             raise InputError(str(path), f"duplicate id '{case.id}' (first on line {seen[case.id]})", line=number,
                              field="id")
         seen[case.id] = number
         cases.append(case)
-    if not cases:
-        raise InputError(str(path), "holds no cases")
     return cases
 
 

@@ -13,9 +13,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from knowgap.errors import InputError
+from knowgap.jsonl import read_models
 from knowgap.text import sentences
 
 Position = Literal["start", "middle", "end"]
@@ -37,17 +37,7 @@ class Attack(BaseModel):
 
 
 def load_attacks(path: Path = ATTACKS_FILE) -> list[Attack]:
-    attacks = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            attacks.append(Attack.model_validate(json.loads(line)))
-        except ValueError as exc:
-            if isinstance(exc, ValidationError):
-                raise InputError.from_validation(str(path), exc, line=number) from None
-            raise InputError(str(path), f"not valid JSON ({exc})", line=number) from None
-    return attacks
+    return [attack for _, attack in read_models(path, Attack, what="attacks")]
 
 
 def disguise(text: str, how: Disguise, lang: str = "en") -> str:

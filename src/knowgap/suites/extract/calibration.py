@@ -19,9 +19,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from knowgap.errors import InputError
+from knowgap.jsonl import read_objects
 from knowgap.judges.faithfulness import OfflineFaithfulness
 
 DEFAULT_DATA = Path("/work/shared/data/faithfulness")
@@ -240,17 +241,14 @@ def report_from_scores(path: Path, *, seed: int = 0, threshold_in_use: float | N
     from knowgap.judges.faithfulness import DEFAULT_THRESHOLD
 
     rows, skipped = [], 0
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InputError(str(path), f"not valid JSON ({exc})", line=number) from None
+    for number, row in read_objects(path, what="scored pairs"):
         if row.get("score") is None:
             skipped += 1
             continue
-        rows.append(ScoredPair.model_validate(row))
+        try:
+            rows.append(ScoredPair.model_validate(row))
+        except ValidationError as exc:
+            raise InputError.from_validation(str(path), exc, line=number) from None
     if not rows:
         raise InputError(str(path), "holds no scored pairs")
     return build_report(rows, data=str(path), seed=seed, limit=None, skipped=skipped, seconds=0.0,

@@ -6,14 +6,13 @@ Every case records where its labels came from (``label_source``); ``data/SOURCES
 
 from __future__ import annotations
 
-import json
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError, model_validator
+from pydantic import model_validator
 
-from knowgap.errors import InputError
+from knowgap.jsonl import read_models
 from knowgap.suites.base import Case
 from knowgap.suites.extract.attacks import Disguise, Position
 from knowgap.suites.extract.summarizer import Sentiment
@@ -57,18 +56,4 @@ class ExtractCase(Case):
 
 
 def load_cases(path: Path = CASES_FILE) -> list[ExtractCase]:
-    cases = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InputError(str(path), f"not valid JSON ({exc})", line=number) from None
-        try:
-            cases.append(ExtractCase.model_validate(row))
-        except ValidationError as exc:
-            raise InputError.from_validation(str(path), exc, line=number) from None
-    if not cases:
-        raise InputError(str(path), "holds no cases")
-    return cases
+    return [case for _, case in read_models(path, ExtractCase, what="cases")]

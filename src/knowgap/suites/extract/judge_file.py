@@ -15,34 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from knowgap.errors import InputError
+from knowgap.jsonl import read_objects
 from knowgap.judges.faithfulness import DEFAULT_THRESHOLD, OfflineFaithfulness
-
-
-def _read_rows(path: Path, source_field: str, text_field: str) -> list[dict[str, Any]]:
-    if not path.exists():
-        raise InputError(str(path), "file not found")
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InputError(str(path), f"not valid JSON ({exc})", line=number) from None
-        if not isinstance(row, dict):
-            raise InputError(str(path), "expected a JSON object", line=number)
-        for name in (source_field, text_field):
-            if name not in row:
-                raise InputError(str(path), f"missing (the row has: {', '.join(row) or 'no fields'})",
-                                 line=number, field=name)
-            if not isinstance(row[name], str):
-                raise InputError(str(path), f"expected a string, got {type(row[name]).__name__}", line=number,
-                                 field=name)
-        rows.append(row)
-    if not rows:
-        raise InputError(str(path), "holds no rows")
-    return rows
 
 
 def judge_file(path: Path, out: Path, *, source_field: str = "doc", text_field: str = "summary",
@@ -50,7 +24,7 @@ def judge_file(path: Path, out: Path, *, source_field: str = "doc", text_field: 
                checker: OfflineFaithfulness | None = None,
                progress: Callable[[int, int], None] | None = None) -> Counter[str]:
     """Score every row of ``path`` and write them with ``score`` and ``verdict`` to ``out``; the verdict counts."""
-    rows = _read_rows(path, source_field, text_field)
+    rows = [row for _, row in read_objects(path, (source_field, text_field))]
     checker = checker or OfflineFaithfulness(threshold=threshold)
     verdicts: Counter[str] = Counter()
     out.parent.mkdir(parents=True, exist_ok=True)

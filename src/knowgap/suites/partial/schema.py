@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from knowgap.errors import InputError
+from knowgap.jsonl import read_lines
 
 Family = Literal["customer_support", "due_diligence", "compliance_audit", "security_incident"]
 FAMILIES: tuple[str, ...] = ("customer_support", "due_diligence", "compliance_audit", "security_incident")
@@ -336,20 +337,10 @@ def load_scenario(path: Path) -> Scenario:
 def load_scenarios(path: Path) -> list[Scenario]:
     """A JSONL file of scenarios (one per line), or a JSON file with one scenario or a list."""
     if path.suffix == ".jsonl":
-        if not path.exists():
-            raise InputError(str(path), "file not found")
-        out = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError as exc:
-                raise InputError(str(path), f"not valid JSON ({exc})", line=number) from None
-            out.append(parse_scenario(data, str(path), number))
-        if not out:
+        lines = read_lines(path)
+        if not lines:
             raise InputError(str(path), "holds no scenarios")
-        return out
+        return [parse_scenario(data, str(path), number) for number, data in lines]
     data = read_json(path)
     items = data if isinstance(data, list) else [data]
     return [parse_scenario(item, str(path)) for item in items]

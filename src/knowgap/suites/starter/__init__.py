@@ -7,7 +7,6 @@ Scores: did the model abstain, and, where the context answers, did it give the a
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
@@ -15,11 +14,12 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.stats import wilson
 from knowgap.errors import InputError, KnowgapError
+from knowgap.jsonl import read_models
 from knowgap.judges.abstention import abstention_phrase
 from knowgap.models.types import ChatRequest
 from knowgap.suites import register
@@ -49,25 +49,12 @@ class StarterOptions(SuiteOptions):
 
 
 def load_cases(path: Path) -> list[StarterCase]:
-    cases = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InputError(str(path), f"not valid JSON ({exc})", line=number) from None
-        try:
-            case = StarterCase.model_validate(row)
-        except ValidationError as exc:
-            raise InputError.from_validation(str(path), exc, line=number) from None
+    cases = read_models(path, StarterCase, what="cases")
+    for number, case in cases:
         if case.answerable and not case.answers:
             raise InputError(str(path), "an answerable case needs at least one accepted answer", line=number,
                              field="answers")
-        cases.append(case)
-    if not cases:
-        raise InputError(str(path), "holds no cases")
-    return cases
+    return [case for _, case in cases]
 
 
 def _norm(text: str) -> str:
