@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from knowgap.engine.stats import wilson
 from knowgap.models.types import ChatRequest, ChatResponse
 
 ScoreValue = float | int | bool | str | None
@@ -68,6 +69,17 @@ class MetricValue(BaseModel):
     n: int = 0
     kind: Literal["proportion", "mean", "count"] = "proportion"
     description: str = ""
+
+    @classmethod
+    def proportion(cls, name: str, group: str, k: int, n: int, description: str = "") -> MetricValue:
+        """k of n, with a Wilson 95% CI (value and CI None when n is 0)."""
+        lo, hi = wilson(k, n) if n else (None, None)
+        return cls(name=name, group=group, value=k / n if n else None, ci_low=lo, ci_high=hi, n=n,
+                   kind="proportion", description=description)
+
+    @classmethod
+    def count(cls, name: str, group: str, k: int, description: str = "") -> MetricValue:
+        return cls(name=name, group=group, value=float(k), n=k, kind="count", description=description)
 
 
 class RunConfig(BaseModel):

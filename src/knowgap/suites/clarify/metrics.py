@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
-from knowgap.engine.stats import bootstrap_mean, wilson
+from knowgap.engine.stats import bootstrap_mean
 
 Scores = dict[str, ScoreValue]
 Selector = Callable[[Scores], bool]
@@ -87,10 +87,7 @@ class _Group:
 
 
 def _proportion(name: str, group: str, values: list[bool], text: str) -> MetricValue:
-    n, k = len(values), sum(values)
-    lo, hi = wilson(k, n) if n else (None, None)
-    return MetricValue(name=name, group=group, value=k / n if n else None, ci_low=lo, ci_high=hi, n=n,
-                       kind="proportion", description=text)
+    return MetricValue.proportion(name, group, sum(values), len(values), description=text)
 
 
 def _mean(name: str, group: str, values: list[float], text: str, seed: int) -> MetricValue:
@@ -133,11 +130,10 @@ def clarify_metrics(records: Iterable[TrialRecord]) -> list[MetricValue]:
         g = groups[group]
         out.extend(_group_metrics(group, g.scores))
         review = sum(1 for s in g.scores if s.get("screen") in ("fail", "uncertain"))
-        out.append(MetricValue(name="review_queue", group=group, value=float(review), n=review, kind="count",
-                               description="responses the automatic screen marks failing or uncertain "
-                                           "(knowgap clarify review RUN lists them)"))
-        out.append(MetricValue(name="errors", group=group, value=float(g.errors), n=g.errors, kind="count",
-                               description="trials whose model call failed for good"))
+        out.append(MetricValue.count("review_queue", group, review,
+                                     description="responses the automatic screen marks failing or uncertain "
+                                                 "(knowgap clarify review RUN lists them)"))
+        out.append(MetricValue.count("errors", group, g.errors, description="trials whose model call failed for good"))
         for lang in ("zh", "en"):
             subset = [s for s in g.scores if s.get("lang") == lang]
             if subset:

@@ -151,10 +151,8 @@ def extract_metrics(records: Iterable[TrialRecord], *, judge_threshold: float = 
         g = groups[group]
         names = sorted({k[:-2] for k in g.counts if k.endswith(".k") or k.endswith(".n")})
         for name in names:
-            k, n = g.counts[f"{name}.k"], g.counts[f"{name}.n"]
-            lo, hi = wilson(k, n) if n else (None, None)
-            out.append(MetricValue(name=name, group=group, value=k / n if n else None, ci_low=lo, ci_high=hi, n=n,
-                                   kind="proportion", description=_describe(name)))
+            out.append(MetricValue.proportion(name, group, g.counts[f"{name}.k"], g.counts[f"{name}.n"],
+                                              description=_describe(name)))
         diff = newcombe_diff(g.counts["flip_rate.k"], g.counts["flip_rate.n"], g.counts["noise_floor.k"],
                              g.counts["noise_floor.n"])
         if diff is not None:
@@ -174,11 +172,9 @@ def extract_metrics(records: Iterable[TrialRecord], *, judge_threshold: float = 
                                        description="lowest faithful minus highest unfaithful calibration score "
                                                    "(> 0: a threshold separates them)"))
         for name in sorted(k for k in g.counts if not (k.endswith(".k") or k.endswith(".n"))):
-            out.append(MetricValue(name=name, group=group, value=float(g.counts[name]), n=g.counts[name], kind="count",
-                                   description=_describe(name)))
+            out.append(MetricValue.count(name, group, g.counts[name], description=_describe(name)))
         out.append(MetricValue(name="seconds", group=group, value=round(g.seconds, 2), n=g.counts["trials"],
                                kind="count", description="summed trial time"))
         for role, total in sorted(g.tokens.items()):
-            out.append(MetricValue(name=f"tokens:{role}", group=group, value=float(total), n=total, kind="count",
-                                   description="prompt + completion tokens"))
+            out.append(MetricValue.count(f"tokens:{role}", group, total, description="prompt + completion tokens"))
     return out

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.stats import bootstrap_mean, wilson
+from knowgap.engine.stats import bootstrap_mean
 from knowgap.suites.partial.scoring import ece, macro_f1
 
 PRETEST_BAND = (20.0, 40.0)
@@ -35,9 +35,7 @@ DESCRIBED = {
 
 
 def _prop(name: str, group: str, k: int, n: int) -> MetricValue:
-    lo, hi = wilson(k, n) if n else (None, None)
-    return MetricValue(name=name, group=group, value=k / n if n else None, ci_low=lo, ci_high=hi, n=n,
-                       kind="proportion", description=DESCRIBED[name])
+    return MetricValue.proportion(name, group, k, n, description=DESCRIBED[name])
 
 
 def _mean(name: str, group: str, values: list[float]) -> MetricValue:
@@ -99,8 +97,7 @@ def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
     out.append(MetricValue(name="parse_failures", group=group, value=float(failures), n=len(s), kind="count",
                            description=DESCRIBED["parse_failures"]))
     errors = len(records) - len(ok)
-    out.append(MetricValue(name="errors", group=group, value=float(errors), n=errors, kind="count",
-                           description=DESCRIBED["errors"]))
+    out.append(MetricValue.count("errors", group, errors, description=DESCRIBED["errors"]))
     return out
 
 

@@ -17,7 +17,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.stats import wilson
 from knowgap.errors import InputError, KnowgapError
 from knowgap.jsonl import read_models
 from knowgap.judges.abstention import abstention_phrase
@@ -131,10 +130,7 @@ class StarterSuite(Suite):
         for group in sorted(tallies):
             for name, text in described.items():
                 k, n = tallies[group][name]
-                lo, hi = wilson(k, n) if n else (None, None)
-                out.append(MetricValue(name=name, group=group, value=k / n if n else None, ci_low=lo, ci_high=hi,
-                                       n=n, kind="proportion", description=text))
-            errors = tallies[group]["errors"][0]
-            out.append(MetricValue(name="errors", group=group, value=float(errors), n=errors, kind="count",
-                                   description="trials whose model call failed for good"))
+                out.append(MetricValue.proportion(name, group, k, n, description=text))
+            out.append(MetricValue.count("errors", group, tallies[group]["errors"][0],
+                                         description="trials whose model call failed for good"))
         return out
