@@ -172,3 +172,17 @@ def test_price_is_accounted(tmp_path: Path, answers: Path) -> None:
     # USD per million tokens: 1 per prompt token, 2 per completion token
     assert usage["cost_usd"] == pytest.approx(usage["prompt_tokens"] + 2 * usage["completion_tokens"])
     assert usage["completion_tokens"] == 4 * 3  # 2 cases x 2 prompts, "I don't know." is 3 words
+
+
+def test_metric_tables_print_brackets_as_text() -> None:
+    """Rich would read '[bold]' or '[zh]' in a metric name or group as markup and drop it."""
+    from rich.console import Console
+
+    from knowgap.cli import _metrics_table
+    from knowgap.engine.records import MetricValue
+
+    metric = MetricValue.proportion("flip_rate[start]", "prompt=[bold]x", 1, 4)
+    console = Console(record=True, width=200)
+    console.print(_metrics_table([metric], "t"))
+    text = console.export_text()
+    assert "flip_rate[start]" in text and "prompt=[bold]x" in text

@@ -51,7 +51,7 @@ def _metrics_table(metrics: list[MetricValue], title: str) -> Table:
                          ("n", "right")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for row in metrics_table_rows(metrics):
-        table.add_row(*row)
+        table.add_row(*(escape(cell) for cell in row))  # names like errors[timeout] are text, not rich markup
     return table
 
 

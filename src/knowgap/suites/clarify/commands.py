@@ -22,6 +22,7 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
                limit: Annotated[int, typer.Option(help="Rows to print (the file holds all).")] = 30) -> None:
         """Write RUN/review_queue.jsonl (responses the automatic screen marks failing or uncertain) and list it."""
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
         from knowgap.errors import KnowgapError
@@ -37,8 +38,9 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
         for col in ("screen", "config", "case", "reasons", "response"):
             table.add_column(col, overflow="fold")
         for item in items[:limit]:
-            table.add_row(item.screen, item.config_id, item.case_id, "; ".join(item.reasons),
-                          item.response[:120].replace("\n", " "))
+            cells = (item.screen, item.config_id, item.case_id, "; ".join(item.reasons),
+                     item.response[:120].replace("\n", " "))
+            table.add_row(*(escape(cell) for cell in cells))  # model text is not rich markup
         out.print(table)
         out.print(f"written to {path}", markup=False)
 
