@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from knowgap.suites.partial.schema import DIMENSIONS
+
 Facts = dict[str, bool]
 Rule = Callable[[Facts], str]
 
@@ -64,6 +66,15 @@ def _task(tid: str, ttype: str, question: str, labels: list[str], rule: Rule, sp
     return {"id": tid, "type": ttype, "question": question, "labels": labels if decision else [],
             "asks_confidence": confidence and decision, "oracle_full": rule(truth) if decision else None,
             "oracle": per_role, "dimensions": dims, "relevant": ranked}
+
+
+def _plan_task(lang: str, labels: list[str], rule: Rule, specs: list[FactSpec], truth: Facts,
+               vis: dict[str, dict[str, str]], dims: list[str]) -> dict[str, Any]:
+    """The query-planning task every family ends with: its oracle gaps follow the family's main decision."""
+    return _task("plan", "query_planning", T(lang, "如果可以申请更多证据，请按优先级列出你要申请的证据。",
+                                             "If you could request more evidence, list what you would request, "
+                                             "most important first."),
+                 labels, rule, specs, truth, vis, sorted(set(dims) | {"cost"}, key=DIMENSIONS.index))
 
 
 def _dims(base: list[str], conflict: bool, requestable: bool) -> list[str]:
@@ -304,11 +315,7 @@ def due_diligence(i: int, lang: str, f: Facts, conflict: bool, requestable: bool
         _task("decision", "next_action", T(lang, "给出下一步建议：reject、approve_with_conditions 或 approve。",
                                            "Recommend the next step: reject, approve_with_conditions or approve."),
               decisions, decision_rule, specs, f, vis, dims),
-        _task("plan", "query_planning", T(lang, "如果可以申请更多证据，请按优先级列出你要申请的证据。",
-                                          "If you could request more evidence, list what you would request, most "
-                                          "important first."),
-              risk, risk_rule, specs, f, vis, sorted(set(dims) | {"cost"}, key=["breadth", "depth", "timeliness",
-                                                                                  "cost"].index)),
+        _plan_task(lang, risk, risk_rule, specs, f, vis, dims),
     ]
     labels = {"sanctions_screening.result": ["制裁", "sanctions", "screening", "OFAC", "watch list"],
               "litigation.amount": ["诉讼", "未结案", "litigation", "lawsuit", "pending case", "court"],
@@ -530,11 +537,7 @@ def security_incident(i: int, lang: str, f: Facts, conflict: bool, requestable: 
               causes, cause_rule, specs, f, vis, dims),
         _task("next_action", "next_action", T(lang, "下一步应采取什么行动？", "What should be done next?"),
               actions, action_rule, specs, f, vis, dims),
-        _task("plan", "query_planning", T(lang, "如果可以申请更多证据，请按优先级列出你要申请的证据。",
-                                          "If you could request more evidence, list what you would request, most "
-                                          "important first."),
-              sev, severity_rule, specs, f, vis, sorted(set(dims) | {"cost"}, key=["breadth", "depth", "timeliness",
-                                                                                     "cost"].index)),
+        _plan_task(lang, sev, severity_rule, specs, f, vis, dims),
     ]
     labels = {"edr_events": ["EDR", "进程", "终端", "process", "endpoint events"],
               "auth_logs.result": ["登录结果", "成功登录", "登录成功", "login result", "successful login", "success"],
