@@ -44,9 +44,22 @@ def test_split_facts_zh_en() -> None:
 
 
 def test_template_questions() -> None:
+    # a value: a fill-in question about it, which only this fact answers
     assert template_question("The deductible is $2,000 for class C wards.") == \
+        'According to the documents, what value fills the blank: "The deductible is ____ for class C wards."?'
+    assert template_question("Hospitalisations in Ward B1 are covered.").startswith("What do the documents say")
+    assert template_question("住院的自付额为2000元。") == "根据资料，以下句子中“____”处应是什么：“住院的自付额为____。”？"
+    # a clean subject: a question about it; a pronoun or a dangling subject: how the statement continues
+    assert template_question("The deductible applies to every claim.") == \
         "What do the documents say about the deductible?"
-    assert template_question("住院的自付额为2000元。").startswith("关于“住院的自付额为2000元")
+    assert template_question("MediShield Life covers large hospital bills.") == \
+        "What do the documents say about MediShield Life?"
+    assert template_question("They are designed to cover subsidised bills in public hospitals.").startswith(
+        'According to the documents, how does this statement continue: "They are designed to cover')
+    assert template_question("This information booklet contains a summary of the key features of the scheme.") \
+        == 'According to the documents, how does this statement continue: "This information booklet contains a ' \
+           'summary ..."?'
+    assert template_question("投保人应当如实告知。").startswith("关于“投保人应当如实告知")
 
 
 def test_diversity_filter_reports_why() -> None:

@@ -229,15 +229,40 @@ _SUBJECT_END = re.compile(r"\s(?:is|are|was|were|will|must|can|may|has|have|shou
                           re.IGNORECASE)
 
 
+_VALUE = re.compile(r"(?<![A-Za-z0-9])(?:S?\$|US\$|RM|¥|￥)?\d[\d,.:]*(?:\s?(?:%|per cent|days?|weeks?|months?|years?|元|天|个月|年|岁))?")
+_DANGLING = {"the", "a", "an", "of", "on", "for", "to", "and", "or", "with", "in", "at", "by", "from", "as", "that",
+             "this", "these", "those", "its", "their", "our", "your", "which", "who", "if"}
+_CONTINUATION = {"for", "however", "and", "but", "or", "so", "then", "also", "therefore", "as", "if", "when"}
+_PRONOUNS = {"they", "it", "he", "she", "you", "we", "i", "this", "that", "these", "those", "there", "one", "no"}
+_LOWER_FIRST = {"the", "a", "an", "this", "these", "those", "each", "every", "any", "all", "some", "your", "our",
+                "its", "their"}
+
+
 def template_question(fact: str) -> str:
-    """An offline question for a fact: what the documents say about its subject (deterministic)."""
-    if detect_lang(fact) == "zh":
-        head = re.split(r"[，,：:]", fact)[0][:24]
+    """An offline question for a fact (deterministic). A fact with a number (an amount, a limit, a date, a
+    phone number) becomes a fill-in question about that value, which only this fact answers; otherwise, when
+    the fact opens with a clean subject, a question about that subject; otherwise a question about how the
+    statement continues from its first half."""
+    text = " ".join(fact.split())
+    value = _VALUE.search(text)
+    if detect_lang(text) == "zh":
+        if value:
+            return f"根据资料，以下句子中“____”处应是什么：“{text[:value.start()]}____{text[value.end():]}”？"
+        head = re.split(r"[，,：:]", text)[0][:24]
         return f"关于“{head}”，资料中是怎么规定的？"
-    match = _SUBJECT_END.search(fact)
-    subject = fact[:match.start()] if match and match.start() > 3 else " ".join(fact.split()[:8])
-    subject = subject.strip(" ,.;:")
-    return f"What do the documents say about {subject[0].lower() + subject[1:] if subject[:2].istitle() else subject}?"
+    if value:
+        return f"According to the documents, what value fills the blank: \"{text[:value.start()]}____{text[value.end():]}\"?"
+    match = _SUBJECT_END.search(text)
+    subject = text[:match.start()].strip(" ,.;:") if match else ""
+    words = subject.split()
+    if (1 <= len(words) <= 8 and subject[0].isupper() and words[0].lower().strip(",;:") not in _CONTINUATION
+            and words[-1].lower() not in _DANGLING and words[0].lower() not in _PRONOUNS):
+        if words[0].lower() in _LOWER_FIRST:
+            subject = subject[0].lower() + subject[1:]
+        return f"What do the documents say about {subject}?"
+    words = text.split()
+    head = " ".join(words[:max(4, len(words) // 2)])
+    return f"According to the documents, how does this statement continue: \"{head} ...\"?"
 
 
 def make_questions(facts: Sequence[AtomicFact], chat: Callable[[ChatRequest], str] | None) -> list[GeneratedQuestion]:
