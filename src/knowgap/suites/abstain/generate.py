@@ -229,7 +229,8 @@ _SUBJECT_END = re.compile(r"\s(?:is|are|was|were|will|must|can|may|has|have|shou
                           re.IGNORECASE)
 
 
-_VALUE = re.compile(r"(?<![A-Za-z0-9])(?:S?\$|US\$|RM|¥|￥)?\d[\d,.:]*(?:\s?(?:%|per cent|days?|weeks?|months?|years?|元|天|个月|年|岁))?")
+_VALUE = re.compile(r"(?<![A-Za-z0-9])(?:S?\$|US\$|RM|¥|￥)?\d[\d,.:]*"
+                    r"(?:\s?(?:%|per cent|days?|weeks?|months?|years?|元|天|个月|年|岁))?")
 _DANGLING = {"the", "a", "an", "of", "on", "for", "to", "and", "or", "with", "in", "at", "by", "from", "as", "that",
              "this", "these", "those", "its", "their", "our", "your", "which", "who", "if"}
 _CONTINUATION = {"for", "however", "and", "but", "or", "so", "then", "also", "therefore", "as", "if", "when"}
@@ -251,7 +252,8 @@ def template_question(fact: str) -> str:
         head = re.split(r"[，,：:]", text)[0][:24]
         return f"关于“{head}”，资料中是怎么规定的？"
     if value:
-        return f"According to the documents, what value fills the blank: \"{text[:value.start()]}____{text[value.end():]}\"?"
+        blanked = f"{text[:value.start()]}____{text[value.end():]}"
+        return f'According to the documents, what value fills the blank: "{blanked}"?'
     match = _SUBJECT_END.search(text)
     subject = text[:match.start()].strip(" ,.;:") if match else ""
     words = subject.split()
