@@ -125,8 +125,13 @@ def test_generator_path_through_the_model_layer(tmp_path: Path) -> None:
         '```json\n{"facts": ["The Aurora kettle warranty lasts 27 months.", "Library cards cost 14 dollars."]}\n```',
         "How long is the Aurora kettle warranty?", "What does a library card cost?"]), encoding="utf-8")
     out = tmp_path / "out"
+    seen: list[tuple[str, int, int]] = []
     summary = generate_kb(GenerateOptions(docs=str(docs), out=str(out), generator=f"scripted:{script}"),
-                          embedder=BagEmbedder())
+                          embedder=BagEmbedder(), progress=lambda *step: seen.append(step))
+    # each model stage advances its progress bar: one chunk, two questions, two sole-answerability checks
+    assert seen == [("facts (generator, per chunk)", 1, 1), ("questions (generator)", 1, 2),
+                    ("questions (generator)", 2, 2), ("sole-answerability (judge)", 1, 2),
+                    ("sole-answerability (judge)", 2, 2)]
     facts = [json.loads(line) for line in (out / "facts.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(f["text"], f["method"]) for f in facts] == [
         ("The Aurora kettle warranty lasts 27 months.", "generator"), ("Library cards cost 14 dollars.", "generator")]

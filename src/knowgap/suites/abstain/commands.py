@@ -176,6 +176,7 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
         Example: knowgap generate abstain --docs sources/MediShield --out kb_medishield --offline
         """
         from rich.console import Console
+        from rich.progress import Progress, TaskID
 
         from knowgap.errors import KnowgapError
         from knowgap.suites.abstain.generate import GenerateOptions, generate_kb
@@ -187,6 +188,14 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
             "docs": docs, "out": out, "offline": offline, "generator": generator, "judge": judge,
             "filter_method": filter_method, "keyword_threshold": keyword_threshold,
             "semantic_threshold": semantic_threshold, "sole_threshold": sole_threshold, "max_facts": max_facts})
-        summary = generate_kb(options,
-            log=lambda line: console.print(line, highlight=False, markup=False))
+        with Progress(console=Console(stderr=True), transient=True) as bar:
+            tasks: dict[str, TaskID] = {}
+
+            def progress(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = bar.add_task(stage, total=total)
+                bar.update(tasks[stage], completed=done)
+
+            summary = generate_kb(options, log=lambda line: console.print(line, highlight=False, markup=False),
+                                  progress=progress)
         console.print(summary.describe(), highlight=False, markup=False)

@@ -201,19 +201,31 @@ def _chunks(text: str, size: int = 1000) -> list[str]:
     return parts
 
 
+Progress = Callable[[str, int, int], None]
+"""(stage, done, total): called as a pipeline stage advances."""
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
 def extract_facts(docs: Sequence[Document], chat: Callable[[ChatRequest], str] | None,
-                  max_facts: int | None) -> list[AtomicFact]:
+                  max_facts: int | None, progress: Progress = _no_progress) -> list[AtomicFact]:
     facts: list[AtomicFact] = []
+    chunks = {doc.doc_id: _chunks(doc.text) for doc in docs} if chat is not None else {}
+    total, done = sum(len(c) for c in chunks.values()), 0
     for doc in docs:
         if chat is None:
             texts, method = split_facts(doc.text), "sentence-splitter"
         else:
             texts, method = [], "generator"
-            for chunk in _chunks(doc.text):
+            for chunk in chunks[doc.doc_id]:
                 data = extract_json(chat(ChatRequest.simple(FACT_PROMPT.format(text=chunk), max_tokens=400)))
                 items = [] if isinstance(data, ParseFailure) else data.get("facts", [])
                 got = [str(t).strip() for t in items if isinstance(t, str | int | float) and str(t).strip()]
                 texts += got or split_facts(chunk)  # a parse failure falls back to the splitter for that chunk
+                done += 1
+                progress("facts (generator, per chunk)", done, total)
         for position, text in enumerate(texts):
             source = doc.path if "#" not in doc.doc_id else f"{doc.path}{doc.doc_id[doc.doc_id.index('#'):]}"
             facts.append(AtomicFact(id=f"fact_{len(facts)}", text=text, source=source, position=position,
@@ -267,7 +279,8 @@ def template_question(fact: str) -> str:
     return f"According to the documents, how does this statement continue: \"{head} ...\"?"
 
 
-def make_questions(facts: Sequence[AtomicFact], chat: Callable[[ChatRequest], str] | None) -> list[GeneratedQuestion]:
+def make_questions(facts: Sequence[AtomicFact], chat: Callable[[ChatRequest], str] | None,
+                   progress: Progress = _no_progress) -> list[GeneratedQuestion]:
     out = []
     for fact in facts:
         if chat is None:
@@ -278,6 +291,8 @@ def make_questions(facts: Sequence[AtomicFact], chat: Callable[[ChatRequest], st
             question, method = (line, "generator") if len(line) > 5 else (template_question(fact.text), "template")
         out.append(GeneratedQuestion(id=f"q_{fact.id}", fact_id=fact.id, question=question, answer=fact.text,
                                      source=f"{fact.source}:{fact.position}", method=method))
+        if chat is not None:
+            progress("questions (generator)", len(out), len(facts))
     return out
 
 
@@ -324,7 +339,7 @@ def diversity_filter(questions: Sequence[GeneratedQuestion], method: str, keywor
 
 def sole_answerability(questions: Sequence[GeneratedQuestion], facts: Sequence[AtomicFact], embedder: Embedder,
                        threshold: float, judge: Callable[[ChatRequest], str] | None,
-                       neighbours: int = 3) -> list[Answerability]:
+                       neighbours: int = 3, progress: Progress = _no_progress) -> list[Answerability]:
     """For each question: the other facts nearest to it; any at or above ``threshold`` goes to the judge
     (or, offline, fails the check when it is at least as close to the question as the question's own fact)."""
     if not questions:
@@ -354,12 +369,14 @@ def sole_answerability(questions: Sequence[GeneratedQuestion], facts: Sequence[A
             sole = sole and not answers
         out.append(Answerability(question_id=q.id, sole=sole, neighbours=checked,
                                  method="embedding+judge" if judge else "embedding (offline)"))
+        if judge is not None:
+            progress("sole-answerability (judge)", len(out), len(questions))
     return out
 
 
 # ---------------------------------------------------------------------------------------------- pipeline
 def generate_kb(options: GenerateOptions, *, embedder: Embedder | None = None,
-                log: Callable[[str], None] = lambda _: None) -> Summary:
+                log: Callable[[str], None] = lambda _: None, progress: Progress = _no_progress) -> Summary:
     from knowgap.models.registry import DEFAULT_MODEL
     from knowgap.suites.abstain.caller import Caller
 
@@ -377,19 +394,20 @@ def generate_kb(options: GenerateOptions, *, embedder: Embedder | None = None,
             judge_spec = options.judge or options.generator or DEFAULT_MODEL
             judge = generator if judge_spec == generator.spec else Caller(judge_spec, run_id="generate-abstain",  # type: ignore[union-attr]
                                                                          role="judge")
-        facts = extract_facts(docs, generator.chat if generator else None, options.max_facts)
+        facts = extract_facts(docs, generator.chat if generator else None, options.max_facts, progress)
         if not facts:
             raise KnowgapError(f"{options.docs}: no facts found in the documents")
         write_jsonl(out / "facts.jsonl", [f.model_dump() for f in facts])
         log(f"facts: {len(facts)}")
-        questions = make_questions(facts, generator.chat if generator else None)
+        questions = make_questions(facts, generator.chat if generator else None, progress)
         write_jsonl(out / "questions_raw.jsonl", [q.model_dump() for q in questions])
         log(f"questions: {len(questions)}")
         decisions = diversity_filter(questions, options.filter_method, options.keyword_threshold,
                                      options.semantic_threshold, embedder)
         write_jsonl(out / "filter_decisions.jsonl", [d.model_dump() for d in decisions])
         kept = [q for q, d in zip(questions, decisions, strict=True) if d.kept]
-        checks = sole_answerability(kept, facts, embedder, options.sole_threshold, judge.chat if judge else None)
+        checks = sole_answerability(kept, facts, embedder, options.sole_threshold, judge.chat if judge else None,
+                                    progress=progress)
         write_jsonl(out / "answerability.jsonl", [c.model_dump() for c in checks])
         final = [q for q, c in zip(kept, checks, strict=True) if c.sole]
         calls = (generator.calls if generator else 0) + (judge.calls if judge and judge is not generator else 0)
