@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from knowgap.errors import InputError
+from knowgap.jsonl import read_lines
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import PermanentModelError
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
@@ -36,15 +37,7 @@ def _load_entries(path: Path) -> list[tuple[int, dict[str, Any]]]:
         except ValueError as exc:
             raise InputError(str(path), f"not valid JSON: {exc}") from None
         return list(enumerate(items, start=1))
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((number, json.loads(line)))
-        except ValueError as exc:
-            raise InputError(str(path), f"not valid JSON: {exc}", line=number) from None
-    return rows
+    return read_lines(path)
 
 
 class ScriptedModel(ChatModel):
