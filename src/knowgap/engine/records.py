@@ -106,6 +106,8 @@ class Manifest(BaseModel):
     git_commit: str | None = None
     config: RunConfig
     dataset_hashes: dict[str, str] = Field(default_factory=dict)
+    judges: dict[str, str] = Field(default_factory=dict)
+    """Version of each judge prompt or spec the run uses (e.g. ``{"factuality": "factuality_v1"}``)."""
     models: dict[str, dict[str, str]] = Field(default_factory=dict)
     """Facts about each role's model (spec, backend, sha256 of a pack...)."""
     status: Literal["running", "finished", "interrupted", "failed"] = "running"

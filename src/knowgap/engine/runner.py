@@ -223,7 +223,7 @@ class Runner:
             if resume is None:
                 manifest = Manifest(run_id=new_run_id(self.suite.name), knowgap_version=knowgap_version(),
                                     git_commit=git_commit(), config=self.config,
-                                    dataset_hashes=self.dataset_hashes())
+                                    dataset_hashes=self.dataset_hashes(), judges=self.suite.judge_versions())
                 store = None
             else:
                 store = RunStore.open(self.runs_root, resume)
@@ -296,6 +296,10 @@ class Runner:
         if changed:
             raise KnowgapError(f"cannot resume {manifest.run_id}: the dataset changed since it started "
                                f"({', '.join(changed)}); start a new run instead")
+        judges = self.suite.judge_versions()
+        if judges != manifest.judges:
+            raise KnowgapError(f"cannot resume {manifest.run_id}: its judges were {manifest.judges or 'none'}, "
+                               f"this knowgap has {judges or 'none'}; start a new run instead")
 
 
 def _first_error(exc: Exception) -> str:

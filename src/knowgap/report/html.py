@@ -66,7 +66,13 @@ def _facts(run: RunData) -> str:
     return (f'<p class="facts">suite <code>{esc(cfg.suite)}</code> · options <code>{esc(options)}</code> · '
             f"repeats {cfg.repeats} · seed {cfg.seed}<br>status <b>{esc(m.status)}</b> · trials {m.trials_ok} ok, "
             f"{m.trials_error} errors of {m.trials_total} · started {esc(m.started_at)} · ended "
-            f"{esc(m.ended_at or '-')} · knowgap {esc(m.knowgap_version)}{commit}</p>")
+            f"{esc(m.ended_at or '-')} · knowgap {esc(m.knowgap_version)}{commit}{_judges(m.judges)}</p>")
+
+
+def _judges(judges: dict[str, str]) -> str:
+    if not judges:
+        return ""
+    return "<br>judges " + " · ".join(f"{esc(name)} <code>{esc(version)}</code>" for name, version in judges.items())
 
 
 def _models_table(run: RunData) -> str:

@@ -39,7 +39,10 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
              f"- status: {manifest.status}; trials: {manifest.trials_ok} ok, {manifest.trials_error} errors "
              f"of {manifest.trials_total}",
              f"- started {manifest.started_at}, ended {manifest.ended_at or '-'}; knowgap {manifest.knowgap_version}"
-             + (f" (git {manifest.git_commit[:10]})" if manifest.git_commit else ""), ""]
+             + (f" (git {manifest.git_commit[:10]})" if manifest.git_commit else "")]
+    if manifest.judges:
+        lines.append("- judges: " + ", ".join(f"{name} `{version}`" for name, version in manifest.judges.items()))
+    lines.append("")
     lines += ["## Models", "", "| role | model | calls | cached | retries | tokens in / out | cost |",
               "|---|---|---:|---:|---:|---:|---:|"]
     for role, spec in cfg.models.items():

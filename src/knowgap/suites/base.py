@@ -110,6 +110,11 @@ class Suite(ABC):
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         """Metrics per configuration (group) with 95% CIs, from the stored records."""
 
+    def judge_versions(self) -> dict[str, str]:
+        """The version of every judge prompt or spec this run's options use (stored in the manifest; a run
+        resumes only with the same versions, so one run never mixes two prompts)."""
+        return {}
+
     # reports (optional) -------------------------------------------------------------------------
     score_tables: ClassVar[list[tuple[str, str]] | None] = None
     """Pairs of categorical scores the HTML report cross-tabulates (e.g. ``[("answerable", "abstained")]``);

@@ -121,3 +121,18 @@ def test_cli_prints_the_paper_table(tmp_path: Path, small_kb: Path) -> None:
     assert "| conservative | 100.0% [64.6%, 100.0%] n=7 | 100.0% [64.6%, 100.0%] n=7 |" in proc.stdout
     assert json.loads((tmp_path / "runs").joinpath(next(p.name for p in (tmp_path / "runs").iterdir()),
                                                    "metrics.json").read_text())
+
+
+def test_manifest_pins_the_judges_and_resume_refuses_other_versions(abstainer_run: knowgap.RunResult,
+                                                                    runs_root: Path) -> None:
+    assert abstainer_run.manifest.judges == {"abstention": "offline:zh+en detector",
+                                             "factuality": "offline:approximate tiers"}
+    assert "- judges: abstention `offline:zh+en detector`" in (abstainer_run.path / "report.md").read_text(
+        encoding="utf-8")
+    manifest_file = abstainer_run.path / "manifest.json"
+    data = json.loads(manifest_file.read_text(encoding="utf-8"))
+    data["judges"]["factuality"] = "factuality_v0"  # as if an older prompt had judged the finished trials
+    data["status"] = "interrupted"
+    manifest_file.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(KnowgapError, match="its judges were .*factuality_v0.* start a new run instead"):
+        knowgap.resume(abstainer_run.run_id, runs_root=runs_root)

@@ -36,6 +36,9 @@ from knowgap.suites.abstain.prompts import (
 from knowgap.suites.abstain.retrieval import RETRIEVALS, hyde, leave_one_out, long_context, rag
 from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 
+OFFLINE_JUDGES = {"abstention": "zh+en detector", "factuality": "approximate tiers"}
+"""The offline judges' names in the manifest (their code is versioned with knowgap)."""
+
 
 class AbstainCase(Case):
     kb: str
@@ -165,6 +168,13 @@ class AbstainSuite(Suite):
         return TrialResult(output=output, scores={
             "abstained": abstained, "parse_failed": failed, "cited": citation is not None,
             "invented_citation": invented, "tier": tier})
+
+    def judge_versions(self) -> dict[str, str]:
+        from knowgap.judges.spec import load_spec
+
+        return {name: load_spec(name).version if choice == "llm" else f"offline:{OFFLINE_JUDGES[name]}"
+                for name, choice in (("abstention", self.options.abstention_judge),
+                                     ("factuality", self.options.factuality_judge))}
 
     async def _llm_outcome(self, spec_name: str, record: dict[str, Any], ctx: TrialContext,
                            output: dict[str, Any]) -> str | None:

@@ -131,6 +131,13 @@ class ClarifySuite(Suite):
         output["screen_reasons"] = reasons
         return TrialResult(output=output, scores=scores)
 
+    def judge_versions(self) -> dict[str, str]:
+        used = {"rubric": not self.options.no_rubric, "correctness": not self.options.no_correctness,
+                "simulated_user": self.options.turns > 0}
+        versions = {"rubric": RUBRIC_VERSION, "correctness": CORRECTNESS_VERSION,
+                    "simulated_user": SIMULATED_USER_VERSION}
+        return {name: versions[name] for name, on in used.items() if on}
+
     async def _rubric(self, case: ClarifyCase, response: str, ctx: TrialContext, output: dict[str, Any],
                       scores: dict[str, ScoreValue]) -> None:
         request = ChatRequest.simple(rubric_prompt(self.guideline(case.lang), case, response), max_tokens=200,

@@ -29,6 +29,7 @@ from knowgap.errors import InputError, KnowgapError
 from knowgap.models.structured import ParseFailure
 from knowgap.suites import register
 from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.suites.extract.claims_judge import PROMPT_VERSION as CLAIMS_PROMPT_VERSION
 from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
 from knowgap.suites.extract.metrics import extract_metrics
@@ -118,6 +119,9 @@ class ExtractSuite(Suite):
         for name in names:
             self._prompt(name)
         return [Configuration(id=f"prompt={p}", params={"prompt": p}) for p in names]
+
+    def judge_versions(self) -> dict[str, str]:
+        return {"claims": CLAIMS_PROMPT_VERSION} if self.options.faithfulness_runs > 0 else {}
 
     def _summarizer(self, trial: Trial) -> Summarizer:
         return Summarizer(self._prompt(trial.config.params["prompt"]), constrained=self.options.constrained,

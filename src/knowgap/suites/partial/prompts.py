@@ -92,6 +92,8 @@ def evidence_reply(lang: str, path: str, status: str, value: str, remaining: int
 FINAL_NOW = {"zh": "请现在输出最终答案 JSON（\"action\": \"answer\"）。",
              "en": "Give your final answer JSON now (\"action\": \"answer\")."}
 
+RUBRIC_VERSION = "partial-rubric-v1"
+"""Change it whenever RUBRIC changes."""
 RUBRIC = """You grade an agent that worked under limited, access-controlled evidence.
 
 Evidence the agent was shown:

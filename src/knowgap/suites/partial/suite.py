@@ -23,7 +23,15 @@ from knowgap.suites import register
 from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.suites.partial import metrics as partial_metrics
 from knowgap.suites.partial.leak import find_leaks, fingerprints
-from knowgap.suites.partial.prompts import FINAL_NOW, RUBRIC, budget_prompt, evidence_reply, system_prompt, task_prompt
+from knowgap.suites.partial.prompts import (
+    FINAL_NOW,
+    RUBRIC,
+    RUBRIC_VERSION,
+    budget_prompt,
+    evidence_reply,
+    system_prompt,
+    task_prompt,
+)
 from knowgap.suites.partial.schema import FAMILIES, RoleOracle, Scenario, load_scenarios
 from knowgap.suites.partial.scoring import Answer, gap_scores, match_label, parse_answer
 from knowgap.suites.partial.view import BuiltView, build_view, full_policy, render_view, serve_request
@@ -121,6 +129,9 @@ class PartialSuite(Suite):
             else:
                 out.append(Configuration(id=f"view={v}", params={"view": v}))
         return out
+
+    def judge_versions(self) -> dict[str, str]:
+        return {} if self.options.no_rubric else {"rubric": RUBRIC_VERSION}
 
     # one trial --------------------------------------------------------------------------------
     async def _summaries(self, scenario: Scenario, role: str, ctx: TrialContext) -> dict[str, str]:
