@@ -106,8 +106,9 @@ class Manifest(BaseModel):
     git_commit: str | None = None
     config: RunConfig
     dataset_hashes: dict[str, str] = Field(default_factory=dict)
-    judges: dict[str, str] = Field(default_factory=dict)
-    """Version of each judge prompt or spec the run uses (e.g. ``{"factuality": "factuality_v1"}``)."""
+    judges: dict[str, str] | None = None
+    """Version of each judge prompt or spec the run uses (e.g. ``{"factuality": "factuality_v1"}``); None in
+    manifests written before knowgap recorded them."""
     models: dict[str, dict[str, str]] = Field(default_factory=dict)
     """Facts about each role's model (spec, backend, sha256 of a pack...)."""
     status: Literal["running", "finished", "interrupted", "failed"] = "running"

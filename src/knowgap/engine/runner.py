@@ -297,7 +297,7 @@ class Runner:
             raise KnowgapError(f"cannot resume {manifest.run_id}: the dataset changed since it started "
                                f"({', '.join(changed)}); start a new run instead")
         judges = self.suite.judge_versions()
-        if judges != manifest.judges:
+        if manifest.judges is not None and judges != manifest.judges:
             raise KnowgapError(f"cannot resume {manifest.run_id}: its judges were {manifest.judges or 'none'}, "
                                f"this knowgap has {judges or 'none'}; start a new run instead")
 

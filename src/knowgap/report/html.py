@@ -69,7 +69,7 @@ def _facts(run: RunData) -> str:
             f"{esc(m.ended_at or '-')} · knowgap {esc(m.knowgap_version)}{commit}{_judges(m.judges)}</p>")
 
 
-def _judges(judges: dict[str, str]) -> str:
+def _judges(judges: dict[str, str] | None) -> str:
     if not judges:
         return ""
     return "<br>judges " + " · ".join(f"{esc(name)} <code>{esc(version)}</code>" for name, version in judges.items())
