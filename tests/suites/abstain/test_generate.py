@@ -16,6 +16,7 @@ from knowgap.suites.abstain.generate import (
     GenerateOptions,
     diversity_filter,
     generate_kb,
+    is_claim,
     split_facts,
     template_question,
 )
@@ -33,6 +34,13 @@ class BagEmbedder:
             for w in t.lower().replace("?", " ").replace(".", " ").split():
                 rows[i, sum(map(ord, w)) % 64] += 1
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+
+
+def test_is_claim_drops_headings_fragments_and_table_rows() -> None:
+    assert is_claim("No one will lose MediShield Life coverage due to an inability to pay premiums.")
+    assert is_claim("住院自付额每年为1500元。")
+    for junk in ("Better Protection", "Seven", "Psychiatric", "86 – 88 $2,785", "What is covered?", "保障范围"):
+        assert not is_claim(junk), junk
 
 
 def test_split_facts_zh_en() -> None:

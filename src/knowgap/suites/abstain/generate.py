@@ -169,15 +169,20 @@ def split_facts(text: str) -> list[str]:
         for clause in _CLAUSE.split(sentence):
             clause = re.sub(r"\s+", " ", clause).strip(" ;；")
             clause = re.sub(r"^(?:\d+(?:\.\d+)*\s+)+", "", clause)  # section numbers
-            if clause.endswith(("?", "？")):  # a heading or a question is not a fact
-                continue
-            words = content_tokens(clause)
-            zh = detect_lang(clause) == "zh"
-            long_enough = len(clause) >= 8 if zh else len(words) >= 4
-            has_verb = zh or clause.endswith((".", "!", ";", ":")) or _VERB.search(clause)
-            if long_enough and has_verb and sum(c.isdigit() for c in clause) < len(clause) / 3:
+            if is_claim(clause):
                 out.append(clause)
     return out
+
+
+def is_claim(text: str) -> bool:
+    """Whether a line can be a fact: not a question or heading, long enough (4 content words; 8 characters of
+    Chinese), with a verb or a sentence ending, and not mostly digits (a table row or a page number)."""
+    if text.endswith(("?", "？")):
+        return False
+    zh = detect_lang(text) == "zh"
+    long_enough = len(text) >= 8 if zh else len(content_tokens(text)) >= 4
+    has_verb = zh or text.endswith((".", "!", ";", ":")) or bool(_VERB.search(text))
+    return long_enough and has_verb and sum(c.isdigit() for c in text) < len(text) / 3
 
 
 FACT_PROMPT = ("Split the text into self-contained atomic facts: one claim each, every pronoun replaced by what it "
@@ -223,7 +228,9 @@ def extract_facts(docs: Sequence[Document], chat: Callable[[ChatRequest], str] |
                 data = extract_json(chat(ChatRequest.simple(FACT_PROMPT.format(text=chunk), max_tokens=400)))
                 items = [] if isinstance(data, ParseFailure) else data.get("facts", [])
                 got = [str(t).strip() for t in items if isinstance(t, str | int | float) and str(t).strip()]
-                texts += got or split_facts(chunk)  # a parse failure falls back to the splitter for that chunk
+                # the model's headings and fragments ("Better Protection", "Seven") are dropped like the
+                # splitter's; an unparsable answer falls back to the splitter for that chunk
+                texts += [t for t in got if is_claim(t)] if got else split_facts(chunk)
                 done += 1
                 progress("facts (generator, per chunk)", done, total)
         for position, text in enumerate(texts):
