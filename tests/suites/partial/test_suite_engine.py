@@ -12,7 +12,7 @@ import pytest
 import knowgap
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
-from knowgap.suites.partial.prompts import system_prompt, task_prompt
+from knowgap.suites.partial.prompts import example_path, system_prompt, task_prompt
 from knowgap.suites.partial.schema import Scenario, load_scenarios
 from knowgap.suites.partial.suite import DATA
 from knowgap.suites.partial.view import build_view, full_policy, render_view
@@ -34,9 +34,10 @@ def _keys() -> dict[str, tuple[Scenario, str, Any, str]]:
                     user = task_prompt(s, task, render_view(built.view, lang))
                     out[system[:200] + "\x00" + user] = (s, role, task, view)
                     if view == "authorized":  # budget mode: the preloaded part of the same view
-                        budget = render_view(build_view(s, policy, budget_mode=True).view, lang)
-                        out["budget\x00" + system[:200] + "\x00" + task_prompt(s, task, budget, 5)] = (s, role, task,
-                                                                                                 "budget")
+                        budget_view = build_view(s, policy, budget_mode=True).view
+                        user = task_prompt(s, task, render_view(budget_view, lang), 5,
+                                           example_path(s, budget_view.requestable))
+                        out["budget\x00" + system[:200] + "\x00" + user] = (s, role, task, "budget")
     return out
 
 
@@ -204,3 +205,19 @@ def test_generator_writes_missing_summaries_and_a_revealing_one_is_withheld(tmp_
     assert lead_prompts, "the lead's task prompt was sent"
     assert all("B202310" not in p for p in lead_prompts)
     assert any("[摘要已隐去]" in p for p in lead_prompts) and any("客户很生气。" in p for p in lead_prompts)
+
+
+def test_budget_protocol_example_is_a_real_requestable_source() -> None:
+    """Small models copy a placeholder path literally (the 1.5B pack sent "source or source.field" six times):
+    the protocol's example names a source the agent may request, and an unknown path is answered with them."""
+    from knowgap.suites.partial.prompts import budget_prompt, evidence_reply
+
+    s = SCENARIOS["cs-zh-01"]
+    view = build_view(s, s.policy("support_lead"), budget_mode=True).view
+    assert view.requestable == ["internal_notes"]
+    example = example_path(s, view.requestable)
+    assert '"path": "internal_notes"' in budget_prompt(s, 5, example)
+    assert "source.field\"" not in budget_prompt(s, 5, example)
+    reply = evidence_reply("en", "source or source.field", "unknown", "", 5, view.requestable)
+    assert "no such source or field. Sources you may request: internal_notes." in reply
+    assert "可申请的来源：无" in evidence_reply("zh", "x", "unknown", "", 3, [])

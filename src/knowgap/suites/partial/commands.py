@@ -13,7 +13,7 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
               budget: bool = False, budget_tokens: int = 5) -> str:
     """The evidence text (or, with ``task``, the whole prompt) the role's agent gets."""
     from knowgap.errors import KnowgapError
-    from knowgap.suites.partial.prompts import budget_prompt, system_prompt, task_prompt
+    from knowgap.suites.partial.prompts import budget_prompt, example_path, system_prompt, task_prompt
     from knowgap.suites.partial.schema import load_policies, load_scenario
     from knowgap.suites.partial.view import build_view, render_view
 
@@ -39,9 +39,10 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
     if not found:
         raise KnowgapError(f"{scenario_file}: no task '{task}' (tasks: {', '.join(t.id for t in scenario.tasks)})")
     system = system_prompt(scenario, policy.role, policy.description)
+    example = example_path(scenario, built.view.requestable)
     return f"[system]\n{system}\n\n[user]\n{task_prompt(scenario, found[0], evidence)}" if not budget else (
-        f"[system]\n{system}\n{budget_prompt(scenario, budget_tokens)}\n\n[user]\n"
-        f"{task_prompt(scenario, found[0], evidence, budget_tokens)}")
+        f"[system]\n{system}\n{budget_prompt(scenario, budget_tokens, example)}\n\n[user]\n"
+        f"{task_prompt(scenario, found[0], evidence, budget_tokens, example)}")
 
 
 def register(app: typer.Typer, **_groups: Any) -> None:

@@ -31,13 +31,13 @@ MISSING = {
 
 BUDGET = {
     "zh": ("你有 {budget} 个查询令牌。可以用 request_evidence 申请更多证据：只输出 "
-           '{{"action": "request_evidence", "path": "来源名或 来源名.字段"}}。'
+           '{{"action": "request_evidence", "path": "{example}"}}（path 是一个来源名，或 来源名.字段）。'
            "每次申请消耗该来源的令牌数（通常为1或2），"
            "超出你权限的申请会被拒绝并记录。证据足够后，输出最终答案 JSON，并加上 \"action\": \"answer\"。"),
     "en": ("You have {budget} query tokens. You may ask for more evidence with request_evidence: reply only "
-           '{{"action": "request_evidence", "path": "source or source.field"}}. Each request costs that source\'s '
-           "tokens (usually 1 or 2); requests outside your access are denied and logged. When you have enough, "
-           "give the final answer JSON with \"action\": \"answer\"."),
+           '{{"action": "request_evidence", "path": "{example}"}} (path is a source name, or source.field). Each '
+           "request costs that source's tokens (usually 1 or 2); requests outside your access are denied and "
+           "logged. When you have enough, give the final answer JSON with \"action\": \"answer\"."),
 }
 
 
@@ -48,13 +48,13 @@ def system_prompt(scenario: Scenario, role: str, role_desc: str) -> str:
 
 BUDGET_TURN = {
     "zh": ('你可以先申请证据（剩余 {budget} 个令牌）：'
-           '{{"action": "request_evidence", "path": "来源名或 来源名.字段"}}；或者直接按下面的格式给出最终答案。'),
+           '{{"action": "request_evidence", "path": "{example}"}}；或者直接按下面的格式给出最终答案。'),
     "en": ('You may first request evidence ({budget} tokens left): {{"action": "request_evidence", "path": '
-           '"source or source.field"}}; or give your final answer now in the format below.'),
+           '"{example}"}}; or give your final answer now in the format below.'),
 }
 
 
-def task_prompt(scenario: Scenario, task: Task, evidence: str, budget: int | None = None) -> str:
+def task_prompt(scenario: Scenario, task: Task, evidence: str, budget: int | None = None, example: str = "") -> str:
     lang = scenario.effective_lang()
     if task.labels:
         options = ", ".join(f'"{label}"' for label in task.labels)
@@ -67,24 +67,32 @@ def task_prompt(scenario: Scenario, task: Task, evidence: str, budget: int | Non
     question = ("任务：" if lang == "zh" else "Task: ") + task.question
     parts = [head, evidence, question]
     if budget is not None:
-        parts.append(BUDGET_TURN[lang].format(budget=budget))
+        parts.append(BUDGET_TURN[lang].format(budget=budget, example=example))
     return "\n\n".join(parts + [fmt])
 
 
-def budget_prompt(scenario: Scenario, budget: int) -> str:
-    return BUDGET[scenario.effective_lang()].format(budget=budget)
+def example_path(scenario: Scenario, requestable: list[str]) -> str:
+    """A real path for the protocol's example: small models copy a placeholder such as "source.field"
+    literally, so the example names a source the agent may request (else the scenario's first source)."""
+    return requestable[0] if requestable else next(iter(scenario.sources), "records")
 
 
-def evidence_reply(lang: str, path: str, status: str, value: str, remaining: int) -> str:
+def budget_prompt(scenario: Scenario, budget: int, example: str) -> str:
+    return BUDGET[scenario.effective_lang()].format(budget=budget, example=example)
+
+
+def evidence_reply(lang: str, path: str, status: str, value: str, remaining: int,
+                   requestable: list[str] | None = None) -> str:
+    names = ", ".join(requestable or []) or ("无" if lang == "zh" else "none")
     if lang == "zh":
         head = {"granted": f"request_evidence({path}) 结果：{value}", "denied":
                 f"request_evidence({path}) 被拒绝：超出你的权限（已记录）。",
-                "unknown": f"request_evidence({path})：没有这个来源或字段。",
+                "unknown": f"request_evidence({path})：没有这个来源或字段。可申请的来源：{names}。",
                 "exhausted": f"request_evidence({path})：查询令牌不足，请现在给出最终答案。"}[status]
         return f"{head}\n剩余令牌：{remaining}"
     head = {"granted": f"request_evidence({path}) result: {value}", "denied":
             f"request_evidence({path}) denied: outside your access (logged).",
-            "unknown": f"request_evidence({path}): no such source or field.",
+            "unknown": f"request_evidence({path}): no such source or field. Sources you may request: {names}.",
             "exhausted": f"request_evidence({path}): not enough query tokens; give your final answer now."}[status]
     return f"{head}\nTokens left: {remaining}"
 

@@ -29,6 +29,7 @@ from knowgap.suites.partial.prompts import (
     RUBRIC_VERSION,
     budget_prompt,
     evidence_reply,
+    example_path,
     system_prompt,
     task_prompt,
 )
@@ -185,10 +186,11 @@ class PartialSuite(Suite):
         policy = scenario.policy(case.role)
         role_desc = "" if view_kind == "full" else policy.description
         system = system_prompt(scenario, case.role, role_desc)
+        example = example_path(scenario, built.view.requestable)
         if view_kind == "budget":
-            system += "\n" + budget_prompt(scenario, int(trial.config.params["budget"]))
+            system += "\n" + budget_prompt(scenario, int(trial.config.params["budget"]), example)
         user = task_prompt(scenario, task, evidence,
-                           int(trial.config.params["budget"]) if view_kind == "budget" else None)
+                           int(trial.config.params["budget"]) if view_kind == "budget" else None, example)
         messages = [Message(role="system", content=system), Message(role="user", content=user)]
         oracle = (RoleOracle(answer=task.oracle_full, sufficient=True) if view_kind == "full"
                   else task.oracle[case.role])
@@ -232,7 +234,7 @@ class PartialSuite(Suite):
                 requests.append({"path": parsed.path, "status": status, "cost": cost})
                 shown = json.dumps(value, ensure_ascii=False) if status == "granted" else ""
                 messages.append(Message(role="user", content=evidence_reply(lang, parsed.path, status, shown,
-                                                                            budget - spent)))
+                                                                            budget - spent, built.view.requestable)))
         else:
             request = ChatRequest(messages=messages, max_tokens=self.default_max_tokens, seed=ctx.seed)
             response = await ctx.generate("target", request)
