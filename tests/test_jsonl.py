@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from knowgap.errors import InputError
-from knowgap.jsonl import read_lines, read_models, read_objects, write_jsonl
+from knowgap.jsonl import file_mode, read_lines, read_models, read_objects, write_jsonl
 
 
 class Row(BaseModel):
@@ -67,3 +67,4 @@ def test_write_jsonl_round_trips_and_replaces_atomically(tmp_path: Path) -> None
     assert [r for _, r in read_objects(path)] == rows
     assert "一" in path.read_text(encoding="utf-8")  # not \\u escapes
     assert [p.name for p in path.parent.iterdir()] == ["out.jsonl"]  # no temporary file left
+    assert path.stat().st_mode & 0o777 == file_mode()  # not mkstemp's 0600

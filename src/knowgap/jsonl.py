@@ -78,12 +78,20 @@ def read_models(path: str | Path, model: type[M], *, what: str = "records") -> l
     return out
 
 
+def file_mode() -> int:
+    """The mode a newly created file gets under the current umask (0644 under the usual 022)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_jsonl(path: str | Path, rows: Sequence[dict[str, Any]]) -> Path:
     """Write rows atomically (a temporary file renamed into place: nothing half-written is left)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())  # mkstemp makes 0600 files; the result should read like any other output
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -56,7 +56,8 @@ def test_template_questions() -> None:
     assert template_question("The deductible is $2,000 for class C wards.") == \
         'According to the documents, what value fills the blank: "The deductible is ____ for class C wards."?'
     assert template_question("Hospitalisations in Ward B1 are covered.").startswith("What do the documents say")
-    assert template_question("住院的自付额为2000元。") == "根据资料，以下句子中“____”处应是什么：“住院的自付额为____。”？"
+    assert template_question("住院的自付额为2000元。") == \
+        "根据资料，以下句子中“____”处应是什么：“住院的自付额为____。”？"
     # a clean subject: a question about it; a pronoun or a dangling subject: how the statement continues
     assert template_question("The deductible applies to every claim.") == \
         "What do the documents say about the deductible?"

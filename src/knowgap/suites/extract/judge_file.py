@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from knowgap.jsonl import read_objects
+from knowgap.jsonl import file_mode, read_objects
 from knowgap.judges.faithfulness import DEFAULT_THRESHOLD, OfflineFaithfulness
 
 
@@ -30,6 +30,7 @@ def judge_file(path: Path, out: Path, *, source_field: str = "doc", text_field: 
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "w", encoding="utf-8") as sink:
             for i, row in enumerate(rows):
                 result = checker.check(row[source_field], row[text_field])
