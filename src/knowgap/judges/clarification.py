@@ -279,3 +279,20 @@ def question_items(response: str, query: str = "") -> list[str]:
         else:
             listing = False
     return out
+
+
+def gap_items(response: str, query: str = "") -> list[str]:
+    """The individual missing facts the response names or asks about: its question items, plus its other gap
+    sentences (conditional statements, statements that a fact is unknown, the list items after them) that say
+    more than a header ("请提供以下信息：", "It depends on the facts." keeps its words and counts)."""
+    items = question_items(response, query)
+    asked = set(clarifying_units(response, query))
+    seen = set(items)
+    for sentence in gap_sentences(response, query):
+        if sentence in asked:
+            continue
+        item = _LIST_ITEM.sub("", sentence.strip(), count=1).strip()
+        if item and item not in seen and not item.endswith((":", "：")) and _has_substance(item):
+            items.append(item)
+            seen.add(item)
+    return items

@@ -44,7 +44,11 @@ def test_good_zh_response_covers_every_element(cases: dict[str, ClarifyCase]) ->
             "2. 单位辞退您给出了什么理由？3. 您的月工资是多少？如果单位没有合法理由，属于违法解除，可以要求赔偿金。")
     output, scores = score_response(case, good)
     assert scores["asked_question"] and scores["question_count"] == 3
-    assert scores["element_recall"] == 1.0 and scores["element_precision"] == 1.0 and scores["element_f2"] == 1.0
+    # five gap items: the three questions, the conditional (it names the dismissal reason) and the generic
+    # "取决于几个关键事实", which names no fact: precision 4/5, F2 = 5 * 0.8 / (4 * 0.8 + 1)
+    assert len(output["gap_items"]) == 5 and "能否拿到赔偿取决于几个关键事实。" in output["gap_items"]
+    assert scores["element_recall"] == 1.0 and scores["element_precision"] == pytest.approx(0.8)
+    assert scores["element_f2"] == pytest.approx(f_beta(0.8, 1.0, 2), abs=1e-3)
     assert scores["silent_answer"] is False and scores["dangerous_count"] == 0
     assert screen(scores) == ("pass", [])
 
@@ -61,11 +65,15 @@ def test_en_response_asking_one_of_three_elements(cases: dict[str, ClarifyCase])
     case = cases["en-labour-001"]
     partial = ("Whether you can get compensation depends on the facts. What reason did your employer give for "
                "dismissing you? If it was unlawful, you may claim double compensation.")
-    _, scores = score_response(case, partial)
+    output, scores = score_response(case, partial)
     assert scores["asked_question"] and scores["question_count"] == 1
     assert scores["element_recall"] == pytest.approx(1 / 3, abs=1e-3)
-    assert scores["element_precision"] == 1.0
-    assert scores["element_f2"] == pytest.approx(f_beta(1.0, 1 / 3, 2), abs=1e-3)
+    # gap items: the question (matches the dismissal reason), "depends on the facts" and the conditional about
+    # the outcome (neither names a missing fact): precision 1/3
+    assert output["gap_items"][0] == "What reason did your employer give for dismissing you?"
+    assert len(output["gap_items"]) == 3
+    assert scores["element_precision"] == pytest.approx(1 / 3, abs=1e-3)
+    assert scores["element_f2"] == pytest.approx(f_beta(1 / 3, 1 / 3, 2), abs=1e-3)
     assert scores["recall_switches_conclusion"] == 1.0 and scores["recall_prerequisite"] == 0.0
 
 

@@ -8,6 +8,7 @@ from knowgap.judges.clarification import (
     conditional_markers,
     dangerous_assertions,
     flags_insufficiency,
+    gap_items,
     gap_sentences,
     question_items,
 )
@@ -38,6 +39,15 @@ def test_question_items_replace_list_headers() -> None:
     assert question_items(zh, ZH_Q) == ["解除理由是什么", "您的月工资"]
     en = "I need to know a few things:\n1. Why were you dismissed?\n2. How long did you work there?"
     assert question_items(en, EN_Q) == ["Why were you dismissed?", "How long did you work there?"]
+
+
+def test_gap_items_add_named_facts_but_not_headers() -> None:
+    zh = "需要了解以下信息：\n1. 解除理由是什么\n2. 您的月工资\n如果是违法解除，可以要求赔偿金。"
+    # the header is not an item; the conditional names a fact the model treats as unknown
+    assert gap_items(zh, ZH_Q) == ["解除理由是什么", "您的月工资", "如果是违法解除，可以要求赔偿金。"]
+    en = "If you were on probation, 3 days' notice is enough. The employer must pay your wages."
+    assert gap_items(en, EN_Q) == ["If you were on probation, 3 days' notice is enough."]
+    assert gap_items("The employer must pay 2N.", EN_Q) == []
 
 
 def test_conditional_markers() -> None:

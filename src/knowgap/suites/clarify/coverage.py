@@ -10,9 +10,10 @@ is *covered* when its best unit reaches the language's threshold. Thresholds are
 language, the threshold with the best accuracy (the midpoint between neighbouring scores), and
 ``knowgap clarify calibrate`` prints it with its accuracy and AUC.
 
-Recall = covered elements / annotated elements. Precision = the response's clarifying questions that match
-some element (or expected question) / its clarifying questions. F2 weighs recall four times as much as
-precision (a missed prerequisite costs more than one superfluous question).
+Recall = covered elements / annotated elements. Precision = the response's gap items (each clarifying question,
+conditional statement or unknown fact it names: :func:`knowgap.judges.clarification.gap_items`) that match some
+element or expected question / its gap items. F2 weighs recall four times as much as precision (a missed
+prerequisite costs more than one superfluous question).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class Coverage:
     element_scores: list[float]
     covered: list[bool]
     uncertain: bool
-    question_matches: list[bool]
+    item_matches: list[bool]
     missing_info_similarity: float
     expected_questions_similarity: float
 
@@ -73,7 +74,7 @@ class Coverage:
 
     @property
     def precision(self) -> float | None:
-        return sum(self.question_matches) / len(self.question_matches) if self.question_matches else None
+        return sum(self.item_matches) / len(self.item_matches) if self.item_matches else None
 
     @property
     def f2(self) -> float:
@@ -97,11 +98,12 @@ def _best(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def coverage(gap_text: str, elements: Sequence[str], expected_questions: Sequence[str],
-             clarifying_questions: Sequence[str], embedder: Embedder | None = None,
+             items: Sequence[str], embedder: Embedder | None = None,
              similarity_text: str | None = None) -> Coverage:
     """Coverage of ``elements`` by ``gap_text`` (the response's sentences that ask, condition or say a fact is
-    unknown: see :func:`knowgap.judges.clarification.gap_sentences`); ``clarifying_questions`` are its question
-    units. The seed's two similarities are computed over ``similarity_text`` (the whole response) when given."""
+    unknown: see :func:`knowgap.judges.clarification.gap_sentences`); ``items`` are the gap items precision counts
+    (:func:`knowgap.judges.clarification.gap_items`). The seed's two similarities are computed over
+    ``similarity_text`` (the whole response) when given."""
     emb = embedder or default_embedder()
     units = response_units(gap_text)
     lang_threshold = threshold_for(" ".join(elements) or gap_text)
@@ -115,12 +117,12 @@ def coverage(gap_text: str, elements: Sequence[str], expected_questions: Sequenc
     covered = [bool(s >= lang_threshold) for s in el_best]
     uncertain = any(abs(float(s) - lang_threshold) < UNCERTAIN_MARGIN for s in el_best)
     matches: list[bool] = []
-    if clarifying_questions:
-        e_cq = emb.embed(list(clarifying_questions), KIND)
+    if items:
+        e_items = emb.embed(list(items), KIND)
         refs = np.vstack([m for m in (e_el, e_q) if len(m)]) if len(e_el) or len(e_q) else np.zeros((0, 1))
-        matches = [bool(s >= lang_threshold) for s in _best(e_cq, refs)]
+        matches = [bool(s >= lang_threshold) for s in _best(e_items, refs)]
     return Coverage(element_scores=[round(float(s), 4) for s in el_best], covered=covered, uncertain=uncertain,
-                    question_matches=matches,
+                    item_matches=matches,
                     missing_info_similarity=float(el_sim.mean()) if len(el_sim) else 0.0,
                     expected_questions_similarity=float(q_best.mean()) if len(q_best) else 0.0)
 

@@ -57,7 +57,8 @@ PROPORTIONS: list[tuple[str, str, Selector, str]] = [
 MEANS: list[tuple[str, str, Selector, str]] = [
     ("element_recall", "element_recall", _deficient, "share of annotated missing elements the response names or asks"),
     ("element_precision", "element_precision", _deficient,
-     "share of the response's clarifying questions that match a missing element (responses that asked)"),
+     "share of the missing facts the response asks or names that match an annotated element "
+     "(responses that name any)"),
     ("element_f2", "element_f2", _deficient, "F2 of element coverage (recall weighted 4x)"),
     ("recall_switches_conclusion", "recall_switches_conclusion", _deficient,
      "recall of elements that switch the conclusion"),
