@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -38,3 +40,24 @@ def wait_for_http(url: str, timeout: float = 120.0, proc: subprocess.Popen[bytes
             pass
         time.sleep(0.2)
     raise TimeoutError(f"{url} did not answer within {timeout}s")
+
+
+@contextmanager
+def llama_server(gguf: Path, log_dir: Path, *extra: str, alias: str = "qwen-0.5b") -> Iterator[str]:
+    """A real ``python -m llama_cpp.server`` on 127.0.0.1 serving ``gguf``; yields its /v1 URL and stops it."""
+    port = free_port()
+    with (log_dir / "server.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", alias,
+             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", *extra],
+            stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_for_http(f"http://127.0.0.1:{port}/v1/models", timeout=180, proc=proc)
+            yield f"http://127.0.0.1:{port}/v1"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +11,7 @@ from pydantic import BaseModel
 
 import knowgap
 from knowgap.models import ChatRequest, create_model, parse_as
-from tests.helpers import free_port, wait_for_http
+from tests.helpers import llama_server as start_llama_server
 
 pytestmark = [pytest.mark.server, pytest.mark.local_model, pytest.mark.slow]
 
@@ -26,23 +24,8 @@ class Verdict(BaseModel):
 @pytest.fixture(scope="module")
 def llama_server(small_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server] (dev extras)")
-    port = free_port()
-    log = (tmp_path_factory.mktemp("llama_server") / "server.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(small_gguf), "--model_alias", "qwen-0.5b",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"],
-        stdout=log, stderr=subprocess.STDOUT)
-    try:
-        wait_for_http(f"http://127.0.0.1:{port}/v1/models", timeout=180, proc=proc)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    with start_llama_server(small_gguf, tmp_path_factory.mktemp("llama_server")) as url:
+        yield url
 
 
 def test_chat_through_a_real_server(llama_server: str) -> None:

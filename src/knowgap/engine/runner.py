@@ -97,6 +97,10 @@ class _Context:
             raise TrialFailed(record.error or "model call failed")
         return record.response
 
+    def supports_tools(self, role: str) -> bool:
+        client = self._clients.get(role)
+        return client is not None and client.model.supports_tools
+
 
 def _distinct(clients: Mapping[str, ModelClient]) -> list[ModelClient]:
     """Each model client once (roles that name the same spec share one client)."""
@@ -231,6 +235,7 @@ class Runner:
                 self._check_dataset(manifest)
                 manifest.resumed_at.append(utcnow())
             clients = self._clients(manifest.run_id, cache)
+            self.suite.check_models({role: client.model for role, client in clients.items()})
         except BaseException:  # a bad spec, a missing pack, a changed dataset: nothing is left open
             cache.close()
             raise

@@ -16,6 +16,9 @@ class ChatModel(ABC):
     default_concurrency: int = 4
     """How many calls the executor sends at once unless the run says otherwise."""
 
+    supports_tools: bool = False
+    """Whether ``chat`` accepts ``ChatRequest.tools`` (native tool calling); providers without it refuse them."""
+
     @abstractmethod
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Answer one request."""

@@ -155,9 +155,12 @@ class LocalModel(ChatModel):
         return load_llama(self._path, self.n_ctx)
 
     def _call(self, request: ChatRequest) -> ChatResponse:
+        if request.tools:
+            raise PermanentModelError(f"{self.spec}: the embedded models have no native tool calling; "
+                                      "send the tool protocol as text (suites do so automatically)")
         llm, lock = self._ensure()
         kwargs: dict[str, Any] = {
-            "messages": [m.model_dump() for m in request.messages],
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }

@@ -6,6 +6,7 @@ key comes from OPENAI_API_KEY (optional for compat servers) and never leaves the
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ import httpx
 
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError, TransientModelError
-from knowgap.models.types import ChatRequest, ChatResponse, Usage
+from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
 from knowgap.redaction import redact
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -41,8 +42,40 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
+def message_payload(message: Message) -> dict[str, Any]:
+    """A message in the chat-completions shape (tool calls carry their arguments as a JSON string)."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+            "name": c.name, "arguments": c.raw_arguments if c.raw_arguments is not None
+            else json.dumps(c.arguments, ensure_ascii=False)}} for c in message.tool_calls]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    return out
+
+
+def parse_tool_calls(raw: Any) -> list[ToolCall]:
+    """The ``tool_calls`` of a chat-completions message; arguments that are not a JSON object keep their text
+    in ``raw_arguments``. Raises ValueError/KeyError/TypeError on a malformed list."""
+    calls: list[ToolCall] = []
+    for number, item in enumerate(raw or []):
+        function = item["function"]
+        text = function.get("arguments")
+        arguments: Any = text if isinstance(text, dict) else None
+        if isinstance(text, str):
+            try:
+                arguments = json.loads(text)
+            except ValueError:
+                arguments = None
+        calls.append(ToolCall(id=str(item.get("id") or f"call_{number}"), name=str(function["name"]),
+                              arguments=arguments if isinstance(arguments, dict) else {},
+                              raw_arguments=None if isinstance(arguments, dict) else str(text)))
+    return calls
+
+
 class OpenAIChatModel(ChatModel):
     default_concurrency = 8
+    supports_tools = True
 
     def __init__(self, spec: str, model: str, base_url: str, *, api_key: str | None,
                  compat: bool, timeout_s: float | None = None) -> None:
@@ -81,7 +114,7 @@ class OpenAIChatModel(ChatModel):
     def payload(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [m.model_dump() for m in request.messages],
+            "messages": [message_payload(m) for m in request.messages],
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }
@@ -89,6 +122,12 @@ class OpenAIChatModel(ChatModel):
             body["seed"] = request.seed
         if request.stop:
             body["stop"] = request.stop
+        if request.tools:
+            body["tools"] = [{"type": "function", "function": t.model_dump()} for t in request.tools]
+            if request.tool_choice in ("auto", "none"):
+                body["tool_choice"] = request.tool_choice
+            elif request.tool_choice:
+                body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
         if request.json_schema is not None:
             if self.compat:
                 # llama.cpp's server honours a schema inside json_object; its json_schema type answers 500.
@@ -120,12 +159,13 @@ class OpenAIChatModel(ChatModel):
             data = resp.json()
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
+            tool_calls = parse_tool_calls(choice["message"].get("tool_calls"))
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise TransientModelError(
                 f"{self.spec}: malformed response body ({type(exc).__name__}): {redact(resp.text)[:200]}") from None
         usage = data.get("usage") or {}
         return ChatResponse(
-            text=text, usage=Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            text=text, tool_calls=tool_calls, usage=Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
                                    completion_tokens=int(usage.get("completion_tokens") or 0)),
             latency_s=latency, finish_reason=choice.get("finish_reason"), model=self.spec)
 

@@ -6,9 +6,41 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 Role = Literal["system", "user", "assistant", "tool"]
+
+
+class ToolSpec(BaseModel):
+    """A function the model may call (native tool calling): its name, what it does, a JSON schema of its
+    arguments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ToolCall(BaseModel):
+    """One call the model made to a tool; ``arguments`` is the decoded JSON object (``{}`` when the model sent
+    something that is not an object, with the raw text in ``raw_arguments``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = None
+
+
+def _drop_unset(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Leave out tool fields that are unset, so records and fingerprints of tool-less calls stay as they were
+    before tools existed."""
+    for key in keys:
+        if key in data and not data[key]:
+            del data[key]
+    return data
 
 
 class Message(BaseModel):
@@ -16,6 +48,14 @@ class Message(BaseModel):
 
     role: Role
     content: str
+    tool_calls: list[ToolCall] | None = None
+    """An assistant message's tool calls (native tool calling)."""
+    tool_call_id: str | None = None
+    """A ``tool`` message: the id of the call it answers."""
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("tool_calls", "tool_call_id"))
 
 
 class ChatRequest(BaseModel):
@@ -28,9 +68,18 @@ class ChatRequest(BaseModel):
     stop: list[str] = Field(default_factory=list)
     json_schema: dict[str, Any] | None = None
     """When set, the backend is asked for JSON matching this schema (grammar or JSON mode where it has one)."""
+    tools: list[ToolSpec] | None = None
+    """Functions the model may call (only providers with ``supports_tools`` accept them)."""
+    tool_choice: str | None = None
+    """None or "auto": the model decides; "none": no call; a tool's name: the model must call that tool."""
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("tools", "tool_choice"))
 
     def fingerprint(self) -> str:
-        """A stable sha256 of the whole request (canonical JSON)."""
+        """A stable sha256 of the whole request (canonical JSON). Unset tool fields are left out, so requests
+        without tools keep the fingerprints (and cache entries) they had before tools existed."""
         canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
                                separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -53,9 +102,14 @@ class Usage(BaseModel):
 
 class ChatResponse(BaseModel):
     text: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
     finish_reason: str | None = None
     model: str = ""
     """The model spec that produced this response."""
     cached: bool = False
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_unset(handler(self), ("tool_calls",))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -20,6 +20,7 @@ from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TrialRec
 from knowgap.models.types import ChatRequest, ChatResponse
 
 if TYPE_CHECKING:
+    from knowgap.models.base import ChatModel
     from knowgap.report.sections import ReportSection
 
 
@@ -71,6 +72,10 @@ class TrialContext(Protocol):
         """Call the model of ``role``; raises TrialFailed when the call failed for good."""
         ...
 
+    def supports_tools(self, role: str) -> bool:
+        """Whether the model of ``role`` has native tool calling (``ChatRequest.tools``)."""
+        ...
+
 
 class TrialResult(BaseModel):
     output: dict[str, Any] = Field(default_factory=dict)
@@ -109,6 +114,9 @@ class Suite(ABC):
     @abstractmethod
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         """Metrics per configuration (group) with 95% CIs, from the stored records."""
+
+    def check_models(self, models: Mapping[str, ChatModel]) -> None:  # noqa: B027 - optional hook
+        """Refuse, before any trial runs, models this run's options cannot use (raise KnowgapError)."""
 
     def judge_versions(self) -> dict[str, str]:
         """The version of every judge prompt or spec this run's options use (stored in the manifest; a run

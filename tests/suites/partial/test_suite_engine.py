@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 import knowgap
+from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
-from knowgap.models.types import ChatRequest, ChatResponse, Usage
+from knowgap.models.types import ChatRequest, ChatResponse, ToolCall, Usage
 from knowgap.suites.partial.prompts import example_path, system_prompt, task_prompt
 from knowgap.suites.partial.schema import Scenario, load_scenarios
 from knowgap.suites.partial.suite import DATA
@@ -38,6 +39,9 @@ def _keys() -> dict[str, tuple[Scenario, str, Any, str]]:
                         user = task_prompt(s, task, render_view(budget_view, lang), 5,
                                            example_path(s, budget_view.requestable))
                         out["budget\x00" + system[:200] + "\x00" + user] = (s, role, task, "budget")
+                        user = task_prompt(s, task, render_view(budget_view, lang), 5,
+                                           example_path(s, budget_view.requestable), "native")
+                        out["native\x00" + system[:200] + "\x00" + user] = (s, role, task, "budget")
     return out
 
 
@@ -59,13 +63,15 @@ KEYS = _keys()
 
 
 class OracleAgent(ChatModel):
-    """Answers every task as its oracle says; ``style`` changes one behaviour."""
+    """Answers every task as its oracle says; ``style`` changes one behaviour ("native": budget-mode requests
+    are native tool calls)."""
 
     default_concurrency = 1
 
     def __init__(self, spec: str, style: str = "perfect") -> None:
         self.spec, self.style = spec, style
         self.calls = 0
+        self.supports_tools = style == "native"
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         self.calls += 1
@@ -73,13 +79,17 @@ class OracleAgent(ChatModel):
         if first_user.startswith("You grade"):
             return ChatResponse(text='{"evidence_cited": 5, "uncertainty_stated": 3, "coherence": 5}')
         system = request.messages[0].content
-        prefix = "budget\x00" if "request_evidence" in system else ""
+        prefix = "native\x00" if request.tools else "budget\x00" if "request_evidence" in system else ""
         s, role, task, view = KEYS[prefix + system.split("\n")[0][:200] + "\x00" + first_user]
         o = task.oracle[role] if view != "full" else None
         answer = task.oracle_full if o is None else o.answer
         sufficient = True if o is None else o.sufficient
         missing = [] if o is None else list(o.hidden_relevant)
         turns = sum(1 for m in request.messages if m.role == "assistant")
+        if request.tools and turns < 2:
+            path = denied_path(s, role) if turns == 0 else "complaint"
+            return ChatResponse(text="", tool_calls=[ToolCall(id=f"call-{turns}", name="request_evidence",
+                                                              arguments={"path": path})])
         if view == "budget" and turns == 0:
             return ChatResponse(text=json.dumps({"action": "request_evidence", "path": denied_path(s, role)}))
         if view == "budget" and turns == 1:
@@ -168,6 +178,32 @@ def test_budget_mode_records_requests_costs_and_denials(runs_root: Path) -> None
     assert metric(result, "budget=5", "query_tokens").value == 2.0
     assert metric(result, "budget=5", "decision_accuracy").value == 1.0
     assert metric(result, "budget=5", "query_efficiency").value == pytest.approx(1.0 / 3)
+
+
+def test_budget_mode_native_tool_calls(runs_root: Path) -> None:
+    result = run(runs_root, "native", families=["customer_support"], budget=5, no_rubric=True)
+    records = list(knowgap.iter_trials(result.run_id, runs_root))
+    assert len(records) == 36 and all(r.status == "ok" for r in records)
+    for r in records:
+        assert r.output["protocol"] == "native"
+        assert [(q["status"], q["protocol"]) for q in r.output["requests"]] == [("denied", "native"),
+                                                                                 ("granted", "native")]
+        last = r.calls[2].request
+        assert last.tools is not None and last.tools[0].name == "request_evidence"
+        assert last.messages[2].tool_calls and last.messages[2].tool_calls[0].id == "call-0"
+        tool_replies = [m for m in last.messages if m.role == "tool"]
+        assert [m.tool_call_id for m in tool_replies] == ["call-0", "call-1"]
+        assert "complaint" in tool_replies[1].content
+    assert metric(result, "budget=5", "decision_accuracy").value == 1.0
+    assert metric(result, "budget=5", "query_tokens").value == 2.0
+
+
+def test_native_protocol_is_refused_before_any_trial_for_a_model_without_tools(runs_root: Path) -> None:
+    with pytest.raises(KnowgapError, match="native tool calling"):
+        run(runs_root, "perfect", families=["customer_support"], budget=5, tool_protocol="native")
+    assert not list(runs_root.glob("partial-*"))
+    auto = run(runs_root, "perfect", families=["customer_support"], budget=5, no_rubric=True)
+    assert {r.output["protocol"] for r in knowgap.iter_trials(auto.run_id, runs_root)} == {"json"}
 
 
 class SummaryWriter(ChatModel):

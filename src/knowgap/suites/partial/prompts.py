@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+from knowgap.models.types import ToolSpec
 from knowgap.suites.partial.schema import Scenario, Task
+
+Protocol = Literal["json", "native"]
+"""How the agent calls request_evidence: a JSON reply (every model) or the provider's native tool calling."""
 
 SYSTEM = {
     "zh": ("你是{role_desc}（角色：{role}）。你只能看到按权限过滤、脱敏后的证据。请严格仅依据提供的证据推理，"
@@ -41,6 +47,30 @@ BUDGET = {
 }
 
 
+BUDGET_NATIVE = {
+    "zh": ("你有 {budget} 个查询令牌。可以调用工具 request_evidence(path) 申请更多证据（path 是一个来源名，例如 "
+           "\"{example}\"，或 来源名.字段）。每次申请消耗该来源的令牌数（通常为1或2），超出你权限的申请会被拒绝并记录。"
+           "证据足够后，直接输出最终答案 JSON。"),
+    "en": ("You have {budget} query tokens. You may call the tool request_evidence(path) for more evidence (path is "
+           "a source name such as \"{example}\", or source.field). Each request costs that source's tokens (usually 1 "
+           "or 2); requests outside your access are denied and logged. When you have enough, reply with the final "
+           "answer JSON."),
+}
+
+TOOL_DESCRIPTION = {
+    "zh": "申请一项证据：一个来源名，或 来源名.字段。消耗该来源的查询令牌；超出权限的申请会被拒绝并记录。",
+    "en": "Request one piece of evidence: a source name, or source.field. Costs that source's query tokens; "
+          "requests outside your access are denied and logged.",
+}
+
+
+def request_evidence_tool(lang: str) -> ToolSpec:
+    """The budget mode's tool, for providers with native tool calling."""
+    return ToolSpec(name="request_evidence", description=TOOL_DESCRIPTION[lang], parameters={
+        "type": "object", "properties": {"path": {"type": "string", "description": "source or source.field"}},
+        "required": ["path"]})
+
+
 def system_prompt(scenario: Scenario, role: str, role_desc: str) -> str:
     lang = scenario.effective_lang()
     return SYSTEM[lang].format(role=role, role_desc=role_desc or role)
@@ -52,9 +82,15 @@ BUDGET_TURN = {
     "en": ('You may first request evidence ({budget} tokens left): {{"action": "request_evidence", "path": '
            '"{example}"}}; or give your final answer now in the format below.'),
 }
+BUDGET_TURN_NATIVE = {
+    "zh": "你可以先调用 request_evidence 申请证据（剩余 {budget} 个令牌），或者直接按下面的格式给出最终答案。",
+    "en": "You may first call request_evidence ({budget} tokens left), or give your final answer now in the format "
+          "below.",
+}
 
 
-def task_prompt(scenario: Scenario, task: Task, evidence: str, budget: int | None = None, example: str = "") -> str:
+def task_prompt(scenario: Scenario, task: Task, evidence: str, budget: int | None = None, example: str = "",
+                protocol: Protocol = "json") -> str:
     lang = scenario.effective_lang()
     if task.labels:
         options = ", ".join(f'"{label}"' for label in task.labels)
@@ -67,7 +103,8 @@ def task_prompt(scenario: Scenario, task: Task, evidence: str, budget: int | Non
     question = ("任务：" if lang == "zh" else "Task: ") + task.question
     parts = [head, evidence, question]
     if budget is not None:
-        parts.append(BUDGET_TURN[lang].format(budget=budget, example=example))
+        turn = BUDGET_TURN_NATIVE if protocol == "native" else BUDGET_TURN
+        parts.append(turn[lang].format(budget=budget, example=example))
     return "\n\n".join(parts + [fmt])
 
 
@@ -77,8 +114,9 @@ def example_path(scenario: Scenario, requestable: list[str]) -> str:
     return requestable[0] if requestable else next(iter(scenario.sources), "records")
 
 
-def budget_prompt(scenario: Scenario, budget: int, example: str) -> str:
-    return BUDGET[scenario.effective_lang()].format(budget=budget, example=example)
+def budget_prompt(scenario: Scenario, budget: int, example: str, protocol: Protocol = "json") -> str:
+    texts = BUDGET_NATIVE if protocol == "native" else BUDGET
+    return texts[scenario.effective_lang()].format(budget=budget, example=example)
 
 
 def evidence_reply(lang: str, path: str, status: str, value: str, remaining: int,

@@ -85,6 +85,10 @@ def parse_answer(text: str) -> Answer | ParseFailure:
     data = extract_json(text)
     if isinstance(data, ParseFailure):
         return data
+    arguments = data.get("arguments")
+    if data.get("name") == "request_evidence" and isinstance(arguments, dict):  # a tool call written as text
+        path = arguments.get("path")
+        return Answer(action="request_evidence", path=str(path) if path else None)
     answer = data.get("answer", data.get("decision", data.get("label")))
     return Answer(action=str(data["action"]).strip().lower() if data.get("action") else None,
                   answer=None if answer is None or isinstance(answer, dict | list) else str(answer),

@@ -2,23 +2,25 @@
 
 A case is (scenario, role, task). Configurations: ``view=full`` (the whole ground truth, for the seed's
 sufficiency pre-test), ``view=authorized`` (the role's policy view) and ``budget=N`` (interactive: the agent
-starts from the preloaded part of its view and calls ``request_evidence(path)`` through a JSON protocol).
+starts from the preloaded part of its view and calls ``request_evidence(path)``: through the provider's native
+tool calling where the target model has it, else through a JSON reply that every model can write).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.errors import KnowgapError
+from knowgap.models.base import ChatModel
 from knowgap.models.structured import ParseFailure, extract_json
-from knowgap.models.types import ChatRequest, Message
+from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall
 from knowgap.suites import register
 from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.suites.partial import metrics as partial_metrics
@@ -27,9 +29,11 @@ from knowgap.suites.partial.prompts import (
     FINAL_NOW,
     RUBRIC,
     RUBRIC_VERSION,
+    Protocol,
     budget_prompt,
     evidence_reply,
     example_path,
+    request_evidence_tool,
     system_prompt,
     task_prompt,
 )
@@ -58,6 +62,16 @@ class PartialOptions(SuiteOptions):
     families: list[str] = Field(default_factory=list, description="Only these families (default all).")
     no_rubric: bool = Field(False, description="Skip the judge model's reasoning rubric (evidence cited, "
                                                "uncertainty stated, coherence).")
+    tool_protocol: str = Field("auto", description="Budget mode: how the agent calls request_evidence: native "
+                                                   "(the provider's tool calling), json (a JSON reply; every "
+                                                   "model), auto (native where the target supports it).")
+
+    @field_validator("tool_protocol")
+    @classmethod
+    def _known_protocol(cls, value: str) -> str:
+        if value not in ("auto", "native", "json"):
+            raise ValueError(f"tool_protocol must be auto, native or json, not {value!r}")
+        return value
 
 
 def load_dataset(path: Path) -> dict[str, Scenario]:
@@ -187,10 +201,11 @@ class PartialSuite(Suite):
         role_desc = "" if view_kind == "full" else policy.description
         system = system_prompt(scenario, case.role, role_desc)
         example = example_path(scenario, built.view.requestable)
+        protocol = self._protocol(ctx) if view_kind == "budget" else "json"
         if view_kind == "budget":
-            system += "\n" + budget_prompt(scenario, int(trial.config.params["budget"]), example)
+            system += "\n" + budget_prompt(scenario, int(trial.config.params["budget"]), example, protocol)
         user = task_prompt(scenario, task, evidence,
-                           int(trial.config.params["budget"]) if view_kind == "budget" else None, example)
+                           int(trial.config.params["budget"]) if view_kind == "budget" else None, example, protocol)
         messages = [Message(role="system", content=system), Message(role="user", content=user)]
         oracle = (RoleOracle(answer=task.oracle_full, sufficient=True) if view_kind == "full"
                   else task.oracle[case.role])
@@ -209,32 +224,40 @@ class PartialSuite(Suite):
         final: Answer | ParseFailure
         if view_kind == "budget":
             budget = int(trial.config.params["budget"])
+            tools = [request_evidence_tool(lang)] if protocol == "native" else None
             final = ParseFailure(reason="no final answer", text="")
             for turn in range(budget + 2):
                 if turn == budget + 1:
                     messages.append(Message(role="user", content=FINAL_NOW[lang]))
-                request = ChatRequest(messages=messages, max_tokens=self.default_max_tokens, seed=ctx.seed)
+                request = ChatRequest(messages=messages, max_tokens=self.default_max_tokens, seed=ctx.seed,
+                                      tools=tools)
                 response = await ctx.generate("target", request)
                 replies.append(response.text)
-                messages.append(Message(role="assistant", content=response.text))
+                messages.append(Message(role="assistant", content=response.text,
+                                        tool_calls=response.tool_calls or None))
+                wanted = _wanted_paths(response)
                 parsed = parse_answer(response.text)
-                wants = (isinstance(parsed, Answer) and parsed.path and
-                         (parsed.action in (None, "request_evidence", "request") and parsed.answer is None
-                          or parsed.action in ("request_evidence", "request")))
-                if not wants or turn == budget + 1:
+                if wanted is None:  # no native call: the JSON protocol
+                    wants = (isinstance(parsed, Answer) and parsed.path and
+                             (parsed.action in (None, "request_evidence", "request") and parsed.answer is None
+                              or parsed.action in ("request_evidence", "request")))
+                    wanted = [(None, parsed.path)] if wants and isinstance(parsed, Answer) and parsed.path else []
+                if not wanted or turn == budget + 1:
                     final = parsed
                     break
-                assert isinstance(parsed, Answer) and parsed.path
-                status, value = serve_request(built, scenario, parsed.path)
-                source = scenario.sources.get(parsed.path.split(".")[0])
-                cost = 0 if status == "unknown" else (source.cost if source else 1)
-                if spent + cost > budget:
-                    status, cost = "exhausted", 0
-                spent += cost
-                requests.append({"path": parsed.path, "status": status, "cost": cost})
-                shown = json.dumps(value, ensure_ascii=False) if status == "granted" else ""
-                messages.append(Message(role="user", content=evidence_reply(lang, parsed.path, status, shown,
-                                                                            budget - spent, built.view.requestable)))
+                for call_id, path in wanted:
+                    status, value = serve_request(built, scenario, path) if path else ("unknown", None)
+                    source = scenario.sources.get(path.split(".")[0]) if path else None
+                    cost = 0 if status == "unknown" else (source.cost if source else 1)
+                    if spent + cost > budget:
+                        status, cost = "exhausted", 0
+                    spent += cost
+                    requests.append({"path": path, "status": status, "cost": cost,
+                                     "protocol": "native" if call_id else "json"})
+                    shown = json.dumps(value, ensure_ascii=False) if status == "granted" else ""
+                    reply = evidence_reply(lang, path, status, shown, budget - spent, built.view.requestable)
+                    messages.append(Message(role="tool", content=reply, tool_call_id=call_id) if call_id
+                                    else Message(role="user", content=reply))
         else:
             request = ChatRequest(messages=messages, max_tokens=self.default_max_tokens, seed=ctx.seed)
             response = await ctx.generate("target", request)
@@ -250,7 +273,7 @@ class PartialSuite(Suite):
         scores["denied_requests"] = sum(1 for r in requests if r["status"] == "denied")
         scores["llm_tokens"] = sum(c.response.usage.total_tokens for c in ctx.calls
                                    if c.role == "target" and c.response is not None)
-        output: dict[str, Any] = {"view": view_kind, "reply": replies[-1] if replies else "",
+        output: dict[str, Any] = {"view": view_kind, "protocol": protocol, "reply": replies[-1] if replies else "",
                                   "requests": requests, "leaked_paths": sorted({fp.path for fp in leaks})}
         if isinstance(final, ParseFailure):
             output["parse_failure"] = final.reason
@@ -259,6 +282,17 @@ class PartialSuite(Suite):
         if not self.options.no_rubric and replies and not isinstance(final, ParseFailure):
             scores["reasoning"] = await self._rubric(ctx, evidence, task.question, replies[-1])
         return TrialResult(output=output, scores=scores)
+
+    def check_models(self, models: Mapping[str, ChatModel]) -> None:
+        target = models.get("target")
+        if self.options.tool_protocol == "native" and target is not None and not target.supports_tools:
+            raise KnowgapError(f"partial: --tool-protocol native needs a target with native tool calling "
+                               f"(openai, openai-compat); {target.spec} has none: use --tool-protocol json or auto")
+
+    def _protocol(self, ctx: TrialContext) -> Protocol:
+        if self.options.tool_protocol == "auto":
+            return "native" if ctx.supports_tools("target") else "json"
+        return "native" if self.options.tool_protocol == "native" else "json"
 
     def _score(self, task: Any, scenario: Scenario, oracle: RoleOracle, final: Answer | ParseFailure
                ) -> dict[str, Any]:
@@ -306,3 +340,16 @@ class PartialSuite(Suite):
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         cases = {c.id: c for c in self.cases() if isinstance(c, PartialCase)}
         return partial_metrics.compute(records, cases)
+
+
+def _wanted_paths(response: ChatResponse) -> list[tuple[str | None, str]] | None:
+    """The paths a native tool-calling reply asks for, as (call id, path); None when it made no tool call. A call
+    to another tool, or without a path, asks for path "" (answered as unknown)."""
+    if not response.tool_calls:
+        return None
+    return [(call.id, _call_path(call)) for call in response.tool_calls]
+
+
+def _call_path(call: ToolCall) -> str:
+    path = call.arguments.get("path") if call.name == "request_evidence" else None
+    return path.strip() if isinstance(path, str) else ""
