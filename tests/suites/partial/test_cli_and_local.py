@@ -32,6 +32,12 @@ def test_view_command_prompt_and_errors(tmp_path: Path) -> None:
     ok = knowgap_cli("partial", "view", str(data), "--role", "tier1_support_agent", "--task", "urgency")
     assert ok.returncode == 0, ok.stderr
     assert "[system]" in ok.stdout and "评估该客户投诉的紧急程度" in ok.stdout and "张*" in ok.stdout
+    native = knowgap_cli("partial", "view", str(data), "--role", "tier1_support_agent", "--task", "urgency",
+                         "--budget", "5", "--tool-protocol", "native")
+    assert native.returncode == 0, native.stderr
+    tools = json.loads(native.stdout.split("[tools]\n", 1)[1])
+    assert tools[0]["name"] == "request_evidence" and tools[0]["parameters"]["required"] == ["path"]
+    assert "调用工具 request_evidence(path)" in native.stdout and '"action": "request_evidence"' not in native.stdout
     several = knowgap_cli("partial", "view", str(data))
     assert several.returncode != 0 and "pick one with --role" in several.stderr
     bad = tmp_path / "bad.json"

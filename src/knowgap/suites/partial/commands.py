@@ -10,10 +10,20 @@ import typer
 
 
 def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *, task: str | None = None,
-              budget: bool = False, budget_tokens: int = 5) -> str:
-    """The evidence text (or, with ``task``, the whole prompt) the role's agent gets."""
+              budget: bool = False, budget_tokens: int = 5, protocol: str = "json") -> str:
+    """The evidence text (or, with ``task``, the whole prompt) the role's agent gets; in budget mode with the
+    native protocol, also the tool definition the request carries."""
+    import json
+
     from knowgap.errors import KnowgapError
-    from knowgap.suites.partial.prompts import budget_prompt, example_path, system_prompt, task_prompt
+    from knowgap.suites.partial.prompts import (
+        Protocol,
+        budget_prompt,
+        example_path,
+        request_evidence_tool,
+        system_prompt,
+        task_prompt,
+    )
     from knowgap.suites.partial.schema import load_policies, load_scenario
     from knowgap.suites.partial.view import build_view, render_view
 
@@ -33,6 +43,8 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
     built = build_view(scenario, policy, budget_mode=budget)
     lang = scenario.effective_lang()
     evidence = render_view(built.view, lang)
+    if protocol not in ("json", "native"):
+        raise KnowgapError(f"--tool-protocol must be json or native, not {protocol!r}")
     if task is None:
         return evidence
     found = [t for t in scenario.tasks if t.id == task]
@@ -40,9 +52,15 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
         raise KnowgapError(f"{scenario_file}: no task '{task}' (tasks: {', '.join(t.id for t in scenario.tasks)})")
     system = system_prompt(scenario, policy.role, policy.description)
     example = example_path(scenario, built.view.requestable)
-    return f"[system]\n{system}\n\n[user]\n{task_prompt(scenario, found[0], evidence)}" if not budget else (
-        f"[system]\n{system}\n{budget_prompt(scenario, budget_tokens, example)}\n\n[user]\n"
-        f"{task_prompt(scenario, found[0], evidence, budget_tokens, example)}")
+    if not budget:
+        return f"[system]\n{system}\n\n[user]\n{task_prompt(scenario, found[0], evidence)}"
+    mode: Protocol = "native" if protocol == "native" else "json"
+    text = (f"[system]\n{system}\n{budget_prompt(scenario, budget_tokens, example, mode)}\n\n[user]\n"
+            f"{task_prompt(scenario, found[0], evidence, budget_tokens, example, mode)}")
+    if mode == "native":
+        tool = request_evidence_tool(lang).model_dump()
+        text += f"\n\n[tools]\n{json.dumps([tool], ensure_ascii=False, indent=2)}"
+    return text
 
 
 def register(app: typer.Typer, **_groups: Any) -> None:
@@ -56,14 +74,17 @@ def register(app: typer.Typer, **_groups: Any) -> None:
              role: Annotated[str | None, typer.Option(help="The role, when there are several.")] = None,
              task: Annotated[str | None, typer.Option(help="Print the whole prompt for this task id.")] = None,
              budget: Annotated[int | None, typer.Option("--budget", help="Budget mode with N query tokens: hold "
-                                                        "back non-preloaded sources.")] = None) -> None:
+                                                        "back non-preloaded sources.")] = None,
+             tool_protocol: Annotated[str, typer.Option(help="With --budget and --task: the prompt for the json "
+                                                             "protocol or for native tool calling (adds the "
+                                                             "tool definition).")] = "json") -> None:
         """Print exactly the evidence an agent with ROLE gets from SCENARIO under POLICY.
 
         Example: knowgap partial view examples/partial/scenario_001_customer_complaint.json
         --policy examples/partial/policy_agent_tier1.json
         """
         typer.echo(view_text(scenario, policy, role, task=task, budget=budget is not None,
-                             budget_tokens=budget or 0))
+                             budget_tokens=budget or 0, protocol=tool_protocol))
 
     generate = _groups.get("generate")
     if generate is not None:
