@@ -285,11 +285,18 @@ def gap_items(response: str, query: str = "") -> list[str]:
     """The individual missing facts the response names or asks about: its question items, plus its other gap
     sentences (conditional statements, statements that a fact is unknown, the list items after them) that say
     more than a header ("请提供以下信息：", "It depends on the facts." keeps its words and counts)."""
-    items = question_items(response, query)
-    asked = set(clarifying_units(response, query))
+    return merge_gap_items(question_items(response, query), gap_sentences(response, query),
+                           clarifying_units(response, query))
+
+
+def merge_gap_items(questions: list[str], gaps: list[str], asked: list[str]) -> list[str]:
+    """:func:`gap_items` from a response's already computed question items, gap sentences and clarifying
+    units (so a scorer that has them does not segment the response again)."""
+    items = list(questions)
+    asked_set = set(asked)
     seen = set(items)
-    for sentence in gap_sentences(response, query):
-        if sentence in asked:
+    for sentence in gaps:
+        if sentence in asked_set:
             continue
         item = _LIST_ITEM.sub("", sentence.strip(), count=1).strip()
         if item and item not in seen and not item.endswith((":", "：")) and _has_substance(item):

@@ -36,9 +36,7 @@ class AnthropicChatModel(ChatModel):
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         sdk = self._sdk
-        if request.tools:
-            raise PermanentModelError(f"{self.spec}: native tool calling is not wired for Anthropic here; "
-                                      "send the tool protocol as text (suites do so automatically)")
+        self.refuse_unsupported_tools(request)
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         messages = [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"]
         if request.json_schema is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from knowgap.models.errors import PermanentModelError
 from knowgap.models.types import ChatRequest, ChatResponse
 
 
@@ -22,6 +23,12 @@ class ChatModel(ABC):
     @abstractmethod
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Answer one request."""
+
+    def refuse_unsupported_tools(self, request: ChatRequest) -> None:
+        """Providers without native tool calling call this first: a request with tools is a permanent error."""
+        if request.tools and not self.supports_tools:
+            raise PermanentModelError(f"{self.spec}: this provider has no native tool calling; send the tool "
+                                      "protocol as text (suites do so automatically)")
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections or handles."""

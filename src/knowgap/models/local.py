@@ -155,9 +155,7 @@ class LocalModel(ChatModel):
         return load_llama(self._path, self.n_ctx)
 
     def _call(self, request: ChatRequest) -> ChatResponse:
-        if request.tools:
-            raise PermanentModelError(f"{self.spec}: the embedded models have no native tool calling; "
-                                      "send the tool protocol as text (suites do so automatically)")
+        self.refuse_unsupported_tools(request)
         llm, lock = self._ensure()
         kwargs: dict[str, Any] = {
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],

@@ -71,6 +71,7 @@ class ScriptedModel(ChatModel):
         self.calls = 0
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.refuse_unsupported_tools(request)
         fingerprint = request.fingerprint()
         with self._lock:
             self.calls += 1

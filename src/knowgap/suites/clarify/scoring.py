@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from knowgap.engine.records import ScoreValue
-from knowgap.judges.clarification import clarification_signals, gap_items, gap_sentences, question_items
+from knowgap.judges.clarification import clarification_signals, gap_sentences, merge_gap_items, question_items
 from knowgap.suites.clarify.coverage import coverage
 from knowgap.suites.clarify.dataset import ClarifyCase
 from knowgap.text.embed import Embedder
@@ -37,7 +37,7 @@ def score_response(case: ClarifyCase, response: str,
     if case.deficient:
         gaps = gap_sentences(response, case.query)
         output["gap_sentences"] = gaps
-        named = gap_items(response, case.query)
+        named = merge_gap_items(items, gaps, sig.clarifying_questions)
         output["gap_items"] = named
         cov = coverage("\n".join(gaps), [m.text for m in case.missing_information], case.expected_clarifying_questions,
                        named, embedder, similarity_text=response)
