@@ -9,6 +9,7 @@ import pytest
 
 import knowgap
 from knowgap.engine.cache import ResponseCache, cache_key
+from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.paths import cache_path
 from tests.helpers import knowgap_cli
@@ -41,14 +42,22 @@ def test_second_identical_run_makes_no_provider_calls(tmp_path: Path, runs_root:
     assert knowgap.cache_info()["entries"] == 32
 
 
-def test_cache_serves_the_first_runs_responses(tmp_path: Path, runs_root: Path) -> None:
-    """A hit returns what was stored, not what the provider would say now."""
-    file = tmp_path / "s.jsonl"
-    spec = f"scripted:{file}"
-    file.write_text('{"response": "I don\'t know."}\n', encoding="utf-8")
-    first = knowgap.run("starter", models={"target": spec}, runs_root=runs_root)
-    file.write_text('{"response": "something else"}\n', encoding="utf-8")
-    again = knowgap.run("starter", models={"target": spec}, runs_root=runs_root)
+class _Changing(ChatModel):
+    """A provider whose answer changes between runs while the model stays the same (same identity)."""
+
+    def __init__(self, spec: str, text: str) -> None:
+        self.spec, self.text = spec, text
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        return ChatResponse(text=self.text)
+
+
+def test_cache_serves_the_first_runs_responses(runs_root: Path) -> None:
+    """A hit returns what was stored, not what the (same) model would say now."""
+    first = knowgap.run("starter", models={"target": "mine:m"}, runs_root=runs_root,
+                        providers={"mine:m": _Changing("mine:m", "I don't know.")})
+    again = knowgap.run("starter", models={"target": "mine:m"}, runs_root=runs_root,
+                        providers={"mine:m": _Changing("mine:m", "something else")})
     assert again.provider_calls == 0
     texts = {r.calls[0].response.text for r in knowgap.iter_trials(again.run_id, runs_root)
              if r.calls[0].response is not None}
@@ -93,7 +102,7 @@ def test_cli_cache_info_and_clear(tmp_path: Path, runs_root: Path, kg_home: Path
     assert knowgap.run("starter", models={"target": spec_a}, runs_root=runs_root).provider_calls == 32
 
 
-def test_cache_key_depends_on_spec_request_and_repeat() -> None:
+def test_cache_key_depends_on_identity_request_and_repeat() -> None:
     request = ChatRequest.simple("What time does it close?", system="Be brief.", seed=1)
     base = cache_key("scripted:a", request, 0)
     assert base == cache_key("scripted:a", ChatRequest.simple("What time does it close?", system="Be brief.",

@@ -135,3 +135,16 @@ def test_redact_obj_scalars(clean_env: pytest.MonkeyPatch) -> None:
     assert redact_obj(5) == 5
     assert redact_obj(None) is None
     assert redact_obj("sk-abcdefghijkl") == MASK
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("openai-compat:m@http://u:KEYVALUE99@host/v1", f"openai-compat:m@http://{MASK}@host/v1"),
+    ("openai-compat:m@https://tok3n-only-value@host/v1", f"openai-compat:m@https://{MASK}@host/v1"),
+    # a reference to an environment variable is how a spec keeps the secret out of files: it stays
+    ("openai-compat:m@http://u:${PROXY_PW}@host/v1", "openai-compat:m@http://u:${PROXY_PW}@host/v1"),
+    ("openai-compat:m@http://${PROXY_TOKEN}@host/v1", "openai-compat:m@http://${PROXY_TOKEN}@host/v1"),
+    ("openai-compat:m@http://u:pre${PROXY_PW}@host/v1", f"openai-compat:m@http://{MASK}@host/v1"),
+    ("org/m@v2 at http://host/v1", "org/m@v2 at http://host/v1"),
+])
+def test_url_userinfo_in_specs(clean_env: pytest.MonkeyPatch, text: str, expected: str) -> None:
+    assert redact(text) == expected

@@ -128,7 +128,9 @@ def test_manifest(perfect: tuple[Path, knowgap.RunResult]) -> None:
     assert manifest["config"]["models"] == {"target": spec}
     assert manifest["config"]["repeats"] == 1 and manifest["config"]["seed"] == 0
     assert manifest["dataset_hashes"] == {str(DATA): hashlib.sha256(DATA.read_bytes()).hexdigest()}
-    assert manifest["models"] == {"target": {"spec": spec, "backend": "scripted", "file": str(file)}}
+    sha = hashlib.sha256(file.read_bytes()).hexdigest()
+    assert manifest["models"] == {"target": {"spec": spec, "backend": "scripted", "file": str(file), "sha256": sha,
+                                             "identity": f"scripted:sha256:{sha}"}}
     started = datetime.fromisoformat(manifest["started_at"])
     ended = datetime.fromisoformat(manifest["ended_at"])
     assert started <= ended

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +40,13 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
 
 
 def resume(run_id: str, *, runs_root: str | Path | None = None,
-           providers: Mapping[str, ChatModel] | None = None, progress: bool = False) -> RunResult:
-    """Continue a crashed or interrupted run: finished trials are kept, the rest are run."""
-    return resume_run(run_id, runs_root=runs_root, providers=providers, progress=progress)
+           providers: Mapping[str, ChatModel] | None = None, progress: bool = False,
+           specs: Sequence[str] = ()) -> RunResult:
+    """Continue a crashed or interrupted run: finished trials are kept, the rest are run.
+
+    A model spec that held a credential (``http://user:KEY@host``) is stored redacted; pass it whole in
+    ``specs``. Refused when a role's model changed since the run started (see ``ChatModel.identity``)."""
+    return resume_run(run_id, runs_root=runs_root, providers=providers, progress=progress, specs=specs)
 
 
 def list_models() -> list[PackStatus]:

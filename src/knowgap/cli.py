@@ -57,7 +57,7 @@ def _metrics_table(metrics: list[MetricValue], title: str) -> Table:
 
 def _print_result(result: RunResult) -> None:
     m = result.manifest
-    out.print(_metrics_table(result.metrics, f"{m.config.suite} · {m.config.models.get('target')}"))
+    out.print(_metrics_table(result.metrics, redact(f"{m.config.suite} · {m.config.models.get('target')}")))
     tables = getattr(available().get(m.config.suite), "render_tables", None)  # a suite's own layout
     if callable(tables):
         out.print(tables(result.metrics), markup=False, highlight=False)
@@ -104,7 +104,9 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
         options = {k: v for k, v in kwargs.items() if k in fields and v is not None and v != []}
         resume = kwargs.get("resume")
         if resume:
-            result = api.resume(resume, runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"])
+            given = [kwargs.get(role) for role in ("model", "judge", "generator")]
+            result = api.resume(resume, runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"],
+                                specs=[spec for spec in given if spec])
         else:
             models = {"target": kwargs["model"]}
             if "judge" in suite_cls.roles:
@@ -137,7 +139,9 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
           help="Trials in flight at once (default: the model's own limit)."), annotation=int),
         P("no_cache", P.KEYWORD_ONLY, default=typer.Option(False, "--no-cache",
           help="Do not reuse cached responses from other runs."), annotation=bool),
-        P("resume", P.KEYWORD_ONLY, default=typer.Option(None, help="Continue the run RUN (id or folder)."),
+        P("resume", P.KEYWORD_ONLY, default=typer.Option(None, help=(
+            "Continue the run RUN (id or folder). A spec that held a credential, stored redacted, is given "
+            "whole again with --model/--judge/--generator.")),
           annotation=str),
         P("runs_dir", P.KEYWORD_ONLY, default=typer.Option(None, help="Where runs are stored (default ./runs)."),
           annotation=str),
@@ -191,12 +195,19 @@ _register_label_commands(app)
 @app.command()
 def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
            runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored.")] = None,
+           spec: Annotated[list[str] | None, typer.Option(
+               "--spec", help="A model spec of the run given whole again, when it held a credential that "
+                              "knowgap stored redacted (http://user:***@host). Repeatable.")] = None,
            quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False) -> None:
     """Continue a crashed or interrupted run (same as knowgap run SUITE --resume RUN).
 
+    Refused when a model changed since the run started (an edited scripted file, another GGUF file, another
+    endpoint). Credentials are never read from the run's files: pass a spec that held one with --spec, or name
+    the secret as ${NAME} in the spec in the first place.
+
     Example: knowgap resume starter-20261202-101500-ab12
     """
-    _print_result(api.resume(run, runs_root=runs_dir, progress=not quiet))
+    _print_result(api.resume(run, runs_root=runs_dir, progress=not quiet, specs=spec or []))
 
 
 @app.command()

@@ -18,9 +18,17 @@ _PATTERNS = [
     # an auth scheme word (Basic, Token...) is kept and the credential after it masked
     re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|access_token)[\"']?\s*[:=]\s*[\"']?"
                r"(?:(?:bearer|basic|token|digest)\s+)?)(?!(?:bearer|basic|token|digest)\s)[^\s\"',}&]{6,}"),
-    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # user:password@host
 ]
+_URL_USERINFO = re.compile(r"(?<=://)[^/\s@]+(?=@)")  # user:password@host, token@host
+_ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 MASK = "***"
+
+
+def _mask_userinfo(match: re.Match[str]) -> str:
+    """Credentials inside a URL are masked; a ``${NAME}`` reference to an environment variable (a spec's way
+    of keeping the secret out of files, see knowgap.models.registry) is not a secret and stays."""
+    secret = match.group(0).rpartition(":")[2]
+    return match.group(0) if _ENV_REF.fullmatch(secret) else MASK
 
 
 def _secret_values() -> list[str]:
@@ -39,7 +47,7 @@ def redact(text: str) -> str:
             text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
         else:
             text = pattern.sub(MASK, text)
-    return text
+    return _URL_USERINFO.sub(_mask_userinfo, text)
 
 
 def redact_obj(obj: Any) -> Any:

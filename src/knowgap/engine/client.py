@@ -47,6 +47,8 @@ class ModelClient:
                  price: tuple[float, float] | None = None) -> None:
         self.model = model
         self.spec = model.spec
+        self.identity = model.identity()
+        """What the model is (file sha256, endpoint + model name): the cache key's model part."""
         self.run_id = run_id
         self.cache = cache
         self.use_cache = use_cache
@@ -64,7 +66,7 @@ class ModelClient:
 
     async def call(self, role: str, request: ChatRequest, repeat: int) -> CallRecord:
         usage = self._account(role)
-        key = cache_key(self.spec, request, repeat)
+        key = cache_key(self.identity, request, repeat)
         if self.cache is not None:
             hit = self.cache.get(key, run_id=None if self.use_cache else self.run_id)
             if hit is not None:
@@ -105,5 +107,5 @@ class ModelClient:
                     + response.usage.completion_tokens * self.price[1]) / 1e6
             usage.cost_usd = (usage.cost_usd or 0.0) + cost
         if self.cache is not None:
-            self.cache.put(key, self.spec, self.run_id, response)
+            self.cache.put(key, self.spec, self.run_id, response, self.identity)
         return CallRecord(role=role, model=self.spec, request=request, response=response, attempts=attempt + 1)

@@ -16,7 +16,7 @@ import subprocess
 import time
 import traceback
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from knowgap.models.base import ChatModel
 from knowgap.models.registry import DEFAULT_MODEL, create_model
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.paths import cache_path, runs_dir
-from knowgap.redaction import redact
+from knowgap.redaction import MASK, redact
 from knowgap.report.html import write_html_report
 from knowgap.report.markdown import write_report
 from knowgap.suites import get_suite
@@ -198,7 +198,7 @@ class Runner:
     async def _execute(self, store: RunStore, trials: Iterator[Trial], total: int, done: int,
                        clients: Mapping[str, ModelClient]) -> None:
         workers = self.config.concurrency or max(c.limit for c in clients.values())
-        label = f"{self.suite.name} · {self.config.models.get('target', '')}"
+        label = redact(f"{self.suite.name} · {self.config.models.get('target', '')}")
         with TrialProgress(label, total, done, enabled=self.progress) as bar:
             async def worker() -> None:
                 for trial in trials:
@@ -239,7 +239,15 @@ class Runner:
         except BaseException:  # a bad spec, a missing pack, a changed dataset: nothing is left open
             cache.close()
             raise
-        manifest.models = {role: clients[role].model.describe() for role in self.config.models}
+        models_now = {role: {**clients[role].model.describe(), "identity": clients[role].identity}
+                      for role in self.config.models}
+        if resume is not None:
+            try:
+                self._check_models(manifest, models_now)
+            except BaseException:
+                cache.close()
+                raise
+        manifest.models = models_now
         cases = self.planned_cases()
         total = len(cases) * len(self.suite.configurations()) * self.config.repeats
         manifest.trials_total = total
@@ -307,6 +315,17 @@ class Runner:
                                f"this knowgap has {judges or 'none'}; start a new run instead")
 
 
+    @staticmethod
+    def _check_models(manifest: Manifest, now: Mapping[str, Mapping[str, str]]) -> None:
+        """Refuse to resume when a role's model is no longer the one the run started with."""
+        for role, before in manifest.models.items():
+            was, is_now = before.get("identity"), now.get(role, {}).get("identity")
+            if was is not None and is_now is not None and was != is_now:  # manifests before identities: no check
+                raise KnowgapError(f"cannot resume {manifest.run_id}: its {role} model "
+                                   f"{before.get('spec', '')} changed since it started (was {was}, is now "
+                                   f"{is_now}); start a new run instead")
+
+
 def _first_error(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         field, message = first_validation_error(exc)
@@ -322,8 +341,38 @@ def start_run(config: RunConfig, *, runs_root: str | Path | None = None,
 
 
 def resume_run(run: str, *, runs_root: str | Path | None = None,
-               providers: Mapping[str, ChatModel] | None = None, progress: bool = True) -> RunResult:
+               providers: Mapping[str, ChatModel] | None = None, progress: bool = True,
+               specs: Sequence[str] = ()) -> RunResult:
+    """Continue ``run``. A model spec that held a credential was stored redacted; ``specs`` gives it back
+    (each must redact to the stored spec), so credentials come from the caller, never from the run's files."""
     root = runs_dir(runs_root)
-    manifest = RunStore.open(root, run).read_manifest()
-    return start_run(manifest.config, runs_root=root, providers=providers, progress=progress,
-                     resume=str(RunStore.open(root, run).path))
+    store = RunStore.open(root, run)
+    manifest = store.read_manifest()
+    manifest.config.models = restore_specs(manifest.run_id, manifest.config.models, specs)
+    given = {redact(spec): spec for spec in specs}
+    manifest.config.prices = {given.get(spec, spec): price for spec, price in manifest.config.prices.items()}
+    return start_run(manifest.config, runs_root=root, providers=providers, progress=progress, resume=str(store.path))
+
+
+def restore_specs(run_id: str, stored: Mapping[str, str], given: Sequence[str]) -> dict[str, str]:
+    """Stored (redacted) specs by role, with every redacted one replaced by the given spec that redacts to it.
+
+    A given spec that matches no stored one is an error (a typo would otherwise pass silently); so is a
+    redacted spec with none given."""
+    by_redacted = {redact(spec): spec for spec in given}
+    unknown = [spec for spec in by_redacted if spec not in stored.values()]
+    if unknown:
+        raise KnowgapError(f"--spec {unknown[0]} is none of run {run_id}'s models "
+                           f"({', '.join(sorted(set(stored.values())))})")
+    out = {}
+    for role, spec in stored.items():
+        if spec in by_redacted:
+            out[role] = by_redacted[spec]
+        elif MASK in spec:
+            raise KnowgapError(
+                f"cannot resume {run_id}: its {role} model spec held a credential, which knowgap never stores "
+                f"({spec}); pass the whole spec again with --spec '...', or keep the secret in the environment "
+                "and name it in the spec as ${NAME} (e.g. openai-compat:m@http://user:${PROXY_KEY}@host/v1)")
+        else:
+            out[role] = spec
+    return out

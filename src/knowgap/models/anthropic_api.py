@@ -13,6 +13,7 @@ from typing import Any
 
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError, TransientModelError
+from knowgap.models.identity import url_without_credentials
 from knowgap.models.openai_http import retry_after_seconds
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
 from knowgap.redaction import redact
@@ -67,6 +68,10 @@ class AnthropicChatModel(ChatModel):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+    def identity(self) -> str:
+        """Model name and resolved endpoint (ANTHROPIC_BASE_URL or the SDK's default), no credentials."""
+        return f"anthropic:{self.model}@{url_without_credentials(str(self._client.base_url))}"
 
     def describe(self) -> dict[str, str]:
         return {"spec": self.spec, "backend": "Anthropic", "model": self.model,

@@ -33,6 +33,12 @@ class ChatModel(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections or handles."""
 
+    def identity(self) -> str:
+        """What the model is, for the response cache and ``--resume`` (never credentials): the sha256 of a
+        GGUF or scripted file, the resolved endpoint and model name of an HTTP provider. Providers that know
+        no better return their spec; see :mod:`knowgap.models.identity`."""
+        return self.spec
+
     def describe(self) -> dict[str, str]:
         """Facts about the model for the run manifest (no secrets)."""
         return {"spec": self.spec}

@@ -20,6 +20,7 @@ from typing import Any
 
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError
+from knowgap.models.identity import remembered_sha256
 from knowgap.models.packs import PACKS, ensure_pack
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
 
@@ -194,10 +195,22 @@ class LocalModel(ChatModel):
         """Assemble and load the model now (so errors surface before any trial starts), on the llama thread."""
         _LLAMA_THREAD.submit(self._ensure).result()
 
-    def describe(self) -> dict[str, str]:
-        info = {"spec": self.spec, "backend": "llama.cpp (in-process)"}
+    def sha256(self) -> str:
+        """The GGUF file's sha256: a pack's is known (and verified on assembly); a file's is hashed once and
+        remembered by path, size and mtime."""
         if self.target in PACKS:
-            info.update(pack=self.target, sha256=PACKS[self.target].sha256)
+            return PACKS[self.target].sha256
+        if self._path is None:
+            self._path = resolve_local_path(self.target)
+        return remembered_sha256(self._path)
+
+    def identity(self) -> str:
+        return f"gguf:sha256:{self.sha256()}"
+
+    def describe(self) -> dict[str, str]:
+        info = {"spec": self.spec, "backend": "llama.cpp (in-process)", "sha256": self.sha256()}
+        if self.target in PACKS:
+            info["pack"] = self.target
         else:
             info["path"] = self.target
         return info

@@ -17,6 +17,7 @@ import httpx
 
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError, TransientModelError
+from knowgap.models.identity import url_without_credentials
 from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
 from knowgap.redaction import redact
 
@@ -86,6 +87,11 @@ class OpenAIChatModel(ChatModel):
         self._api_key = api_key
         self._timeout_s = timeout_s
         self._client: httpx.AsyncClient | None = None
+
+    def identity(self) -> str:
+        """Provider kind, model name and resolved endpoint; credentials in the URL are left out."""
+        kind = "openai-compat" if self.compat else "openai"
+        return f"{kind}:{self.model}@{url_without_credentials(self.base_url)}"
 
     @classmethod
     def openai(cls, spec: str, model: str) -> OpenAIChatModel:

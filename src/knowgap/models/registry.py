@@ -11,10 +11,15 @@
 =============================  ==================================================================
 
 More providers register with :func:`register_provider`.
+
+A spec may name environment variables as ``${NAME}`` (``openai-compat:m@http://user:${PROXY_KEY}@host/v1``):
+they are filled in when the provider is made, so the secret stays in the environment while the spec, which
+runs, manifests and the cache store, holds only the variable's name (and a resumed run finds it again).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 
@@ -27,6 +32,7 @@ Factory = Callable[[str, str], ChatModel]
 
 _FACTORIES: dict[str, Factory] = {}
 _URL_START = re.compile(r"@(?=https?://)")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def register_provider(prefix: str, factory: Factory) -> None:
@@ -81,7 +87,18 @@ def split_spec(spec: str) -> tuple[str, str]:
     return prefix, rest
 
 
+def expand_env(spec: str) -> str:
+    """``spec`` with every ``${NAME}`` replaced by that environment variable (an unset one is an error)."""
+    missing = [name for name in _ENV_REF.findall(spec) if name not in os.environ]
+    if missing:
+        raise ModelUnavailableError(f"model spec names the environment variable {missing[0]}, which is not set")
+    return _ENV_REF.sub(lambda m: os.environ[m.group(1)], spec)
+
+
 def create_model(spec: str) -> ChatModel:
-    """Build the provider a spec names. Raises ModelUnavailableError with a fix when it cannot."""
-    prefix, rest = split_spec(spec.strip())
-    return _FACTORIES[prefix](spec.strip(), rest)
+    """Build the provider a spec names. Raises ModelUnavailableError with a fix when it cannot.
+
+    The provider keeps ``spec`` as given (``${NAME}`` references unexpanded); it works with the expanded one."""
+    spec = spec.strip()
+    prefix, rest = split_spec(spec)
+    return _FACTORIES[prefix](spec, split_spec(expand_env(spec))[1])

@@ -14,6 +14,7 @@ the file and the request hash.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import threading
@@ -27,17 +28,20 @@ from knowgap.models.errors import PermanentModelError
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
 
 
-def _load_entries(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def _load_entries(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], str]:
+    """The file's entries, and the sha256 of the bytes they were read from (the model's identity)."""
     if not path.exists():
         raise InputError(str(path), "scripted responses file not found")
-    text = path.read_text(encoding="utf-8")
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    text = data.decode("utf-8")
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text)
         except ValueError as exc:
             raise InputError(str(path), f"not valid JSON: {exc}") from None
-        return list(enumerate(items, start=1))
-    return read_lines(path)
+        return list(enumerate(items, start=1)), digest
+    return read_lines(path), digest
 
 
 class ScriptedModel(ChatModel):
@@ -48,7 +52,8 @@ class ScriptedModel(ChatModel):
         self.path = Path(file).expanduser()
         self.by_hash: dict[str, str] = {}
         ordered: list[str] = []
-        for number, row in _load_entries(self.path):
+        entries, self.sha256 = _load_entries(self.path)
+        for number, row in entries:
             if not isinstance(row, dict):
                 raise InputError(str(self.path), "expected a JSON object", line=number)
             if "calls" in row and "trial_id" in row:  # a recorded trial
@@ -84,5 +89,8 @@ class ScriptedModel(ChatModel):
         return ChatResponse(text=text, usage=Usage(prompt_tokens=prompt_words, completion_tokens=len(text.split())),
                             latency_s=0.0, finish_reason="stop", model=self.spec)
 
+    def identity(self) -> str:
+        return f"scripted:sha256:{self.sha256}"
+
     def describe(self) -> dict[str, str]:
-        return {"spec": self.spec, "backend": "scripted", "file": str(self.path)}
+        return {"spec": self.spec, "backend": "scripted", "file": str(self.path), "sha256": self.sha256}

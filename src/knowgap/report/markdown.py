@@ -6,6 +6,7 @@ from pathlib import Path
 
 from knowgap.engine.records import Manifest, MetricValue
 from knowgap.engine.store import write_atomic
+from knowgap.redaction import redact
 
 REPORT = "report.md"
 
@@ -70,5 +71,5 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
 
 def write_report(run_path: Path, manifest: Manifest, metrics: list[MetricValue]) -> Path:
     path = run_path / REPORT
-    write_atomic(path, render_markdown(manifest, metrics))
+    write_atomic(path, redact(render_markdown(manifest, metrics)))
     return path
