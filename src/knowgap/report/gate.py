@@ -7,7 +7,7 @@ A thresholds file is YAML::
       - "accuracy[prompt=grounded] >= 0.5"          # one group
       - errors == 0
       - {metric: over_abstention, group: prompt=grounded, op: "<=", value: 0.25, use: ci_high}
-      - {metric: leaks, op: "==", value: 0, suite: partial}
+      - {metric: leak_rate, op: "==", value: 0, suite: partial}
 
 ``use`` picks what is compared: the metric's ``value`` (default), or a bound of its 95% CI
 (``ci_low`` / ``ci_high``: e.g. "we are 95% sure abstention is at least 0.6").
