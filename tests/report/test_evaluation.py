@@ -177,3 +177,26 @@ def test_check_refuses_a_misspelt_role_before_any_model_call(eval_dir: Path, tmp
     proc = knowgap_cli("eval", str(eval_dir / "eval.yaml"), "--runs-dir", str(tmp_path / "runs2"), "-q")
     assert proc.returncode != 0 and "did you mean 'abstention_unanswerable'?" in proc.stderr + proc.stdout
     assert not (tmp_path / "runs2").exists() or not any((tmp_path / "runs2").iterdir())
+
+
+@pytest.mark.parametrize(("text", "line", "field", "message"), [
+    ("suites:\n  - suite: starter\nthresholds: []\n", 3, "thresholds",
+     "thresholds is empty: an empty gate checks nothing"),
+    ("suites:\n  - suite: starter\nthresholds:\n  - errors == 0\n  - accuracy >=\n", 5, "thresholds[1]",
+     "threshold 'accuracy >=' has no value: expected e.g. accuracy >= 0.6"),
+])
+def test_empty_gate_and_missing_value_in_eval_files(tmp_path: Path, text: str, line: int, field: str,
+                                                    message: str) -> None:
+    file = write(tmp_path / "e.yaml", text)
+    with pytest.raises(InputError) as info:
+        load_eval(file)
+    assert (info.value.file, info.value.line, info.value.field) == (str(file), line, field)
+    assert message in str(info.value)
+
+
+def test_empty_thresholds_allowed_or_absent(tmp_path: Path) -> None:
+    allowed, _ = load_eval(write(tmp_path / "a.yaml", "suites:\n  - suite: starter\nthresholds: []\n"
+                                                      "allow_empty: true\n"))
+    assert allowed.thresholds == [] and allowed.allow_empty
+    absent, _ = load_eval(write(tmp_path / "b.yaml", "suites:\n  - suite: starter\n"))  # no gate at all
+    assert absent.thresholds == []

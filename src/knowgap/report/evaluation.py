@@ -93,7 +93,10 @@ class EvalConfig(BaseModel):
                                                    "(default: KNOWGAP_RUNS or ./runs).")
     suites: list[EvalSuite] = Field(min_length=1)
     thresholds: list[Threshold] = Field(default_factory=list,
-                                        description="'METRIC[GROUP] OP VALUE' strings or objects.")
+                                        description="'METRIC[GROUP] OP VALUE' strings or objects. Written "
+                                                    "but empty ([]): an error unless allow_empty; left out: "
+                                                    "no gate.")
+    allow_empty: bool = Field(False, description="Accept 'thresholds: []' (a gate that checks nothing).")
     report: EvalReport = Field(default_factory=EvalReport)
 
 
@@ -154,6 +157,10 @@ def load_eval(path: str | Path) -> tuple[EvalConfig, Path]:
         first = exc.errors()[0]
         loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         raise InputError(str(file), first["msg"], line=_line_of(root, loc), field=_path(loc)) from None
+    if "thresholds" in config.model_fields_set and not config.thresholds and not config.allow_empty:
+        raise InputError(str(file), "thresholds is empty: an empty gate checks nothing; list thresholds, set "
+                                    "allow_empty: true, or leave thresholds out to run without a gate",
+                         line=_line_of(root, ("thresholds",)), field="thresholds")
     base = file.resolve().parent
     _check_suites(config, file, root, base)
     return config, base
