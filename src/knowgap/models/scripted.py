@@ -30,7 +30,7 @@ from knowgap.models.types import ChatRequest, ChatResponse, Usage
 def _load_entries(path: Path) -> list[tuple[int, dict[str, Any]]]:
     if not path.exists():
         raise InputError(str(path), "scripted responses file not found")
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text)

@@ -141,7 +141,7 @@ def load_eval(path: str | Path) -> tuple[EvalConfig, Path]:
     file = Path(path)
     if not file.exists():
         raise InputError(str(file), "evaluation file not found")
-    text = file.read_text(encoding="utf-8")
+    text = file.read_text(encoding="utf-8-sig")
     try:
         root = yaml.compose(text)
         data = yaml.safe_load(text)

@@ -138,7 +138,7 @@ def load_gate_file(path: str | Path) -> ThresholdsFile:
     if not file.exists():
         raise InputError(str(file), "thresholds file not found")
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = yaml.safe_load(file.read_text(encoding="utf-8-sig"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(str(file), f"not valid YAML ({getattr(exc, 'problem', exc)})",

@@ -104,7 +104,7 @@ class ExtractSuite(Suite):
             path = Path(self.options.prompt_file)
             if not path.exists():
                 raise InputError(str(path), "prompt file not found")
-            text = path.read_text(encoding="utf-8").strip()
+            text = path.read_text(encoding="utf-8-sig").strip()
             if not text:
                 raise InputError(str(path), "prompt file is empty")
             return text

@@ -264,7 +264,7 @@ def strip_json_comments(text: str, *, flattened: bool = False) -> str:
 def read_json(path: Path) -> Any:
     if not path.exists():
         raise InputError(str(path), "file not found")
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")
     try:
         return json.loads(strip_json_comments(text))
     except ValueError as exc:
