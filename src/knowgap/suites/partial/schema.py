@@ -300,6 +300,9 @@ def load_policies(path: Path) -> list[Policy]:
     data = read_json(path)
     items = data.get("policies", data) if isinstance(data, dict) else data
     items = items if isinstance(items, list) else [items]
+    if not items:
+        raise InputError(str(path), "the policy file holds no policies: expected a policy object, a list of "
+                                    "them, or {\"policies\": [...]}")
     out = []
     for i, item in enumerate(items):
         role = item.get("role", "?") if isinstance(item, dict) else "?"
