@@ -222,3 +222,16 @@ def test_a_stored_label_holding_markup_is_shown_as_text(served: tuple[str, str, 
     assert SCRIPT in text_of(browser, "#agreement")  # the category is visible as text
     assert browser.execute_script("return window.__pwned === undefined")
     assert browser.find_elements(By.CSS_SELECTOR, "#view script, #view img") == []
+
+
+def test_a_report_link_opens_its_trial(served: tuple[str, str, Path], browser: Any) -> None:
+    """The documented --link-template (docs/reports.md), filled in as the HTML report does, opens that trial."""
+    import re
+
+    url, run_id, runs_root = served
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text(encoding="utf-8")
+    [template] = re.findall(r"--link-template '([^']+)'", docs)
+    trial = sorted(LabelStore.open(run_id, runs_root).records())[-1]  # not in the sample shown by default
+    browser.get(template.replace("http://127.0.0.1:8765/", url.rstrip("/") + "/").format(
+        run_id=run_id, trial_id=trial, case_id=""))
+    wait(browser, lambda d: text_of(d, "#detail h2") == trial)

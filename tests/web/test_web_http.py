@@ -124,3 +124,35 @@ def test_a_run_whose_trials_all_errored(server: tuple[str, str, KnowgapServer], 
     assert info["fields"] == [] and info["manifest"]["trials_error"] == info["manifest"]["trials_total"] == 6
     rows = httpx.get(f"{url}/api/runs/{run.run_id}/trials", params={"field": ""}).json()
     assert len(rows) == 6 and all(r["status"] == "error" and r["verdict"] is None for r in rows)
+
+
+def test_the_documented_link_template_is_served(tmp_path: Path, runs_root: Path) -> None:
+    """The --link-template example of `knowgap report --help` and docs/reports.md points into a real
+    `knowgap serve`: formatted with a real run and trial (on the test's port), it answers 200 with the app."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.helpers import knowgap_cli
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text(encoding="utf-8")
+    [documented] = re.findall(r"--link-template '([^']+)'", docs)
+    help_text = knowgap_cli("report", "--help", env={"COLUMNS": "300"}).stdout
+    assert documented in help_text
+    assert documented.startswith("http://127.0.0.1:8765/")  # knowgap serve's default address
+    run = starter_run(tmp_path, runs_root)
+    trial = next(iter(LabelStore.open(run.run_id, runs_root).records()))
+    proc = subprocess.Popen([sys.executable, "-m", "knowgap", "serve", "--runs-dir", str(runs_root), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        port = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        assert port, line
+        url = documented.replace(":8765/", f":{port.group(1)}/").format(run_id=run.run_id, trial_id=trial,
+                                                                       case_id="x")
+        page = httpx.get(url)
+        assert page.status_code == 200 and '<script src="/static/app.js"></script>' in page.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

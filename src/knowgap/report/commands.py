@@ -28,7 +28,8 @@ def register(app: typer.Typer, out: Console) -> None:
                                    "default: beside the run, or stdout for --md).")] = None,
                examples: Annotated[int, typer.Option(help="Worst examples per run.")] = 20,
                link_template: Annotated[str | None, typer.Option(
-                   help="Link each example, e.g. http://127.0.0.1:8000/runs/{run_id}/trials/{trial_id}")] = None,
+                   help="Link each example, e.g. into knowgap serve: "
+                        "http://127.0.0.1:8765/#/run/{run_id}/{trial_id}")] = None,
                runs_dir: RunsDir = None) -> None:
         """Write a run's report: HTML (default), markdown summary, CSV or Parquet of all trials, inspect_ai log.
 

@@ -85,7 +85,7 @@ function labelKeys() {
   return cats.slice(0, 9).map((c, i) => [String(i + 1), c]);
 }
 
-async function showRun(runId) {
+async function showRun(runId, trialId) {
   S.run = runId;
   S.info = await api(`/api/runs/${encodeURIComponent(runId)}`);
   $("#crumb").textContent = `run ${runId}`;
@@ -120,10 +120,14 @@ async function showRun(runId) {
       el("div", {}, el("details", { class: "panel judged", open: true }, el("summary", {}, "agreement and judge calibration"),
         el("div", { id: "agreement" }, el("h2", {}, "Agreement"))),
         el("div", { class: "panel", id: "detail" }, el("p", { class: "muted" }, "pick a trial")))));
-  if (S.info.samples.length) sampleSel.value = S.info.samples[S.info.samples.length - 1].name;
+  if (S.info.samples.length && !trialId) sampleSel.value = S.info.samples[S.info.samples.length - 1].name;
   await loadRows();
   renderVerdictOptions();
   applyFilters();
+  if (trialId) {  // #/run/RUN/TRIAL (e.g. a report's --link-template link) opens that trial
+    const i = S.filtered.findIndex((r) => r.trial_id === trialId);
+    if (i >= 0) await selectRow(i); else toast(`run ${runId} has no trial ${trialId}`);
+  }
   await loadAgreement();
 }
 
@@ -292,7 +296,7 @@ async function showCompare(a, b) {
 async function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   try {
-    if (parts[0] === "run" && parts[1]) await showRun(parts[1]);
+    if (parts[0] === "run" && parts[1]) await showRun(parts[1], parts.slice(2).join("/") || null);  // trial ids may hold "/"
     else if (parts[0] === "compare" && parts[1] && parts[2]) await showCompare(parts[1], parts[2]);
     else await showRuns();
   } catch (e) {
