@@ -73,9 +73,10 @@ def test_extract_every_kind(runs_root: Path) -> None:
 
     fake = RuleModel()
     result = knowgap.run("extract", models={"target": fake.spec}, providers={fake.spec: fake}, runs_root=runs_root,
-                         options={"kinds": ["normal", "adversarial"], "runs": 2, "sample": 12})
+                         options={"kinds": ["normal", "adversarial", "calibration"], "runs": 2, "sample": 24})
     names, undeclared = _declared(result)
-    assert not undeclared and {"flip_above_noise", "seconds"} <= names
+    assert not undeclared and {"flip_above_noise", "seconds", "judge_calibration_accuracy", "judge_score_gap",
+                               "faithfulness_offline"} <= names
     assert any(n.startswith("flip_rate:") for n in names) and any(n.startswith("judge_outcome:") for n in names)
 
 
