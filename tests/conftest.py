@@ -8,8 +8,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Property tests are reproducible: by default (and in CI) hypothesis draws the same examples on every run and
+# keeps no example database, so a failure seen once is seen again. KNOWGAP_HYPOTHESIS_PROFILE=explore draws
+# fresh random examples (to hunt for new failures locally); a failure then prints the blob that replays it
+# (@reproduce_failure). Plain `random` in tests always uses a fixed seed (random.Random(N)).
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile(os.environ.get("KNOWGAP_HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

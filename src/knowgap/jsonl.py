@@ -2,7 +2,9 @@
 the line and the field, and writing them atomically.
 
 Every reader skips blank lines and keeps the 1-based line number of each record, so a later check (a
-duplicate id, a rule pydantic cannot express) can still point at the line.
+duplicate id, a rule pydantic cannot express) can still point at the line. A UTF-8 byte-order mark and CRLF
+line ends (what Excel and Notepad save) are accepted; every other reader of a user's file opens it the same way
+(encoding ``utf-8-sig``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def read_lines(path: str | Path) -> list[tuple[int, Any]]:
     """(line number, parsed JSON value) for each non-blank line of ``path``."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError(str(file), "file not found") from None
     except IsADirectoryError:

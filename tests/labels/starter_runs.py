@@ -32,3 +32,20 @@ def cli(*args: str, stdin: str = "", timeout: float = 120) -> subprocess.Complet
     """The real knowgap command line, with text on its stdin."""
     return subprocess.run([sys.executable, "-m", "knowgap", *args], input=stdin, capture_output=True, text=True,
                           env={**os.environ, "COLUMNS": "200"}, timeout=timeout, check=False)
+
+
+def errored_run(runs_root: Path) -> knowgap.RunResult:
+    """A finished starter run whose every trial errored: the model refuses each call for good."""
+    from knowgap.models.base import ChatModel
+    from knowgap.models.errors import PermanentModelError
+    from knowgap.models.types import ChatRequest, ChatResponse
+
+    class Down(ChatModel):
+        spec = "test:down"
+
+        async def chat(self, request: ChatRequest) -> ChatResponse:
+            raise PermanentModelError("test:down: connection refused")
+
+    down = Down()
+    return knowgap.run("starter", models={"target": down.spec}, providers={down.spec: down}, runs_root=runs_root,
+                       options={"sample": 3}, use_cache=False)

@@ -93,7 +93,7 @@ def test_eval_cli(eval_dir: Path, tmp_path: Path) -> None:
      "greater than or equal to 1"),
     ("suites:\n  - suite: starter\n    options: {prompts: [plain], colour: red}\n", 3,
      "suites[0].options.colour", "Extra inputs are not permitted"),
-    ("suites:\n  - suite: starter\n    models: {judge: x}\n", 3, "suites[0].models", "has no role judge"),
+    ("suites:\n  - suite: starter\n    models: {judge: x}\n", 3, "suites[0].models.judge", "has no role 'judge'"),
     ("suites:\n  - suite: starter\n    dataset: missing.jsonl\n", 3, "suites[0].dataset", "dataset file not found"),
     ("suites:\n  - suite: starter\n  - suite: starter\n", 3, "suites[1].name", "two entries are named 'starter'"),
     ("suites:\n  - suite: starter\nthresholds:\n  - accuracy >= 0.5\n  - 'x: errors == 0'\n", 5,
@@ -126,3 +126,77 @@ def test_schema_validates_the_example(tmp_path: Path) -> None:
         jsonschema.validate({"suites": [{"suite": "starter", "extra": 1}]}, schema)
     proc = knowgap_cli("eval", "--schema")
     assert proc.returncode == 0 and json.loads(proc.stdout)["title"] == "knowgap evaluation"
+
+
+@pytest.mark.parametrize(("text", "line", "field", "message"), [
+    # a misspelt top-level role used to be dropped silently: the run got the default target
+    ("models: {targt: 'scripted:a.jsonl'}\nsuites:\n  - suite: starter\n", 1, "models.targt",
+     "no suite of this file has a role 'targt' (did you mean 'target'?"),
+    ("models:\n  target: x\n  juge: y\nsuites:\n  - suite: abstain\n", 3, "models.juge",
+     "role 'juge' (did you mean 'judge'?"),
+    ("suites:\n  - suite: extract\n    models: {targer: x}\n", 3, "suites[0].models.targer",
+     "suite 'extract' has no role 'targer' (did you mean 'target'?"),
+    # a judge at top level is fine when one suite of the file has that role; starter alone has none
+    ("models: {judge: x}\nsuites:\n  - suite: starter\n", 1, "models.judge",
+     "no suite of this file has a role 'judge' (roles: target)"),
+    # thresholds name metrics the suites can produce, checked before any model call
+    ("suites:\n  - suite: starter\nthresholds:\n  - acuracy >= 0.5\n", 4, "thresholds[0].metric",
+     "no suite of this file produces metric 'acuracy' (did you mean 'accuracy'?"),
+    ("suites:\n  - suite: starter\n  - suite: abstain\nthresholds:\n  - 'abstain: accuracy >= 0.5'\n", 5,
+     "thresholds[0].metric", "suite 'abstain' produces no metric 'accuracy'"),
+])
+def test_roles_and_threshold_metrics_are_checked(tmp_path: Path, text: str, line: int, field: str,
+                                                 message: str) -> None:
+    file = write(tmp_path / "e.yaml", text)
+    with pytest.raises(InputError) as info:
+        load_eval(file)
+    assert (info.value.file, info.value.line, info.value.field) == (str(file), line, field)
+    assert message in str(info.value)
+
+
+def test_known_roles_and_metrics_pass(tmp_path: Path) -> None:
+    file = write(tmp_path / "e.yaml", (
+        "models: {target: a, judge: b}\n"          # judge: a role of abstain, not of starter
+        "suites:\n  - suite: starter\n  - suite: abstain\n  - suite: extract\n"
+        "thresholds:\n  - errors == 0\n"            # produced by every suite
+        "  - accuracy >= 0.5\n"                     # starter only, unscoped
+        "  - 'abstain: abstention_rate >= 0.5'\n"
+        "  - {metric: 'flip_rate:position=end', op: '<=', value: 0.2, suite: extract}\n"))  # a breakdown
+    config, _ = load_eval(file)
+    assert len(config.thresholds) == 4
+
+
+def test_check_refuses_a_misspelt_role_before_any_model_call(eval_dir: Path, tmp_path: Path) -> None:
+    write(eval_dir / "eval.yaml", GOOD.replace("models: {target:", "models: {targt:"))
+    check = knowgap_cli("eval", str(eval_dir / "eval.yaml"), "--check")
+    assert check.returncode != 0 and "did you mean 'target'?" in check.stderr + check.stdout
+    proc = knowgap_cli("eval", str(eval_dir / "eval.yaml"), "--runs-dir", str(tmp_path / "runs"), "-q")
+    assert proc.returncode != 0 and "did you mean 'target'?" in proc.stderr + proc.stdout
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # nothing ran
+    write(eval_dir / "eval.yaml", GOOD.replace("abstention_unanswerable >= 0.6", "abstention_unanswerble >= 0.6"))
+    proc = knowgap_cli("eval", str(eval_dir / "eval.yaml"), "--runs-dir", str(tmp_path / "runs2"), "-q")
+    assert proc.returncode != 0 and "did you mean 'abstention_unanswerable'?" in proc.stderr + proc.stdout
+    assert not (tmp_path / "runs2").exists() or not any((tmp_path / "runs2").iterdir())
+
+
+@pytest.mark.parametrize(("text", "line", "field", "message"), [
+    ("suites:\n  - suite: starter\nthresholds: []\n", 3, "thresholds",
+     "thresholds is empty: an empty gate checks nothing"),
+    ("suites:\n  - suite: starter\nthresholds:\n  - errors == 0\n  - accuracy >=\n", 5, "thresholds[1]",
+     "threshold 'accuracy >=' has no value: expected e.g. accuracy >= 0.6"),
+])
+def test_empty_gate_and_missing_value_in_eval_files(tmp_path: Path, text: str, line: int, field: str,
+                                                    message: str) -> None:
+    file = write(tmp_path / "e.yaml", text)
+    with pytest.raises(InputError) as info:
+        load_eval(file)
+    assert (info.value.file, info.value.line, info.value.field) == (str(file), line, field)
+    assert message in str(info.value)
+
+
+def test_empty_thresholds_allowed_or_absent(tmp_path: Path) -> None:
+    allowed, _ = load_eval(write(tmp_path / "a.yaml", "suites:\n  - suite: starter\nthresholds: []\n"
+                                                      "allow_empty: true\n"))
+    assert allowed.thresholds == [] and allowed.allow_empty
+    absent, _ = load_eval(write(tmp_path / "b.yaml", "suites:\n  - suite: starter\n"))  # no gate at all
+    assert absent.thresholds == []

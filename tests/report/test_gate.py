@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -120,3 +121,42 @@ def test_cli_exit_codes(perfect_run: knowgap.RunResult, abstain_run: knowgap.Run
     typo = write(tmp_path / "typo.yaml", "thresholds: [acuracy >= 0.9]\n")
     err = knowgap_cli("gate", abstain_run.run_id, "-t", str(typo), "--runs-dir", str(runs_root))
     assert err.returncode == 2 and "unknown metric 'acuracy'" in err.stderr and "Traceback" not in err.stderr
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("accuracy >= ", "threshold 'accuracy >=' has no value: expected e.g. accuracy >= 0.6"),
+    ("accuracy[prompt=plain] <", "threshold 'accuracy[prompt=plain] <' has no value: expected e.g. "
+                                 "accuracy[prompt=plain] < 0.6"),
+    ("starter: errors ==", "threshold 'starter: errors ==' has no value: expected e.g. starter: errors == 0.6"),
+    ("accuracy", "threshold 'accuracy' has no comparison: expected e.g. accuracy >= 0.6"),
+])
+def test_missing_value_says_what_is_missing(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        parse_thresholds([text])
+    file = write(tmp_path / "gate.yaml", f"thresholds:\n  - errors == 0\n  - \"{text}\"\n")
+    with pytest.raises(InputError, match=re.escape(message)) as info:
+        load_thresholds(file)
+    assert info.value.field == "thresholds.1"
+
+
+@pytest.mark.parametrize("text", ["thresholds: []\n", "[]\n", "thresholds: []\nallow_empty: false\n"])
+def test_an_empty_gate_fails(perfect_run: knowgap.RunResult, runs_root: Path, tmp_path: Path, text: str) -> None:
+    limits = write(tmp_path / "gate.yaml", text)
+    junit = tmp_path / "gate.xml"
+    proc = knowgap_cli("gate", perfect_run.run_id, "-t", str(limits), "--runs-dir", str(runs_root),
+                       "--junit", str(junit))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "gate failed" in proc.stdout and "no thresholds" in proc.stdout and "allow_empty: true" in proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert ET.parse(junit).getroot().get("failures") == "1"
+
+
+def test_an_empty_gate_passes_only_when_allowed(perfect_run: knowgap.RunResult, runs_root: Path,
+                                                tmp_path: Path) -> None:
+    limits = write(tmp_path / "gate.yaml", "thresholds: []\nallow_empty: true\n")
+    proc = knowgap_cli("gate", perfect_run.run_id, "-t", str(limits), "--runs-dir", str(runs_root))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "gate passed" in proc.stdout and "no thresholds (allow_empty: true)" in proc.stdout
+    run = load_run_data(perfect_run.path)
+    assert not evaluate_gate([run], []).passed
+    assert evaluate_gate([run], [], allow_empty=True).passed

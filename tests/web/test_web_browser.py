@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from knowgap.labels.store import LabelStore
-from tests.labels.starter_runs import SCRIPT, cli, starter_run
+from tests.labels.starter_runs import SCRIPT, cli, errored_run, starter_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -184,3 +184,54 @@ def test_compare_two_runs(served: tuple[str, str, Path], browser: Any, tmp_path:
     assert 0 < differing < 32  # the first run also answered "I don't know." on some trials
     if os.environ.get("KNOWGAP_SCREENSHOTS"):
         browser.save_screenshot(str(Path(os.environ["KNOWGAP_SCREENSHOTS"]) / "web-compare.png"))
+
+
+def test_a_run_whose_trials_all_errored_shows_an_empty_state(served: tuple[str, str, Path], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    url, _, runs_root = served
+    run = errored_run(runs_root)
+    browser.get(f"{url}#/run/{run.run_id}")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#no-field"))
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#trials .row")) == 6)
+    page = text_of(browser, "#view")
+    assert "undefined" not in page and "null" not in page
+    assert "every trial of this run errored (6 of 6)" in text_of(browser, "#no-field")
+    browser.execute_script("document.querySelector('#trials .row').click()")
+    wait(browser, lambda d: "connection refused" in text_of(d, "#detail"))
+    assert "undefined" not in text_of(browser, "#view") and "null" not in text_of(browser, "#view")
+    assert "nothing to label" in text_of(browser, "#labelbar")
+
+
+def test_a_stored_label_holding_markup_is_shown_as_text(served: tuple[str, str, Path], browser: Any) -> None:
+    """A label written before labels were checked (or by hand) still reaches the page only as text."""
+    from selenium.webdriver.common.by import By
+
+    from knowgap.labels.records import LabelEvent
+    from knowgap.labels.store import context_of
+
+    url, run_id, runs_root = served
+    store = LabelStore.open(run_id, runs_root)
+    record = next(iter(store.records().values()))
+    event = LabelEvent(run_id=run_id, trial_id=record.trial_id, field="abstained", annotator="mallory",
+                       value=SCRIPT, source="api", context=context_of(record))
+    with store.file.open("a", encoding="utf-8") as fh:
+        fh.write(event.model_dump_json() + "\n")
+    browser.get(f"{url}#/run/{run_id}")
+    wait(browser, lambda d: "mallory" in text_of(d, "#agreement"))
+    assert SCRIPT in text_of(browser, "#agreement")  # the category is visible as text
+    assert browser.execute_script("return window.__pwned === undefined")
+    assert browser.find_elements(By.CSS_SELECTOR, "#view script, #view img") == []
+
+
+def test_a_report_link_opens_its_trial(served: tuple[str, str, Path], browser: Any) -> None:
+    """The documented --link-template (docs/reports.md), filled in as the HTML report does, opens that trial."""
+    import re
+
+    url, run_id, runs_root = served
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text(encoding="utf-8")
+    [template] = re.findall(r"--link-template '([^']+)'", docs)
+    trial = sorted(LabelStore.open(run_id, runs_root).records())[-1]  # not in the sample shown by default
+    browser.get(template.replace("http://127.0.0.1:8765/", url.rstrip("/") + "/").format(
+        run_id=run_id, trial_id=trial, case_id=""))
+    wait(browser, lambda d: text_of(d, "#detail h2") == trial)

@@ -13,7 +13,7 @@ from knowgap.errors import KnowgapError
 from knowgap.labels.records import JudgeVerdict
 from knowgap.labels.store import LabelStore
 from knowgap.web.server import KnowgapServer, make_server
-from tests.labels.starter_runs import starter_run
+from tests.labels.starter_runs import SCRIPT, errored_run, starter_run
 
 pytestmark = pytest.mark.server
 
@@ -87,3 +87,72 @@ def test_safety_checks(server: tuple[str, str, KnowgapServer]) -> None:
 def test_make_server_errors(tmp_path: Path) -> None:
     with pytest.raises(KnowgapError, match="no runs folder"):
         make_server(tmp_path / "absent")
+
+
+def test_labels_are_checked_against_the_field_type(server: tuple[str, str, KnowgapServer], runs_root: Path) -> None:
+    url, run_id, _ = server
+    rows = httpx.get(f"{url}/api/runs/{run_id}/trials", params={"field": "abstained"}).json()
+    label = {"trial_id": rows[0]["trial_id"], "field": "abstained", "annotator": "mallory"}
+    for value in (SCRIPT, "maybe", "1", "0.5", '"true"'):
+        refused = httpx.post(f"{url}/api/runs/{run_id}/labels", json={**label, "value": value})
+        assert refused.status_code == 400, value
+        assert "'abstained' is a true/false field" in refused.json()["error"]
+    assert LabelStore.open(run_id, runs_root).events() == []  # nothing was written
+    agreement = httpx.get(f"{url}/api/runs/{run_id}/agreement", params={"field": "abstained"}).json()
+    assert agreement["categories"] == []
+    ok = httpx.post(f"{url}/api/runs/{run_id}/labels", json={**label, "value": "false"})
+    assert ok.status_code == 201 and ok.json()["value"] is False
+    withdrawn = httpx.post(f"{url}/api/runs/{run_id}/labels", json={**label, "value": "null"})
+    assert withdrawn.status_code == 201 and withdrawn.json()["value"] is None
+    unknown = httpx.get(f"{url}/api/runs/{run_id}/agreement", params={"field": "undefined"})
+    assert unknown.status_code == 400 and "no judge field 'undefined'" in unknown.json()["error"]
+
+
+def test_the_label_store_refuses_a_value_of_the_wrong_type(tmp_path: Path, runs_root: Path) -> None:
+    run = starter_run(tmp_path, runs_root)
+    store = LabelStore.open(run.run_id, runs_root)
+    record = next(iter(store.records().values()))
+    with pytest.raises(KnowgapError, match="'abstained' is a true/false field"):
+        store.add(record, "abstained", "mallory", "<script>")
+    assert store.add(record, "abstained", "mallory", True).value is True
+
+
+def test_a_run_whose_trials_all_errored(server: tuple[str, str, KnowgapServer], runs_root: Path) -> None:
+    url, _, _ = server
+    run = errored_run(runs_root)
+    info = httpx.get(f"{url}/api/runs/{run.run_id}").json()
+    assert info["fields"] == [] and info["manifest"]["trials_error"] == info["manifest"]["trials_total"] == 6
+    rows = httpx.get(f"{url}/api/runs/{run.run_id}/trials", params={"field": ""}).json()
+    assert len(rows) == 6 and all(r["status"] == "error" and r["verdict"] is None for r in rows)
+
+
+def test_the_documented_link_template_is_served(tmp_path: Path, runs_root: Path) -> None:
+    """The --link-template example of `knowgap report --help` and docs/reports.md points into a real
+    `knowgap serve`: formatted with a real run and trial (on the test's port), it answers 200 with the app."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.helpers import knowgap_cli
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text(encoding="utf-8")
+    [documented] = re.findall(r"--link-template '([^']+)'", docs)
+    help_text = knowgap_cli("report", "--help", env={"COLUMNS": "300"}).stdout
+    assert documented in help_text
+    assert documented.startswith("http://127.0.0.1:8765/")  # knowgap serve's default address
+    run = starter_run(tmp_path, runs_root)
+    trial = next(iter(LabelStore.open(run.run_id, runs_root).records()))
+    proc = subprocess.Popen([sys.executable, "-m", "knowgap", "serve", "--runs-dir", str(runs_root), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        port = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        assert port, line
+        url = documented.replace(":8765/", f":{port.group(1)}/").format(run_id=run.run_id, trial_id=trial,
+                                                                       case_id="x")
+        page = httpx.get(url)
+        assert page.status_code == 200 and '<script src="/static/app.js"></script>' in page.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -92,7 +92,7 @@ def load_spec(name_or_path: str) -> JudgeSpec:
         raise InputError(name_or_path, "no such judge spec file or built-in spec "
                          f"(built in: {', '.join(sorted(p.stem for p in BUILTIN_DIR.glob('*.yaml')))})")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
     except yaml.YAMLError as exc:
         raise InputError(str(path), f"not valid YAML ({exc})") from None
     if not isinstance(data, dict):

@@ -40,7 +40,7 @@ def load_spec(path: str | Path) -> JudgeSpec:
     if not file.exists():
         raise InputError(str(file), "judge spec file not found")
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = yaml.safe_load(file.read_text(encoding="utf-8-sig"))
     except yaml.YAMLError as exc:
         raise InputError(str(file), f"not valid YAML/JSON ({exc})") from None
     if not isinstance(data, dict):

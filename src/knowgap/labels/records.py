@@ -4,17 +4,45 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from knowgap.engine.records import ScoreValue, utcnow
+from knowgap.errors import KnowgapError
 from knowgap.models.types import Message
 
 
 def verdict_key(value: ScoreValue) -> str:
     """A canonical string for a label or verdict value (``true``, ``false``, ``"refuse"``, ``2``)."""
     return json.dumps(value, ensure_ascii=False)
+
+
+FieldKind = Literal["bool", "number", "text"]
+KIND_TEXT = {"bool": "a true/false field: a label is true or false", "number": "a number field: a label is a number",
+             "text": "a text field: a label is a string"}
+
+
+def field_kind(values: Iterable[ScoreValue]) -> FieldKind | None:
+    """The type of a judge field from its verdicts (None: no verdict, or verdicts of several types)."""
+    kinds: set[FieldKind] = set()
+    for v in values:
+        if v is not None:
+            kinds.add("bool" if isinstance(v, bool) else "number" if isinstance(v, int | float) else "text")
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def check_label_value(field: str, value: ScoreValue, kind: FieldKind | None) -> None:
+    """Refuse a label whose type is not the judge field's (None withdraws a label and is always accepted)."""
+    if value is None or kind is None:
+        return
+    fits = {"bool": isinstance(value, bool), "text": isinstance(value, str),
+            "number": isinstance(value, int | float) and not isinstance(value, bool)}[kind]
+    if not fits:
+        shown = json.dumps(value, ensure_ascii=False)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise KnowgapError(f"label for '{field}': '{field}' is {KIND_TEXT[kind]}, not {shown}")
 
 
 def verdict_text(key: str) -> str:

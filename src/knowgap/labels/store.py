@@ -22,7 +22,15 @@ from pydantic import ValidationError
 from knowgap.engine.records import ScoreValue, TrialRecord
 from knowgap.engine.store import RunStore, write_atomic
 from knowgap.errors import InputError, KnowgapError
-from knowgap.labels.records import JudgeVerdict, LabelEvent, Sample, SampleContext
+from knowgap.labels.records import (
+    FieldKind,
+    JudgeVerdict,
+    LabelEvent,
+    Sample,
+    SampleContext,
+    check_label_value,
+    field_kind,
+)
 from knowgap.paths import runs_dir
 from knowgap.redaction import redact
 
@@ -109,9 +117,11 @@ class LabelStore:
         return [e for e in self.events() if e.trial_id == trial_id and (field is None or e.field == field)]
 
     def add(self, record: TrialRecord, field: str, annotator: str, value: ScoreValue, *,
-            source: str = "api", sample: str | None = None, note: str = "") -> LabelEvent:
+            source: str = "api", sample: str | None = None, note: str = "",
+            kind: FieldKind | None = None) -> LabelEvent:
         """Save one label at once. Re-labelling the same (trial, field, annotator) is an edit: a new event
-        superseding the previous one."""
+        superseding the previous one. The value must have the field's type (``kind``, default: the type of this
+        trial's verdict): true/false for a true/false field, and so on."""
         annotator = annotator.strip()
         if not annotator:
             raise KnowgapError("a label needs an annotator name (--annotator NAME)")
@@ -120,6 +130,7 @@ class LabelStore:
         if field not in record.scores:
             raise KnowgapError(f"trial {record.trial_id} has no score '{field}' "
                                f"(its scores: {', '.join(record.scores) or 'none'})")
+        check_label_value(field, value, kind if kind is not None else field_kind([record.scores[field]]))
         with self._locked_append() as fh:
             previous = None
             for e in self.events():

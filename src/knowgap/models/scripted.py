@@ -34,7 +34,7 @@ def _load_entries(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], str]:
         raise InputError(str(path), "scripted responses file not found")
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    text = data.decode("utf-8")
+    text = data.decode("utf-8-sig")
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text)

@@ -28,7 +28,8 @@ def register(app: typer.Typer, out: Console) -> None:
                                    "default: beside the run, or stdout for --md).")] = None,
                examples: Annotated[int, typer.Option(help="Worst examples per run.")] = 20,
                link_template: Annotated[str | None, typer.Option(
-                   help="Link each example, e.g. http://127.0.0.1:8000/runs/{run_id}/trials/{trial_id}")] = None,
+                   help="Link each example, e.g. into knowgap serve: "
+                        "http://127.0.0.1:8765/#/run/{run_id}/{trial_id}")] = None,
                runs_dir: RunsDir = None) -> None:
         """Write a run's report: HTML (default), markdown summary, CSV or Parquet of all trials, inspect_ai log.
 
@@ -115,14 +116,17 @@ def register(app: typer.Typer, out: Console) -> None:
              junit: Annotated[str | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
              md: Annotated[str | None, typer.Option("--md", help="Write the result as markdown here.")] = None,
              runs_dir: RunsDir = None) -> None:
-        """Exit 0 when every threshold holds, 1 otherwise; optionally JUnit XML for CI.
+        """Exit 0 when every threshold holds, 1 otherwise (also when the file lists none, unless it says
+        allow_empty: true); optionally JUnit XML for CI.
 
         Example: knowgap gate RUN --thresholds gate.yaml --junit gate.xml
         """
-        from knowgap.report import evaluate_gate, gate_markdown, load_run_data, load_thresholds, write_junit
+        from knowgap.report import evaluate_gate, gate_markdown, load_run_data, write_junit
+        from knowgap.report.gate import load_gate_file
 
-        limits = load_thresholds(thresholds)
-        result = evaluate_gate([load_run_data(r, runs_dir) for r in runs], limits, source=thresholds)
+        limits = load_gate_file(thresholds)
+        result = evaluate_gate([load_run_data(r, runs_dir) for r in runs], limits.thresholds, source=thresholds,
+                               allow_empty=limits.allow_empty)
         _print_gate(out, result)
         if junit:
             write_junit(result, Path(junit))
@@ -214,6 +218,8 @@ def _print_gate(out: Console, result: object) -> None:
         mark = "[green]PASS[/green]" if c.passed else "[red]FAIL[/red]"
         out.print(f"{mark} ", end="")
         out.print(f"{c.suite} {c.run_id}: {c.threshold}: {c.message}", markup=False, highlight=False)
+    if not result.checks:
+        out.print("no thresholds (allow_empty: true)", highlight=False)
     verdict = "[green]gate passed[/green]" if result.passed else \
         f"[red]gate failed: {len(result.failures)} of {len(result.checks)} checks[/red]"
     out.print(verdict)

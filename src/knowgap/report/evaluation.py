@@ -22,17 +22,22 @@ Example::
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowgap.errors import InputError
 from knowgap.report.gate import SHORT_FORM, GateResult, Threshold
+
+if TYPE_CHECKING:
+    from knowgap.suites.base import Suite
 
 
 class EvalSuite(BaseModel):
@@ -88,7 +93,10 @@ class EvalConfig(BaseModel):
                                                    "(default: KNOWGAP_RUNS or ./runs).")
     suites: list[EvalSuite] = Field(min_length=1)
     thresholds: list[Threshold] = Field(default_factory=list,
-                                        description="'METRIC[GROUP] OP VALUE' strings or objects.")
+                                        description="'METRIC[GROUP] OP VALUE' strings or objects. Written "
+                                                    "but empty ([]): an error unless allow_empty; left out: "
+                                                    "no gate.")
+    allow_empty: bool = Field(False, description="Accept 'thresholds: []' (a gate that checks nothing).")
     report: EvalReport = Field(default_factory=EvalReport)
 
 
@@ -133,7 +141,7 @@ def load_eval(path: str | Path) -> tuple[EvalConfig, Path]:
     file = Path(path)
     if not file.exists():
         raise InputError(str(file), "evaluation file not found")
-    text = file.read_text(encoding="utf-8")
+    text = file.read_text(encoding="utf-8-sig")
     try:
         root = yaml.compose(text)
         data = yaml.safe_load(text)
@@ -149,6 +157,10 @@ def load_eval(path: str | Path) -> tuple[EvalConfig, Path]:
         first = exc.errors()[0]
         loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         raise InputError(str(file), first["msg"], line=_line_of(root, loc), field=_path(loc)) from None
+    if "thresholds" in config.model_fields_set and not config.thresholds and not config.allow_empty:
+        raise InputError(str(file), "thresholds is empty: an empty gate checks nothing; list thresholds, set "
+                                    "allow_empty: true, or leave thresholds out to run without a gate",
+                         line=_line_of(root, ("thresholds",)), field="thresholds")
     base = file.resolve().parent
     _check_suites(config, file, root, base)
     return config, base
@@ -183,17 +195,50 @@ def _check_suites(config: EvalConfig, file: Path, root: yaml.Node | None, base: 
         except ValidationError as exc:
             first = exc.errors()[0]
             raise fail(first["msg"], "options", *first["loc"]) from None
-        unknown = sorted(set(entry.models) - set(suite_cls.roles))
-        if unknown:
-            raise fail(f"suite '{entry.suite}' has no role {', '.join(unknown)} (roles: "
-                       f"{', '.join(suite_cls.roles)})", "models")
+        for role in entry.models:
+            if role not in suite_cls.roles:
+                raise fail(f"suite '{entry.suite}' has no role '{role}'{_did_you_mean(role, suite_cls.roles)} "
+                           f"(roles: {', '.join(suite_cls.roles)})", "models", role)
+    _check_top_level_roles(config, file, root, suites)
+    _check_threshold_metrics(config, file, root, suites)
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(set(known)), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _check_top_level_roles(config: EvalConfig, file: Path, root: yaml.Node | None,
+                           suites: Mapping[str, type[Suite]]) -> None:
+    """A role under the top-level ``models`` must be a role of at least one suite of the file: a misspelt one
+    would otherwise be dropped and the suites would run on the default model."""
+    roles = sorted({r for e in config.suites for r in suites[e.suite].roles})
+    for role in config.models:
+        if role not in roles:
+            loc = ("models", role)
+            raise InputError(str(file), f"no suite of this file has a role '{role}'{_did_you_mean(role, roles)} "
+                                        f"(roles: {', '.join(roles)})", line=_line_of(root, loc), field=_path(loc))
+
+
+def _check_threshold_metrics(config: EvalConfig, file: Path, root: yaml.Node | None,
+                             suites: Mapping[str, type[Suite]]) -> None:
+    """Each threshold names a suite the file runs and a metric one of the suites in its scope can produce."""
     labels = {e.label for e in config.suites} | {e.suite for e in config.suites}
     for j, t in enumerate(config.thresholds):
+        loc = ("thresholds", j)
         if t.suite is not None and t.suite not in labels:
-            loc = ("thresholds", j)
             raise InputError(str(file), f"threshold names suite '{t.suite}', which the evaluation does not run "
                                         f"(entries: {', '.join(sorted(labels))})", line=_line_of(root, loc),
                              field=_path(loc) + ".suite")
+        scoped = [suites[e.suite] for e in config.suites if t.suite is None or t.suite in (e.label, e.suite)]
+        declared = [cls.declares_metric(t.metric) for cls in scoped]
+        if None in declared or any(declared):
+            continue  # produced by a suite in scope, or a suite that does not declare its metrics
+        names = sorted({n for cls in scoped for n in cls.metric_names or ()})
+        what = f"suite '{t.suite}' produces no" if t.suite else "no suite of this file produces"
+        raise InputError(str(file), f"{what} metric '{t.metric}'{_did_you_mean(t.metric, names)} "
+                                    f"(metrics: {', '.join(names)})", line=_line_of(root, loc),
+                         field=_path(loc) + ".metric")
 
 
 @dataclass

@@ -7,7 +7,7 @@ A thresholds file is YAML::
       - "accuracy[prompt=grounded] >= 0.5"          # one group
       - errors == 0
       - {metric: over_abstention, group: prompt=grounded, op: "<=", value: 0.25, use: ci_high}
-      - {metric: leaks, op: "==", value: 0, suite: partial}
+      - {metric: leak_rate, op: "==", value: 0, suite: partial}
 
 ``use`` picks what is compared: the metric's ``value`` (default), or a bound of its 95% CI
 (``ci_low`` / ``ci_high``: e.g. "we are 95% sure abstention is at least 0.6").
@@ -36,6 +36,19 @@ SHORT_FORM = re.compile(r"^\s*(?:(?P<suite>[\w.-]+)\s*:\s+)?(?P<metric>[^\s\[\]<
                     r"\s*(?P<op>>=|<=|==|!=|>|<|=)\s*(?P<value>\S+)\s*$")
 
 
+NO_VALUE = re.compile(SHORT_FORM.pattern.replace(r"\s*(?P<value>\S+)\s*$", r"\s*$"))
+NO_OP = re.compile(SHORT_FORM.pattern.replace(r"\s*(?P<op>>=|<=|==|!=|>|<|=)\s*(?P<value>\S+)\s*$", r"\s*$"))
+
+
+def _missing_part(text: str) -> None:
+    """Say what a threshold lacks: ``accuracy >=`` has no value, ``accuracy`` no comparison."""
+    stripped = text.strip()
+    if NO_VALUE.match(stripped):
+        raise ValueError(f"threshold {stripped!r} has no value: expected e.g. {stripped} 0.6")
+    if stripped and NO_OP.match(stripped):
+        raise ValueError(f"threshold {stripped!r} has no comparison: expected e.g. {stripped} >= 0.6")
+
+
 class Threshold(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -57,6 +70,7 @@ class Threshold(BaseModel):
         """``[SUITE: ]METRIC[[GROUP]] OP VALUE``, e.g. ``accuracy[prompt=grounded] >= 0.5``."""
         if not isinstance(v, str):
             return v
+        _missing_part(v)
         match = SHORT_FORM.match(v)
         if not match:
             raise ValueError(f"cannot read threshold {v!r}: expected 'METRIC OP VALUE' or "
@@ -83,6 +97,12 @@ class ThresholdsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     thresholds: list[Threshold]
+    allow_empty: bool = Field(False, description="Let a gate with no thresholds pass (by default it fails: an "
+                                                 "empty gate checks nothing).")
+
+
+EMPTY_GATE = ("no thresholds: an empty gate checks nothing; list thresholds, or set allow_empty: true to let a "
+              "gate without any pass")
 
 
 class Check(BaseModel):
@@ -109,11 +129,16 @@ class GateResult(BaseModel):
 
 
 def load_thresholds(path: str | Path) -> list[Threshold]:
+    return load_gate_file(path).thresholds
+
+
+def load_gate_file(path: str | Path) -> ThresholdsFile:
+    """A thresholds file: ``thresholds: [...]`` (and ``allow_empty``), or a bare list of thresholds."""
     file = Path(path)
     if not file.exists():
         raise InputError(str(file), "thresholds file not found")
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = yaml.safe_load(file.read_text(encoding="utf-8-sig"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(str(file), f"not valid YAML ({getattr(exc, 'problem', exc)})",
@@ -121,7 +146,7 @@ def load_thresholds(path: str | Path) -> list[Threshold]:
     if isinstance(data, list):
         data = {"thresholds": data}
     try:
-        return ThresholdsFile.model_validate(data).thresholds
+        return ThresholdsFile.model_validate(data)
     except ValidationError as exc:
         raise InputError.from_validation(str(file), exc) from None
 
@@ -155,10 +180,15 @@ def _check(t: Threshold, label: str, run: RunData, m: MetricValue) -> Check:
 
 
 def evaluate_gate(runs: Sequence[RunData] | Sequence[tuple[str, RunData]], thresholds: Sequence[Threshold],
-                  *, source: str = "thresholds") -> GateResult:
+                  *, source: str = "thresholds", allow_empty: bool = False) -> GateResult:
     """Check every threshold against the runs' metrics. An unknown metric or group is an InputError naming
-    the threshold (and listing what exists), so a typo never passes silently."""
+    the threshold (and listing what exists), so a typo never passes silently. No thresholds is a failed
+    gate (one failing check saying so) unless ``allow_empty``."""
     labelled = [r if isinstance(r, tuple) else (r.manifest.config.suite, r) for r in runs]
+    if not thresholds and not allow_empty:
+        ids = ", ".join(r.run_id for _, r in labelled) or "-"
+        return GateResult(checks=[Check(threshold="(none)", run_id=ids, suite=source, group="", metric="",
+                                        actual=None, passed=False, message=EMPTY_GATE)])
     checks = []
     for index, t in enumerate(thresholds):
         scoped = _runs_in_scope(t, labelled)

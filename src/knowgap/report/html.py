@@ -241,7 +241,7 @@ def render_html(runs: Sequence[RunData], *, title: str | None = None, max_exampl
                 link_template: str | None = None, gate: GateResult | None = None,
                 comparison: Comparison | None = None) -> str:
     """One page for ``runs`` (and a gate result and a comparison when given). ``link_template`` (e.g.
-    ``http://127.0.0.1:8000/runs/{run_id}/{trial_id}``) links each example into the web app when it runs."""
+    ``http://127.0.0.1:8765/#/run/{run_id}/{trial_id}``) links each example into the web app when it runs."""
     if title is None:
         title = f"knowgap run {runs[0].run_id}" if len(runs) == 1 else f"knowgap report ({len(runs)} runs)"
         if comparison is not None:

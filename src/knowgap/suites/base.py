@@ -91,6 +91,17 @@ class Suite(ABC):
     demo_options: ClassVar[dict[str, Any]] = {}
     """Options used by ``knowgap demo`` (a small sample)."""
     default_max_tokens: ClassVar[int] = 512
+    metric_names: ClassVar[frozenset[str] | None] = None
+    """Every metric name :meth:`metrics` can produce, under any options. A breakdown ``NAME:KEY=VALUE`` (e.g.
+    ``flip_rate:position=end``) is declared by its ``NAME``. Eval files' thresholds are checked against it
+    before any model call; None (not declared, e.g. an older plugin suite): checked only after the run."""
+
+    @classmethod
+    def declares_metric(cls, name: str) -> bool | None:
+        """Whether :meth:`metrics` can produce ``name`` (a breakdown by its base name); None: not declared."""
+        if cls.metric_names is None:
+            return None
+        return name in cls.metric_names or name.split(":", 1)[0] in cls.metric_names
 
     def __init__(self, options: SuiteOptions) -> None:
         self.options = options

@@ -9,7 +9,7 @@ from knowgap.engine.records import TrialRecord
 from knowgap.engine.store import RunStore, list_runs
 from knowgap.errors import KnowgapError
 from knowgap.labels.agreement import agreement_report
-from knowgap.labels.records import verdict_key
+from knowgap.labels.records import field_kind, verdict_key
 from knowgap.labels.store import LabelStore, parse_value
 
 
@@ -88,12 +88,16 @@ class RunsView:
         records = self.records(run_id)
         if body["trial_id"] not in records:
             raise KnowgapError(f"run {run_id} has no trial '{body['trial_id']}'")
+        kind = field_kind(r.scores.get(body["field"]) for r in records.values())
         event = self.store(run_id).add(records[body["trial_id"]], body["field"], body["annotator"],
-                                       parse_value(body["value"]), source="web",
+                                       parse_value(body["value"]), source="web", kind=kind,
                                        sample=body.get("sample") if isinstance(body.get("sample"), str) else None)
         return event.model_dump(mode="json", exclude={"context"})
 
     def agreement(self, run_id: str, field: str, by: str | None = None) -> dict[str, Any]:
+        fields = sorted({k for r in self.records(run_id).values() for k, v in r.scores.items() if v is not None})
+        if field not in fields:
+            raise KnowgapError(f"run {run_id} has no judge field '{field}' (fields: {', '.join(fields) or 'none'})")
         return agreement_report(self.store(run_id), field, reps=500, by=by).model_dump(mode="json")
 
     def compare(self, a: str, b: str) -> dict[str, Any]:

@@ -71,3 +71,14 @@ def test_real_run_on_the_small_model(small_pack_home: Path, runs_root: Path) -> 
     for m in budget.metrics:
         if m.name == "leak_rate" and m.value is not None:
             assert 0.0 <= m.value <= 1.0
+
+
+@pytest.mark.parametrize("text", ["[]", '{"policies": []}'])
+def test_view_with_an_empty_policy_file_names_the_file(tmp_path: Path, text: str) -> None:
+    empty = tmp_path / "empty_policy.json"
+    empty.write_text(text, encoding="utf-8")
+    result = knowgap_cli("partial", "view", str(EXAMPLES / "scenario_001_customer_complaint.json"),
+                         "--policy", str(empty))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert f"{empty}: the policy file holds no policies" in result.stderr
+    assert "pass --policy" not in result.stderr  # --policy was given

@@ -2,7 +2,12 @@
 of a masked number, a hidden name, an exact amount inside a bucket, a hidden code), reaches the prompt.
 
 What may be seen is computed here from the policy independently of the view builder; the check is on the
-whole prompt text (system + user) the suite would send."""
+whole prompt text (system + user) the suite would send. A denied value that is also shown verbatim in an
+allowed field (an allowed note "Note JJJ100000" and a denied amount 100000.0) is shown legitimately there, so
+its presence in the prompt is not a leak: every kind of check (text, digit windows, amounts) exempts what the
+role may see, and only that.
+
+Hypothesis runs derandomized (the profile in tests/conftest.py), so CI sees the same examples every run."""
 
 from __future__ import annotations
 
@@ -105,6 +110,7 @@ def expected_parts(scenario: Scenario, policy: Policy, plan: dict[str, Any]) -> 
                 allowed = shown_row and name in p["fields"] and op not in ("drop", "redact", "summarise")
                 if allowed and op is None:
                     visible.add(str(val))
+                    visible_numbers |= numbers_in(str(val))  # also the numbers inside a shown text or code
                     if isinstance(val, float):
                         visible_numbers.add(val)
                     continue
@@ -138,7 +144,30 @@ def expected_parts(scenario: Scenario, policy: Policy, plan: dict[str, Any]) -> 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario_and_policy())
 def test_no_denied_value_reaches_the_prompt(case: tuple[Scenario, Policy, dict[str, Any]]) -> None:
-    scenario, policy, plan = case
+    assert_no_denied_value_in_prompt(*case)
+
+
+def test_a_denied_amount_inside_an_allowed_text_is_not_a_leak() -> None:
+    """The example that once failed CI: an allowed note holds the digits of a denied amount."""
+    scenario = Scenario(scenario_id="gen", lang="en", title="generated",
+                        ground_truth={"rec0": {"f0_text": "Note JJJ100000", "f1_amount": 100000.0,
+                                               "status": "open"}},
+                        sources={"rec0": {"endpoint": "GET /api/rec0"}})
+    policy = Policy(role="agent", description="tester",
+                    allowed_evidence={"rec0": {"fields": ["f0_text", "status"]}}, masking_rules={})
+    plan = {"rec0": {"fields": ["f0_text", "status"], "rows": None, "ops": {"f0_text": None, "f1_amount": None},
+                     "kinds": {"f0_text": "text", "f1_amount": "amount"}}}
+    assert_no_denied_value_in_prompt(scenario, policy, plan)
+    # exempt only because the note is shown: with the note hidden too, the amount is a secret again
+    shown = expected_parts(scenario, policy, plan)
+    assert 100000.0 in shown[2] and 100000.0 in shown[4]
+    note_hidden = Policy(role="agent", description="tester", allowed_evidence={"rec0": {"fields": ["status"]}},
+                         masking_rules={})
+    hidden = expected_parts(scenario, note_hidden, {"rec0": {**plan["rec0"], "fields": ["status"]}})
+    assert 100000.0 in hidden[2] and 100000.0 not in hidden[4] and "Note JJJ100000" in hidden[0]
+
+
+def assert_no_denied_value_in_prompt(scenario: Scenario, policy: Policy, plan: dict[str, Any]) -> None:
     built = build_view(scenario, policy)
     task = Task(id="t", type="gap_identification", question="What is missing?")
     prompt = system_prompt(scenario, policy.role, policy.description) + "\n" + task_prompt(
@@ -170,3 +199,13 @@ def test_the_generator_does_reach_visible_values() -> None:
     text = render_view(build_view(scenario, policy).view)
     assert "鑫淼" in text and "*******8000" in text and ">100元" in text
     assert "1380013" not in text and "1500" not in text
+
+
+def test_property_tests_are_derandomized_by_default() -> None:
+    """tests/conftest.py loads a derandomized profile (unless KNOWGAP_HYPOTHESIS_PROFILE says otherwise)."""
+    import os
+
+    from hypothesis import settings as current
+
+    if os.environ.get("KNOWGAP_HYPOTHESIS_PROFILE", "ci") == "ci":
+        assert current.default.derandomize and current.default.database is None

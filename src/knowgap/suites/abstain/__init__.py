@@ -67,6 +67,15 @@ class AbstainOptions(SuiteOptions):
     max_tokens: int = Field(100, ge=16, description="Max tokens of the target's answer.")
 
 
+DESCRIBED = {
+    "abstention_rate": "share of leave-one-out questions where the target abstained (the right behaviour)",
+    "factuality_answered": "share of answered questions whose answer is tier 1 or 2 against the expected answer",
+    "invented_citation_rate": "share of trials citing a fact number that is not in the context (the answering "
+                              "fact was removed, so the citation is invented)",
+    "parse_failure_rate": "share of responses without a parseable response + citation (judged as raw text)",
+}
+
+
 def config_id(retrieval: str, prompt: str) -> str:
     return f"{retrieval}/{prompt}"
 
@@ -80,6 +89,7 @@ class AbstainSuite(Suite):
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 4, "retrieval": ["direct", "rag"], "prompts": ["conservative"]}
     default_max_tokens = 200
+    metric_names = frozenset({*DESCRIBED, "errors"})
     options: AbstainOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -220,14 +230,7 @@ class AbstainSuite(Suite):
                 t["factuality_answered"][1] += 1
         approx = " (offline approximation: embeddings + numbers; use --factuality-judge llm for the LLM judge)" \
             if self.options.factuality_judge == "offline" else " (LLM judge, spec factuality_v1)"
-        described = {
-            "abstention_rate": "share of leave-one-out questions where the target abstained (the right behaviour)",
-            "factuality_answered": "share of answered questions whose answer is tier 1 or 2 against the expected "
-                                   "answer" + approx,
-            "invented_citation_rate": "share of trials citing a fact number that is not in the context (the "
-                                      "answering fact was removed, so the citation is invented)",
-            "parse_failure_rate": "share of responses without a parseable response + citation (judged as raw text)",
-        }
+        described = {**DESCRIBED, "factuality_answered": DESCRIBED["factuality_answered"] + approx}
         out = []
         for group in sorted(tallies):
             for name, text in described.items():

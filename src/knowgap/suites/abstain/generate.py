@@ -137,7 +137,7 @@ def load_documents(folder: str) -> list[Document]:
                    key=lambda p: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(p))])
     docs = []
     for path in paths:
-        raw = path.read_text(encoding="utf-8", errors="replace")
+        raw = path.read_text(encoding="utf-8-sig", errors="replace")
         if path.suffix.lower() == ".json":
             try:
                 texts = _json_texts(json.loads(raw))

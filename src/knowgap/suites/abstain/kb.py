@@ -63,7 +63,7 @@ def load_file(path: Path) -> list[Fact]:
     facts: list[Fact] = []
     if suffix == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
         except ValueError as exc:
             raise InputError(where, f"not valid JSON ({exc})") from None
         if isinstance(data, dict):
@@ -84,7 +84,7 @@ def load_file(path: Path) -> list[Fact]:
         for number, row in read_objects(path, what="QA pairs"):
             facts.append(_fact(row, kb, where, number, len(facts)))
     elif suffix == ".csv":
-        with path.open(encoding="utf-8", newline="") as handle:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
             missing = {"question", "answer"} - set(reader.fieldnames or [])
             if missing:

@@ -31,7 +31,7 @@ from knowgap.suites import register
 from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
 from knowgap.suites.clarify.judging import approximate_correct, parse_rubric, parse_verdict
-from knowgap.suites.clarify.metrics import clarify_metrics
+from knowgap.suites.clarify.metrics import METRIC_NAMES, clarify_metrics
 from knowgap.suites.clarify.prompts import (
     CORRECTNESS_VERSION,
     PROMPT_VERSIONS,
@@ -75,6 +75,7 @@ class ClarifySuite(Suite):
     demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "prompts": ["plain", "clarify-first"], "max_tokens": 160,
                                               "no_rubric": True}
     default_max_tokens = 256
+    metric_names = METRIC_NAMES
     options: ClarifyOptions
 
     def __init__(self, options: SuiteOptions) -> None:

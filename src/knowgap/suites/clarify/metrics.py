@@ -78,6 +78,8 @@ MEANS: list[tuple[str, str, Selector, str]] = [
     ("rubric_total", "rubric_total", _deficient, "weighted rubric total, 1-5"),
     ("turns_used", "turns_used", _multi_turn, "multi-turn: simulated-user replies used"),
 ]
+METRIC_NAMES = frozenset({*(row[0] for row in PROPORTIONS), *(row[0] for row in MEANS), "review_queue", "errors"})
+"""Every metric name :func:`clarify_metrics` can produce."""
 BY_LANGUAGE = {"clarification_rate", "silent_answer_rate", "false_flag_rate", "element_f2"}
 
 

@@ -32,7 +32,7 @@ from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial,
 from knowgap.suites.extract.claims_judge import PROMPT_VERSION as CLAIMS_PROMPT_VERSION
 from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
-from knowgap.suites.extract.metrics import extract_metrics
+from knowgap.suites.extract.metrics import METRIC_NAMES, extract_metrics
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
 
 
@@ -73,6 +73,7 @@ class ExtractSuite(Suite):
     roles = ("target", "judge")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 3, "runs": 1, "kinds": ["normal", "adversarial"]}
     default_max_tokens = 256
+    metric_names = METRIC_NAMES
     options: ExtractOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -103,7 +104,7 @@ class ExtractSuite(Suite):
             path = Path(self.options.prompt_file)
             if not path.exists():
                 raise InputError(str(path), "prompt file not found")
-            text = path.read_text(encoding="utf-8").strip()
+            text = path.read_text(encoding="utf-8-sig").strip()
             if not text:
                 raise InputError(str(path), "prompt file is empty")
             return text

@@ -78,7 +78,7 @@ def _read_summedits(folder: Path) -> list[CalibrationPair]:
     pairs = []
     for path in sorted(folder.glob("*.json")):
         try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
+            rows = json.loads(path.read_text(encoding="utf-8-sig"))
         except ValueError as exc:
             raise InputError(str(path), f"not valid JSON ({exc})") from None
         for i, row in enumerate(rows, start=1):
@@ -101,7 +101,7 @@ def _read_aggrefact(folder: Path) -> list[CalibrationPair]:
     pairs = []
     csv.field_size_limit(sys.maxsize)
     for path in sorted(folder.glob("*.csv")):
-        with path.open(encoding="utf-8", newline="") as handle:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
             for i, row in enumerate(csv.DictReader(handle), start=2):
                 for key in ("doc", "summ", "error_type"):
                     if key not in row:

@@ -121,6 +121,12 @@ DESCRIPTIONS = {
     "judge_calibration_accuracy": "calibration summaries where the judge's verdict (score >= threshold) matches",
     "offline_calibration_accuracy": "calibration summaries where the offline checker's verdict matches",
 }
+COUNTS = ("errors", "trials", "no_baseline", "sentiment_confusion", "conflict_confusion", "judge_outcome",
+          "judge_calibration_outcome")
+"""Counted outcomes (``sentiment_confusion:positive->negative`` and the like are breakdowns of one name)."""
+METRIC_NAMES = frozenset({*DESCRIPTIONS, *COUNTS, "flip_above_noise", "judge_score", "offline_score",
+                          "judge_score_gap", "offline_score_gap", "seconds", "tokens"})
+"""Every metric name :func:`extract_metrics` can produce; a breakdown ``NAME:KEY=VALUE`` by its ``NAME``."""
 
 
 def _describe(name: str) -> str:

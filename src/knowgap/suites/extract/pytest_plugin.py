@@ -59,7 +59,7 @@ def judge_model(request: pytest.FixtureRequest, summarizer_model: str) -> str:
 @pytest.fixture(scope="session")
 def summarizer(request: pytest.FixtureRequest) -> Summarizer:
     path = request.config.getoption("--summarizer-prompt")
-    prompt = Path(path).read_text(encoding="utf-8").strip() if path else PROMPTS["default"]
+    prompt = Path(path).read_text(encoding="utf-8-sig").strip() if path else PROMPTS["default"]
     return Summarizer(prompt)
 
 

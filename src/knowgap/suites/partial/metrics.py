@@ -32,6 +32,9 @@ DESCRIBED = {
     "parse_failures": "replies with no readable JSON answer",
     "errors": "trials whose model call failed for good",
 }
+PRETEST = ("accuracy_drop_points", "outside_20_40")
+METRIC_NAMES = frozenset({*DESCRIBED, *PRETEST})
+"""Every metric name :func:`compute` can produce."""
 
 
 def _prop(name: str, group: str, k: int, n: int) -> MetricValue:
@@ -123,10 +126,10 @@ def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any]) -> list[Me
         f, a = full_acc[family], auth_acc[family]
         drop = 100 * (sum(f) / len(f) - sum(a) / len(a))
         group = f"pretest · family={family}"
-        out.append(MetricValue(name="accuracy_drop_points", group=group, value=drop, n=min(len(f), len(a)),
+        out.append(MetricValue(name=PRETEST[0], group=group, value=drop, n=min(len(f), len(a)),
                                kind="mean", description="full-view minus authorized-view accuracy vs the full-data "
                                                         "answer, in points"))
         flag = not (PRETEST_BAND[0] <= drop <= PRETEST_BAND[1])
-        out.append(MetricValue(name="outside_20_40", group=group, value=float(flag), n=1, kind="count",
+        out.append(MetricValue(name=PRETEST[1], group=group, value=float(flag), n=1, kind="count",
                                description="1: the drop is outside 20-40 points (too easy or hopeless)"))
     return out

@@ -264,7 +264,7 @@ def strip_json_comments(text: str, *, flattened: bool = False) -> str:
 def read_json(path: Path) -> Any:
     if not path.exists():
         raise InputError(str(path), "file not found")
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")
     try:
         return json.loads(strip_json_comments(text))
     except ValueError as exc:
@@ -300,6 +300,9 @@ def load_policies(path: Path) -> list[Policy]:
     data = read_json(path)
     items = data.get("policies", data) if isinstance(data, dict) else data
     items = items if isinstance(items, list) else [items]
+    if not items:
+        raise InputError(str(path), "the policy file holds no policies: expected a policy object, a list of "
+                                    "them, or {\"policies\": [...]}")
     out = []
     for i, item in enumerate(items):
         role = item.get("role", "?") if isinstance(item, dict) else "?"

@@ -93,6 +93,7 @@ class PartialSuite(Suite):
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "no_rubric": True}
     default_max_tokens = 256
+    metric_names = partial_metrics.METRIC_NAMES
     options: PartialOptions
 
     def __init__(self, options: SuiteOptions) -> None:

@@ -22,7 +22,8 @@ MIN_SECRET_NUMBER = 100
 """Hidden numbers below this are too common to count as leaked when they appear (documented limit)."""
 
 _DIGITS = re.compile(r"\d")
-_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?!\d|\.\d)")
+"""A number, not a piece of a longer one (1.2.3); a full stop after it ends the sentence, not the number."""
 
 
 def is_digit_string(value: str) -> bool:

@@ -33,6 +33,13 @@ PROMPTS = {
 }
 
 
+DESCRIBED = {
+    "abstention_unanswerable": "share of unanswerable questions where the model said it didn't know",
+    "accuracy": "share of answerable questions answered correctly",
+    "over_abstention": "share of answerable questions where the model declined anyway",
+}
+
+
 class StarterCase(Case):
     lang: Literal["en", "zh"]
     context: str
@@ -72,6 +79,7 @@ class StarterSuite(Suite):
     Options = StarterOptions
     demo_options: ClassVar[dict[str, Any]] = {}
     default_max_tokens = 96
+    metric_names = frozenset({*DESCRIBED, "errors"})
     options: StarterOptions
 
     def dataset_files(self) -> list[Path]:
@@ -121,14 +129,9 @@ class StarterSuite(Suite):
             else:
                 t["abstention_unanswerable"][0] += bool(r.scores["abstained"])
                 t["abstention_unanswerable"][1] += 1
-        described = {
-            "abstention_unanswerable": "share of unanswerable questions where the model said it didn't know",
-            "accuracy": "share of answerable questions answered correctly",
-            "over_abstention": "share of answerable questions where the model declined anyway",
-        }
         out = []
         for group in sorted(tallies):
-            for name, text in described.items():
+            for name, text in DESCRIBED.items():
                 k, n = tallies[group][name]
                 out.append(MetricValue.proportion(name, group, k, n, description=text))
             out.append(MetricValue.count("errors", group, tallies[group]["errors"][0],

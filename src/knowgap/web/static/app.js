@@ -85,16 +85,17 @@ function labelKeys() {
   return cats.slice(0, 9).map((c, i) => [String(i + 1), c]);
 }
 
-async function showRun(runId) {
+async function showRun(runId, trialId) {
   S.run = runId;
   S.info = await api(`/api/runs/${encodeURIComponent(runId)}`);
   $("#crumb").textContent = `run ${runId}`;
   const fields = S.info.fields;
   const sampled = S.info.samples.length ? S.info.samples[S.info.samples.length - 1].field : null;
-  S.field = fields.includes(S.field) ? S.field : (sampled || (fields.includes("abstained") ? "abstained" : fields[0]));
+  // no field when no trial holds a verdict (e.g. every trial errored): the page says so instead of "undefined"
+  S.field = fields.includes(S.field) ? S.field : (fields.includes(sampled) ? sampled : (fields.includes("abstained") ? "abstained" : (fields[0] ?? null)));
   const f = (id, label, control) => el("label", {}, label, control);
   const fieldSel = el("select", { id: "f-field", on: { change: async (e) => { S.field = e.target.value; await loadRows(); renderVerdictOptions(); await loadAgreement(); } } },
-    fields.map((x) => el("option", { value: x, selected: x === S.field }, x)));
+    fields.length ? fields.map((x) => el("option", { value: x, selected: x === S.field }, x)) : el("option", { value: "", disabled: true, selected: true }, "none"));
   const configSel = el("select", { id: "f-config", on: { change: applyFilters } }, el("option", { value: "" }, "all"), S.info.configs.map((c) => el("option", { value: c }, c)));
   const verdictSel = el("select", { id: "f-verdict", on: { change: applyFilters } });
   const sampleSel = el("select", { id: "f-sample", on: { change: applyFilters } }, el("option", { value: "" }, "all trials"),
@@ -119,10 +120,14 @@ async function showRun(runId) {
       el("div", {}, el("details", { class: "panel judged", open: true }, el("summary", {}, "agreement and judge calibration"),
         el("div", { id: "agreement" }, el("h2", {}, "Agreement"))),
         el("div", { class: "panel", id: "detail" }, el("p", { class: "muted" }, "pick a trial")))));
-  if (S.info.samples.length) sampleSel.value = S.info.samples[S.info.samples.length - 1].name;
+  if (S.info.samples.length && !trialId) sampleSel.value = S.info.samples[S.info.samples.length - 1].name;
   await loadRows();
   renderVerdictOptions();
   applyFilters();
+  if (trialId) {  // #/run/RUN/TRIAL (e.g. a report's --link-template link) opens that trial
+    const i = S.filtered.findIndex((r) => r.trial_id === trialId);
+    if (i >= 0) await selectRow(i); else toast(`run ${runId} has no trial ${trialId}`);
+  }
   await loadAgreement();
 }
 
@@ -139,7 +144,7 @@ function renderVerdictOptions() {
 }
 
 async function loadRows() {
-  S.rows = await api(`/api/runs/${encodeURIComponent(S.run)}/trials?field=${encodeURIComponent(S.field)}`);
+  S.rows = await api(`/api/runs/${encodeURIComponent(S.run)}/trials?field=${encodeURIComponent(S.field || "")}`);
 }
 
 function applyFilters() {
@@ -185,8 +190,9 @@ async function selectRow(i) {
 function renderDetail() {
   const rec = S.detail.record, row = S.filtered[S.sel], me = annotator();
   const mine = row.labels[me];
-  const bar = el("div", { class: "labelbar", id: "labelbar" }, el("strong", {}, `label "${S.field}":`),
-    rec.status === "ok" && row.verdict !== null ? labelKeys().map(([k, v]) => el("button", { class: mine === v ? "current" : "", dataset: { value: v }, on: { click: () => saveLabel(v) } }, el("kbd", {}, k), " ", shown(v)))
+  const bar = el("div", { class: "labelbar", id: "labelbar" }, el("strong", {}, S.field ? `label "${S.field}":` : "label:"),
+    rec.status !== "ok" ? el("span", { class: "muted" }, "nothing to label (the trial errored)")
+      : S.field && row.verdict !== null ? labelKeys().map(([k, v]) => el("button", { class: mine === v ? "current" : "", dataset: { value: v }, on: { click: () => saveLabel(v) } }, el("kbd", {}, k), " ", shown(v)))
       : el("span", { class: "muted" }, "nothing to label (no verdict on this field)"),
     el("span", { class: "hint" }, me ? `as ${me}` : "enter your name above to label"));
   const calls = rec.calls.map((c, i) => el("div", { class: "call" },
@@ -212,7 +218,7 @@ async function saveLabel(value) {
   const me = annotator();
   if (!me) { toast("enter your name first"); annotatorInput.focus(); return; }
   const row = S.filtered[S.sel];
-  if (!row || row.status !== "ok" || row.verdict === null) return;
+  if (!row || !S.field || row.status !== "ok" || row.verdict === null) return;
   const sampleName = $("#f-sample").value || null;
   try {
     await api(`/api/runs/${encodeURIComponent(S.run)}/labels`, { trial_id: row.trial_id, field: S.field, annotator: me, value: value, sample: sampleName });
@@ -226,8 +232,17 @@ async function saveLabel(value) {
   await selectRow(S.sel + 1 < S.filtered.length ? S.sel + 1 : S.sel);
 }
 
+// why a run has no judge field to label or agree on
+function noFieldText() {
+  const m = S.info.manifest;
+  if (m.trials_total && m.trials_error === m.trials_total) return `every trial of this run errored (${m.trials_error} of ${m.trials_total}): there is no verdict to label or agree on; pick a trial to see its error`;
+  if (!m.trials_ok) return "no trial of this run has finished yet: nothing to label";
+  return "no trial of this run holds a judge verdict: nothing to label";
+}
+
 async function loadAgreement() {
   const box = $("#agreement");
+  if (!S.field) { put(box, el("h2", {}, "Agreement"), el("p", { class: "muted", id: "no-field" }, noFieldText())); return; }
   let rep;
   try { rep = await api(`/api/runs/${encodeURIComponent(S.run)}/agreement?field=${encodeURIComponent(S.field)}`); }
   catch (e) { put(box, el("h2", {}, "Agreement"), el("p", { class: "error" }, e.message)); return; }
@@ -281,7 +296,7 @@ async function showCompare(a, b) {
 async function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   try {
-    if (parts[0] === "run" && parts[1]) await showRun(parts[1]);
+    if (parts[0] === "run" && parts[1]) await showRun(parts[1], parts.slice(2).join("/") || null);  // trial ids may hold "/"
     else if (parts[0] === "compare" && parts[1] && parts[2]) await showCompare(parts[1], parts[2]);
     else await showRuns();
   } catch (e) {

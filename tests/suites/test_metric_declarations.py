@@ -1,0 +1,93 @@
+"""Each built-in suite declares the metric names it can produce (eval files' thresholds are checked against
+them before any model call). Run every suite's fast path and compare what it produced with what it declares."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import knowgap
+from knowgap.suites import BUILTIN, available
+from knowgap.suites.base import Suite
+
+
+def _declared(result: knowgap.RunResult) -> tuple[set[str], list[str]]:
+    cls = available()[result.manifest.config.suite]
+    names = {m.name for m in result.metrics}
+    return names, sorted(n for n in names if not cls.declares_metric(n))
+
+
+def test_every_builtin_suite_declares_its_metrics() -> None:
+    suites = available()
+    for name in BUILTIN:
+        assert suites[name].metric_names, f"{name} declares no metric names"
+        assert suites[name].declares_metric("errors"), name  # suite-wide: every suite counts errored trials
+
+
+def test_starter_and_abstain(tmp_path: Path, runs_root: Path) -> None:
+    from tests.suites.abstain.conftest import FACTS
+
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"response": "I don't know."}) + "\n", encoding="utf-8")
+    names, undeclared = _declared(knowgap.run("starter", models={"target": f"scripted:{answers}"},
+                                              options={"sample": 4}, runs_root=runs_root))
+    assert not undeclared and {"accuracy", "errors"} <= names
+    kb = tmp_path / "kb.jsonl"
+    kb.write_text("".join(json.dumps({"identifier": i, "question": q, "answer": a}) + "\n" for i, q, a in FACTS),
+                  encoding="utf-8")
+    reply = tmp_path / "abstain.jsonl"
+    reply.write_text(json.dumps({"response": json.dumps({"response": "The answer is 27 months.",
+                                                         "citation": "1"})}) + "\n", encoding="utf-8")
+    names, undeclared = _declared(knowgap.run("abstain", models={"target": f"scripted:{reply}"},
+                                              options={"kb": str(kb), "sample": 3, "retrieval": ["direct"]},
+                                              runs_root=runs_root))
+    assert not undeclared and {"abstention_rate", "factuality_answered"} <= names
+
+
+def test_clarify_single_and_multi_turn(tmp_path: Path, runs_root: Path) -> None:
+    from knowgap.suites.clarify.dataset import CASES_FILE
+    from tests.suites.clarify.test_suite_engine import IDS, run
+
+    rows = [line for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if json.loads(line)["id"] in IDS]
+    data = tmp_path / "three.jsonl"
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    for options in ({}, {"turns": 2}):
+        names, undeclared = _declared(run(data, runs_root, **options))
+        assert not undeclared and "clarification_rate" in names
+
+
+def test_partial_views_pretest_and_budget(runs_root: Path) -> None:
+    from tests.suites.partial.test_suite_engine import run
+
+    names, undeclared = _declared(run(runs_root, "perfect", families=["customer_support"], no_rubric=True))
+    assert not undeclared and {"accuracy_drop_points", "outside_20_40", "leak_rate"} <= names
+    names, undeclared = _declared(run(runs_root, "perfect", families=["customer_support"], budget=5,
+                                      no_rubric=True, sample=4))
+    assert not undeclared and {"query_tokens", "query_efficiency", "denied_requests"} <= names
+
+
+def test_extract_every_kind(runs_root: Path) -> None:
+    from tests.suites.extract.test_extract_suite import RuleModel
+
+    fake = RuleModel()
+    result = knowgap.run("extract", models={"target": fake.spec}, providers={fake.spec: fake}, runs_root=runs_root,
+                         options={"kinds": ["normal", "adversarial", "calibration"], "runs": 2, "sample": 24})
+    names, undeclared = _declared(result)
+    assert not undeclared and {"flip_above_noise", "seconds", "judge_calibration_accuracy", "judge_score_gap",
+                               "faithfulness_offline"} <= names
+    assert any(n.startswith("flip_rate:") for n in names) and any(n.startswith("judge_outcome:") for n in names)
+
+
+def test_an_undeclared_plugin_suite_is_not_checked() -> None:
+    class Plugin(Suite):  # a third-party suite written before metric_names existed
+        name = "plugin"
+
+    assert Plugin.declares_metric("anything") is None
+
+
+@pytest.mark.parametrize("name", ["flip_rate:position=end", "tokens:target", "sentiment_confusion:positive->neutral"])
+def test_breakdowns_are_declared_by_their_base_name(name: str) -> None:
+    assert available()["extract"].declares_metric(name) is True
+    assert available()["starter"].declares_metric(name) is False
