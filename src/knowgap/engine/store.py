@@ -121,6 +121,12 @@ class RunStore:
         manifest = self.read_manifest()
         if manifest.status == "running" and not self.writer_alive():
             manifest.status = "interrupted"
+            try:  # the dead writer never wrote its counts
+                records = list(self.iter_records())
+            except InputError:
+                return manifest
+            manifest.trials_ok = sum(r.status == "ok" for r in records)
+            manifest.trials_error = len(records) - manifest.trials_ok
         return manifest
 
     def write_manifest(self, manifest: Manifest) -> None:
