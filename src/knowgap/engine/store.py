@@ -11,6 +11,7 @@ a write the file system refuses (read-only, permission, a file where a folder sh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -43,9 +44,8 @@ class StoreWriteError(KnowgapError):
 
 
 def cannot_write(path: Path, exc: OSError) -> StoreWriteError:
-    reason = (exc.strerror or str(exc)).lower()
-    where = exc.filename if isinstance(exc.filename, str) and exc.filename else str(path)
-    return StoreWriteError(f"cannot write to {where}: {reason}")
+    """One line: the path knowgap meant to write and why the file system refused."""
+    return StoreWriteError(f"cannot write to {path}: {(exc.strerror or str(exc)).lower()}")
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -54,6 +54,8 @@ def write_atomic(path: Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()  # nothing half-written is left behind
         raise cannot_write(path, exc) from None
 
 
