@@ -158,3 +158,16 @@ def test_sample_larger_than_the_suite_says_it_runs_all(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "--sample 1000 is more than the 16 cases: running all 16" in proc.stderr
     assert "of 32; model calls" in proc.stdout
+
+
+def test_eval_exits_3_when_a_trial_errored_even_if_a_threshold_also_fails(tmp_path: Path) -> None:
+    none = tmp_path / "none.jsonl"
+    none.write_text(json.dumps({"request_hash": "0" * 64, "response": "never"}) + "\n", encoding="utf-8")
+    (tmp_path / "eval.yaml").write_text(
+        "name: broken\nmodels: {target: \"scripted:none.jsonl\"}\nsuites:\n  - suite: starter\n"
+        "    options: {sample: 2}\nthresholds:\n  - errors == 0\n", encoding="utf-8")
+    proc = knowgap_cli("eval", str(tmp_path / "eval.yaml"), "--runs-dir", str(tmp_path / "runs"), "-q",
+                       cwd=tmp_path)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "4 of 4 trials errored" in proc.stderr and "4 trials: " in proc.stderr
+    assert "gate failed" in proc.stdout
