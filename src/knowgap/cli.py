@@ -70,7 +70,7 @@ def _print_result(result: RunResult) -> None:
     out.print(f"report: {result.path / REPORT}")
     out.print(f"html report: {result.path / 'report.html'}")
     for line in error_report(m):
-        err.print(line, markup=False, highlight=False)
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _exit_for(results: list[RunResult]) -> None:
@@ -293,7 +293,7 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
     out.print(f"[bold]{manifest.run_id}[/bold]  suite {manifest.config.suite}  status {escape(status_text(manifest))}"
               f"  trials {manifest.trials_ok} ok / {manifest.trials_error} errors / {manifest.trials_total}")
     for line in error_report(manifest):
-        out.print(line, markup=False, highlight=False)
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     for role, spec in manifest.config.models.items():
         usage = manifest.usage.get(role, {}).get(spec)
         tokens = (f"{usage.calls} calls, {usage.cached_calls} cached, "

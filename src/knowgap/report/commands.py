@@ -175,7 +175,7 @@ def register(app: typer.Typer, out: Console) -> None:
         for run in errored:
             for line in error_report(run.manifest):
                 err.print(f"{run.run_id}: {line}" if not line.startswith(" ") else line, markup=False,
-                          highlight=False)
+                          highlight=False, soft_wrap=True)
         if errored:
             raise typer.Exit(EXIT_TRIAL_ERRORS)
         if not result.passed:
