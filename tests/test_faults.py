@@ -94,7 +94,7 @@ def test_unreachable_server_gives_errored_trials_not_a_crash(runs_root: Path) ->
     result = knowgap.run("starter", models={"target": spec}, runs_root=runs_root, timeout_s=TIMEOUT_S,
                          max_retries=1)
     manifest = result.manifest
-    assert manifest.status == "finished"
+    assert manifest.status == result.status == "failed" and not result.ok
     assert manifest.trials_total == manifest.trials_error == STARTER_TRIALS and manifest.trials_ok == 0
     records = knowgap.iter_trials(result.run_id, runs_root)
     assert len(records) == STARTER_TRIALS
@@ -110,15 +110,16 @@ def test_unreachable_server_gives_errored_trials_not_a_crash(runs_root: Path) ->
     assert errors == {"prompt=grounded": 16.0, "prompt=plain": 16.0}
 
 
-def test_unreachable_server_via_cli_exits_0_and_reports_errors(tmp_path: Path, kg_home: Path) -> None:
+def test_unreachable_server_via_cli_exits_3_and_reports_errors(tmp_path: Path, kg_home: Path) -> None:
     port = free_port()
     runs = tmp_path / "cli-runs"
     proc = knowgap_cli("run", "starter", "--model", f"openai-compat:x@http://127.0.0.1:{port}/v1",
                        "--max-retries", "1", "--timeout", str(TIMEOUT_S), "--runs-dir", str(runs), "-q",
                        env={"KNOWGAP_HOME": str(kg_home)}, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr
     assert re.search(rf"trials: 0 ok, {STARTER_TRIALS} errors of {STARTER_TRIALS}", proc.stdout), proc.stdout
+    assert f"{STARTER_TRIALS} trials: " in proc.stderr and f"cannot reach http://127.0.0.1:{port}/v1" in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["status"] == "finished" and manifest["trials_error"] == STARTER_TRIALS
+    assert manifest["status"] == "failed" and manifest["trials_error"] == STARTER_TRIALS

@@ -246,7 +246,7 @@ def test_unknown_request_is_a_trial_error_not_a_crash(tmp_path: Path, runs_root:
         assert r.error is not None and "no scripted response for request" in r.error
         assert r.calls[0].response is None and r.calls[0].error == r.error
         assert r.scores == {}
-    assert result.manifest.status == "finished"
+    assert result.manifest.status == result.status == "failed" and not result.ok
     assert (result.manifest.trials_ok, result.manifest.trials_error) == (0, 32)
     for group in GROUPS:
         assert metric(result, group, "errors").value == 16.0

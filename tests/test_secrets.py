@@ -41,7 +41,7 @@ def test_echoed_api_key_is_never_stored_or_printed(tmp_path: Path, kg_home: Path
         # no retries: the leaking 500s become the error of a third of the trials
         failing = knowgap_cli("run", "starter", "--model", srv.spec, "--max-retries", "0", "--runs-dir",
                               str(runs), "-q", env=env, cwd=tmp_path, timeout=300)
-        assert failing.returncode == 0, failing.stderr
+        assert failing.returncode == 3, failing.stderr  # some trials errored
         outputs.append(("run without retries", failing.stdout + failing.stderr))
         # retries, no reuse of the first run's answers, and the progress output on
         retrying = knowgap_cli("run", "starter", "--model", srv.spec, "--max-retries", "12", "--no-cache",

@@ -141,7 +141,7 @@ def test_bad_manifest_names_the_field(store: RunStore) -> None:
 
 def test_create_refuses_an_existing_run(tmp_path: Path) -> None:
     RunStore.create(tmp_path, manifest())
-    with pytest.raises(FileExistsError):
+    with pytest.raises(KnowgapError, match="already exists"):
         RunStore.create(tmp_path, manifest())
 
 

@@ -11,16 +11,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from knowgap.engine.cache import ResponseCache
 from knowgap.engine.records import Manifest, MetricValue, RunConfig, TrialRecord
 from knowgap.engine.runner import RunResult, resume_run, start_run
 from knowgap.engine.store import RunStore
 from knowgap.engine.store import list_runs as _list_runs
+from knowgap.errors import KnowgapError, first_validation_error
 from knowgap.models.base import ChatModel
 from knowgap.models.packs import PackStatus, pack_statuses
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.paths import cache_path, runs_dir
 from knowgap.suites import available
+
+_FLAGS = {"timeout_s": "--timeout", "max_retries": "--max-retries", "repeats": "--repeats",
+          "concurrency": "--concurrency"}
 
 
 def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None,
@@ -32,10 +38,19 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
 
     ``models`` maps roles (target, judge, generator) to model specs; ``providers`` maps a spec to a ready
     ChatModel object (for models that are not reachable by spec, e.g. your own Python callable).
+
+    Trial errors do not raise: the result's ``status`` is ``finished``, ``finished_with_errors`` or ``failed``
+    (``ok`` is True only for ``finished``) and ``error_causes`` says why trials errored. A bad setting
+    (``timeout_s <= 0``, ``max_retries < 0``, ``repeats < 1``, a bad suite option) raises KnowgapError.
     """
-    config = RunConfig(suite=suite, options=dict(options or {}), models=dict(models or {}), repeats=repeats,
-                       seed=seed, concurrency=concurrency, use_cache=use_cache, timeout_s=timeout_s,
-                       max_retries=max_retries, prices=dict(prices or {}))
+    try:
+        config = RunConfig(suite=suite, options=dict(options or {}), models=dict(models or {}), repeats=repeats,
+                           seed=seed, concurrency=concurrency, use_cache=use_cache, timeout_s=timeout_s,
+                           max_retries=max_retries, prices=dict(prices or {}))
+    except ValidationError as exc:
+        field, message = first_validation_error(exc)
+        raise KnowgapError(f"bad run setting {field} ({_FLAGS.get(field, field)}): {message}, "
+                           f"got {exc.errors()[0].get('input')!r}") from None
     return start_run(config, runs_root=runs_root, providers=providers, progress=progress)
 
 
@@ -60,8 +75,9 @@ def list_runs(runs_root: str | Path | None = None) -> list[Manifest]:
 
 
 def load_run(run_id: str, runs_root: str | Path | None = None) -> tuple[Manifest, list[MetricValue]]:
+    """A run's manifest (a dead run that still says ``running`` shows as ``interrupted``) and metrics."""
     store = RunStore.open(runs_dir(runs_root), run_id)
-    return store.read_manifest(), store.read_metrics()
+    return store.current_manifest(), store.read_metrics()
 
 
 def iter_trials(run_id: str, runs_root: str | Path | None = None) -> list[TrialRecord]:

@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from knowgap import api
+from knowgap.engine.outcome import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TRIAL_ERRORS, error_report, status_text
 from knowgap.engine.records import Manifest, MetricValue
 from knowgap.engine.runner import RunInterrupted, RunResult, knowgap_version
 from knowgap.errors import KnowgapError
@@ -56,6 +57,7 @@ def _metrics_table(metrics: list[MetricValue], title: str) -> Table:
 
 
 def _print_result(result: RunResult) -> None:
+    """The run's metrics and where it is stored on stdout; why trials errored on stderr."""
     m = result.manifest
     out.print(_metrics_table(result.metrics, redact(f"{m.config.suite} · {m.config.models.get('target')}")))
     tables = getattr(available().get(m.config.suite), "render_tables", None)  # a suite's own layout
@@ -63,9 +65,18 @@ def _print_result(result: RunResult) -> None:
         out.print(tables(result.metrics), markup=False, highlight=False)
     out.print(f"trials: {m.trials_ok} ok, {m.trials_error} errors of {m.trials_total}; "
               f"model calls made now: {result.provider_calls}")
+    out.print(f"status: {status_text(m)}", markup=False, highlight=False)
     out.print(f"run stored in {result.path}")
     out.print(f"report: {result.path / REPORT}")
     out.print(f"html report: {result.path / 'report.html'}")
+    for line in error_report(m):
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _exit_for(results: list[RunResult]) -> None:
+    """Exit 3 when a trial of any run errored (0 otherwise): the metrics leave errored trials out."""
+    if any(not r.ok for r in results):
+        raise typer.Exit(EXIT_TRIAL_ERRORS)
 
 
 def _parse_prices(prices: list[str] | None) -> dict[str, tuple[float, float]]:
@@ -94,6 +105,9 @@ def _cli_type(annotation: Any) -> Any:
 
 _COMMON = """
 Common options pick the models per role, repeats, seed and concurrency; suite options follow.
+
+Exit codes: 0 every trial ok; 3 some trials errored (status finished_with_errors, or failed when none was ok;
+the causes are printed); 2 bad input, or the run is being written by another process; 130 interrupted.
 """
 
 
@@ -119,6 +133,7 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
                              max_retries=kwargs["max_retries"], prices=_parse_prices(kwargs["price"]),
                              runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"])
         _print_result(result)
+        _exit_for([result])
 
     P = inspect.Parameter
     params = [
@@ -145,9 +160,9 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
           annotation=str),
         P("runs_dir", P.KEYWORD_ONLY, default=typer.Option(None, help="Where runs are stored (default ./runs)."),
           annotation=str),
-        P("timeout", P.KEYWORD_ONLY, default=typer.Option(300.0, help="Seconds per model call before a retry."),
+        P("timeout", P.KEYWORD_ONLY, default=typer.Option(300.0, help="Seconds per model call before a retry (> 0)."),
           annotation=float),
-        P("max_retries", P.KEYWORD_ONLY, default=typer.Option(6, help="Retries of a transient model error."),
+        P("max_retries", P.KEYWORD_ONLY, default=typer.Option(6, help="Retries of a transient model error (>= 0)."),
           annotation=int),
         P("price", P.KEYWORD_ONLY, default=typer.Option(None, help="SPEC=IN/OUT: USD per 1M tokens, repeatable."),
           annotation=list[str]),
@@ -205,9 +220,14 @@ def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
     endpoint). Credentials are never read from the run's files: pass a spec that held one with --spec, or name
     the secret as ${NAME} in the spec in the first place.
 
+    Exit codes as for knowgap run: 0 every trial ok, 3 some trials errored, 2 bad input or the run is being
+    written by another process, 130 interrupted.
+
     Example: knowgap resume starter-20261202-101500-ab12
     """
-    _print_result(api.resume(run, runs_root=runs_dir, progress=not quiet, specs=spec or []))
+    result = api.resume(run, runs_root=runs_dir, progress=not quiet, specs=spec or [])
+    _print_result(result)
+    _exit_for([result])
 
 
 @app.command()
@@ -245,7 +265,7 @@ def models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
 
 
 def _manifest_row(m: Manifest) -> list[str]:
-    return [m.run_id, m.config.suite, m.status, m.config.models.get("target", ""),
+    return [m.run_id, m.config.suite, status_text(m), m.config.models.get("target", ""),
             f"{m.trials_ok}/{m.trials_total}", m.started_at[:19].replace("T", " ")]
 
 
@@ -281,8 +301,10 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         out.print_json(json.dumps({"manifest": manifest.model_dump(mode="json"),
                                    "metrics": [m.model_dump() for m in metrics]}, ensure_ascii=False))
         return
-    out.print(f"[bold]{manifest.run_id}[/bold]  suite {manifest.config.suite}  status {manifest.status}  "
-              f"trials {manifest.trials_ok} ok / {manifest.trials_error} errors / {manifest.trials_total}")
+    out.print(f"[bold]{manifest.run_id}[/bold]  suite {manifest.config.suite}  status {escape(status_text(manifest))}"
+              f"  trials {manifest.trials_ok} ok / {manifest.trials_error} errors / {manifest.trials_total}")
+    for line in error_report(manifest):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     for role, spec in manifest.config.models.items():
         usage = manifest.usage.get(role, {}).get(spec)
         tokens = (f"{usage.calls} calls, {usage.cached_calls} cached, "
@@ -305,6 +327,8 @@ def demo(model: ModelOpt = None,
          runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored (default ./runs).")] = None) -> None:
     """Run every suite's small demo sample on the embedded default model and print where the report is.
 
+    Exits 3 when a trial of any suite errored.
+
     Example: knowgap demo --model local:qwen2.5-0.5b
     """
     results = api.demo(model or DEFAULT_MODEL, runs_root=runs_dir)
@@ -319,6 +343,7 @@ def demo(model: ModelOpt = None,
         combined = write_html([load_run_data(r.path) for r in results], results[0].path.parent / "demo-report.html",
                               title="knowgap demo")
         out.print(f"[bold]HTML report of all suites:[/bold] {combined.resolve()}", highlight=False)
+    _exit_for(results)
 
 
 @app.command()
@@ -365,8 +390,12 @@ def main() -> None:
     try:
         app()
     except RunInterrupted as exc:
-        err.print(f"[yellow]{exc}[/yellow]")
-        sys.exit(130)
+        err.print(f"[yellow]{escape(str(exc))}[/yellow]")
+        sys.exit(EXIT_INTERRUPTED)
     except KnowgapError as exc:
         err.print(f"[red]error:[/red] {escape(redact(str(exc)))}", highlight=False)
-        sys.exit(2)
+        sys.exit(EXIT_BAD_INPUT)
+    except OSError as exc:  # the file system refused: one line naming the path, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        err.print(f"[red]error:[/red] {escape(redact(where + (exc.strerror or str(exc)).lower()))}", highlight=False)
+        sys.exit(EXIT_BAD_INPUT)

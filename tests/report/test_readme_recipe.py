@@ -48,3 +48,16 @@ def test_recipe_passes_then_catches_a_regression(tmp_path: Path) -> None:
     compare = (tmp_path / "compare.md").read_text(encoding="utf-8")
     assert "| prompt=plain | 0 | 8 | 0.00781 |" in compare  # 8 unanswerable cases per prompt regressed
     assert "abstention\\_unanswerable | 100.0% | 0.0% | -100.0 pp" in compare
+
+
+def test_recipe_exits_3_when_trials_errored(tmp_path: Path) -> None:
+    good = write_jsonl(tmp_path / "good.jsonl", [{"response": "I don't know."}])
+    base = knowgap.run("starter", models={"target": f"scripted:{good}"}, options={"sample": 16},
+                       runs_root=tmp_path / "main-runs")
+    (tmp_path / "baseline").mkdir()
+    shutil.copytree(base.path, tmp_path / "baseline" / "run")
+    answers_nothing = write_jsonl(tmp_path / "none.jsonl", [{"request_hash": "0" * 64, "response": "never"}])
+    proc = run_recipe(tmp_path, f"scripted:{answers_nothing}")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "32 of 32 trials errored" in proc.stderr
+    assert (tmp_path / "gate.md").exists() and (tmp_path / "summary.md").exists()

@@ -11,6 +11,8 @@ from knowgap.engine.stats import wilson
 from knowgap.models.types import ChatRequest, ChatResponse
 
 ScoreValue = float | int | bool | str | None
+RunStatus = Literal["running", "finished", "finished_with_errors", "failed", "interrupted"]
+"""running, finished (every trial ok), finished_with_errors, failed (no trial ok), interrupted (resume it)."""
 
 
 def utcnow() -> str:
@@ -89,15 +91,22 @@ class RunConfig(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     models: dict[str, str] = Field(default_factory=dict)
     """Model spec per role (target, judge, generator)."""
-    repeats: int = 1
+    repeats: int = Field(default=1, ge=1)
     seed: int = 0
-    concurrency: int | None = None
+    concurrency: int | None = Field(default=None, ge=1)
     """Trials in flight at once; None lets each model's default decide."""
     use_cache: bool = True
-    timeout_s: float = 300.0
-    max_retries: int = 6
+    timeout_s: float = Field(default=300.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
     """USD per million (prompt, completion) tokens, by model spec."""
+
+
+class ErrorCause(BaseModel):
+    """Errored trials that share one cause: how many, and the first such trial's message."""
+
+    trials: int
+    message: str
 
 
 class Manifest(BaseModel):
@@ -111,7 +120,7 @@ class Manifest(BaseModel):
     manifests written before knowgap recorded them."""
     models: dict[str, dict[str, str]] = Field(default_factory=dict)
     """Facts about each role's model (spec, backend, sha256 of a pack...)."""
-    status: Literal["running", "finished", "interrupted", "failed"] = "running"
+    status: RunStatus = "running"
     started_at: str = Field(default_factory=utcnow)
     ended_at: str | None = None
     resumed_at: list[str] = Field(default_factory=list)
@@ -119,4 +128,6 @@ class Manifest(BaseModel):
     trials_ok: int = 0
     trials_error: int = 0
     usage: dict[str, dict[str, ModelUsage]] = Field(default_factory=dict)
-    """Usage by role, then by model spec."""
+    """Usage by role, then by model spec: the sum over every call stored in trials.jsonl (resumes included)."""
+    error_causes: list[ErrorCause] = Field(default_factory=list)
+    """Why trials errored: the most frequent causes, most frequent first."""

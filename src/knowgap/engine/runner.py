@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib.metadata
+import logging
 import random
 import subprocess
 import time
@@ -24,9 +25,20 @@ from pydantic import ValidationError
 
 from knowgap.engine.cache import ResponseCache
 from knowgap.engine.client import ModelClient, RetryPolicy
+from knowgap.engine.outcome import error_causes, finished_status
 from knowgap.engine.progress import TrialProgress
-from knowgap.engine.records import CallRecord, Manifest, MetricValue, ModelUsage, RunConfig, TrialRecord, utcnow
+from knowgap.engine.records import (
+    CallRecord,
+    ErrorCause,
+    Manifest,
+    MetricValue,
+    RunConfig,
+    RunStatus,
+    TrialRecord,
+    utcnow,
+)
 from knowgap.engine.store import RunStore, new_run_id
+from knowgap.engine.usage import usage_from_trials
 from knowgap.errors import KnowgapError, first_validation_error
 from knowgap.models.base import ChatModel
 from knowgap.models.registry import DEFAULT_MODEL, create_model
@@ -37,6 +49,8 @@ from knowgap.report.html import write_html_report
 from knowgap.report.markdown import write_report
 from knowgap.suites import get_suite
 from knowgap.suites.base import Case, Suite, Trial, TrialFailed, TrialResult, file_sha256
+
+log = logging.getLogger("knowgap.run")
 
 
 class RunInterrupted(KnowgapError):
@@ -51,6 +65,21 @@ class RunResult:
     metrics: list[MetricValue]
     provider_calls: int = 0
     """Calls that reached a model provider in this invocation (0 for a fully cached re-run)."""
+
+    @property
+    def status(self) -> RunStatus:
+        """``finished`` (every trial ok), ``finished_with_errors`` or ``failed`` (no trial ok)."""
+        return self.manifest.status
+
+    @property
+    def ok(self) -> bool:
+        """Every trial ran without error (errored trials are left out of the metrics)."""
+        return self.manifest.status == "finished"
+
+    @property
+    def error_causes(self) -> list[ErrorCause]:
+        """Why trials errored, grouped by cause, most frequent first."""
+        return self.manifest.error_causes
 
 
 def knowgap_version() -> str:
@@ -145,6 +174,8 @@ class Runner:
             dupes = sorted({i for i in ids if ids.count(i) > 1})
             raise KnowgapError(f"suite '{self.suite.name}': duplicate case ids {dupes[:5]}")
         sample = getattr(self.suite.options, "sample", None)
+        if sample is not None and sample > len(cases):
+            log.warning("--sample %d is more than the %d cases: running all %d", sample, len(cases), len(cases))
         if sample is not None and sample < len(cases):
             keep = set(random.Random(self.config.seed).sample(range(len(cases)), sample))
             cases = [c for i, c in enumerate(cases) if i in keep]
@@ -208,65 +239,71 @@ class Runner:
 
             await asyncio.gather(*(worker() for _ in range(max(1, workers))))
 
-    def _usage(self, clients: Mapping[str, ModelClient],
-               previous: dict[str, dict[str, ModelUsage]]) -> dict[str, dict[str, ModelUsage]]:
-        usage = {role: {spec: u.model_copy() for spec, u in specs.items()} for role, specs in previous.items()}
-        for client in _distinct(clients):
-            for role, u in client.usage.items():
-                total = usage.setdefault(role, {}).setdefault(client.spec, ModelUsage())
-                for name in ("calls", "cached_calls", "failed_calls", "retries", "prompt_tokens",
-                             "completion_tokens", "latency_s"):
-                    setattr(total, name, getattr(total, name) + getattr(u, name))
-                if u.cost_usd is not None:
-                    total.cost_usd = (total.cost_usd or 0.0) + u.cost_usd
-        return usage
-
     def run(self, resume: str | None = None) -> RunResult:
         cache = ResponseCache(self.cache_file or cache_path())
+        store: RunStore | None = None
         try:
             if resume is None:
                 manifest = Manifest(run_id=new_run_id(self.suite.name), knowgap_version=knowgap_version(),
                                     git_commit=git_commit(), config=self.config,
                                     dataset_hashes=self.dataset_hashes(), judges=self.suite.judge_versions())
-                store = None
             else:
                 store = RunStore.open(self.runs_root, resume)
+                store.lock()  # before anything else: a second writer stops here, having called no model
                 manifest = store.read_manifest()
                 self._check_dataset(manifest)
                 manifest.resumed_at.append(utcnow())
             clients = self._clients(manifest.run_id, cache)
             self.suite.check_models({role: client.model for role, client in clients.items()})
-        except BaseException:  # a bad spec, a missing pack, a changed dataset: nothing is left open
+            models_now = {role: {**clients[role].model.describe(), "identity": clients[role].identity}
+                          for role in self.config.models}
+            if resume is not None:
+                self._check_models(manifest, models_now)
+            manifest.models = models_now
+            cases = self.planned_cases()
+            total = len(cases) * len(self.suite.configurations()) * self.config.repeats
+            manifest.trials_total = total
+            if store is None:
+                store = RunStore.create(self.runs_root, manifest)
+            else:
+                manifest.status = "running"
+                store.write_manifest(manifest)
+        except BaseException:  # a bad spec, a missing pack, a changed dataset, a locked run: nothing left open
+            if store is not None:
+                store.unlock()
             cache.close()
             raise
-        models_now = {role: {**clients[role].model.describe(), "identity": clients[role].identity}
-                      for role in self.config.models}
-        if resume is not None:
-            try:
-                self._check_models(manifest, models_now)
-            except BaseException:
-                cache.close()
-                raise
-        manifest.models = models_now
-        cases = self.planned_cases()
-        total = len(cases) * len(self.suite.configurations()) * self.config.repeats
-        manifest.trials_total = total
-        if store is None:
-            store = RunStore.create(self.runs_root, manifest)
-        else:
-            manifest.status = "running"
-            store.write_manifest(manifest)
+        try:
+            return self._run_locked(store, manifest, cache, cases, total, clients)
+        finally:
+            store.close()
+            store.unlock()
+            cache.close()
+
+    def _run_locked(self, store: RunStore, manifest: Manifest, cache: ResponseCache, cases: list[Case],
+                    total: int, clients: Mapping[str, ModelClient]) -> RunResult:
         finished = store.finished_trial_ids()
-        previous_usage = manifest.usage
         try:
             asyncio.run(self._execute_and_close(store, cases, finished, total, clients))
         except (KeyboardInterrupt, asyncio.CancelledError):
+            self._tally(store, manifest)
             manifest.status = "interrupted"
-            manifest.usage = self._usage(clients, previous_usage)
             self._finish(store, manifest, cache)
             raise RunInterrupted(f"interrupted: finished trials are stored in {store.path}; continue with "
-                                 f"knowgap run {self.suite.name} --resume {manifest.run_id}") from None
-        manifest.usage = self._usage(clients, previous_usage)
+                                 f"knowgap resume {manifest.run_id}") from None
+        metrics = self.suite.metrics(store.iter_records())
+        store.write_metrics(metrics)
+        self._tally(store, manifest)
+        manifest.status = finished_status(manifest.trials_ok, manifest.trials_error)
+        self._finish(store, manifest, cache)
+        write_report(store.path, manifest, metrics)
+        write_html_report(store.path, suite=self.suite)
+        calls = sum(c.provider_calls for c in _distinct(clients))
+        return RunResult(run_id=manifest.run_id, path=store.path, manifest=manifest, metrics=metrics,
+                         provider_calls=calls)
+
+    def _tally(self, store: RunStore, manifest: Manifest) -> None:
+        """Trial counts, error causes and usage in the manifest, from what trials.jsonl holds."""
         statuses: Counter[str] = Counter()
 
         def counted() -> Iterator[TrialRecord]:
@@ -274,20 +311,10 @@ class Runner:
                 statuses[record.status] += 1
                 yield record
 
-        records = counted()
-        metrics = self.suite.metrics(records)
-        for _ in records:  # a suite whose metrics stopped early: count the rest
-            pass
-        store.write_metrics(metrics)
+        manifest.error_causes = error_causes(counted())
         manifest.trials_ok = statuses["ok"]
         manifest.trials_error = sum(statuses.values()) - statuses["ok"]
-        manifest.status = "finished"
-        self._finish(store, manifest, cache)
-        write_report(store.path, manifest, metrics)
-        write_html_report(store.path, suite=self.suite)
-        calls = sum(c.provider_calls for c in _distinct(clients))
-        return RunResult(run_id=manifest.run_id, path=store.path, manifest=manifest, metrics=metrics,
-                         provider_calls=calls)
+        manifest.usage = usage_from_trials(store.iter_every_record(), self.config.prices)
 
     async def _execute_and_close(self, store: RunStore, cases: list[Case], finished: set[str], total: int,
                                  clients: Mapping[str, ModelClient]) -> None:

@@ -3,10 +3,15 @@
 Each trial is appended as one JSON line the moment it finishes and flushed to the OS, so a crash (even
 SIGKILL) loses at most the trials still in flight. A torn last line left by a crash is cut off on resume.
 Files other than trials.jsonl are replaced atomically (write to a temp file, then rename).
+
+A process that writes a run holds its lock (``run.lock``, see :mod:`knowgap.engine.lock`) the whole time;
+a write the file system refuses (read-only, permission, a file where a folder should be) is one
+:class:`StoreWriteError` line naming the path, never a traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -18,6 +23,7 @@ from typing import IO
 
 from pydantic import ValidationError
 
+from knowgap.engine.lock import RunLock, writer_alive
 from knowgap.engine.records import Manifest, MetricValue, TrialRecord
 from knowgap.errors import InputError, KnowgapError
 from knowgap.redaction import redact
@@ -33,10 +39,24 @@ def new_run_id(suite: str) -> str:
     return f"{suite}-{stamp}-{secrets.token_hex(2)}"
 
 
+class StoreWriteError(KnowgapError):
+    """The file system refused a write (read-only, no permission, a file where a folder should be...)."""
+
+
+def cannot_write(path: Path, exc: OSError) -> StoreWriteError:
+    """One line: the path knowgap meant to write and why the file system refused."""
+    return StoreWriteError(f"cannot write to {path}: {(exc.strerror or str(exc)).lower()}")
+
+
 def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()  # nothing half-written is left behind
+        raise cannot_write(path, exc) from None
 
 
 class RunStore:
@@ -44,13 +64,25 @@ class RunStore:
         self.path = path
         self.run_id = path.name
         self._fh: IO[str] | None = None
+        self._lock = RunLock(path)
 
     @classmethod
     def create(cls, root: Path, manifest: Manifest) -> RunStore:
+        """A new run folder, locked by this process (``unlock`` when the run stops writing)."""
         path = root / manifest.run_id
-        path.mkdir(parents=True, exist_ok=False)
+        try:
+            path.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            raise StoreWriteError(f"a run {manifest.run_id} already exists in {root}") from None
+        except OSError as exc:
+            raise cannot_write(path, exc) from None
         store = cls(path)
-        store.write_manifest(manifest)
+        store.lock()
+        try:
+            store.write_manifest(manifest)
+        except BaseException:
+            store.unlock()
+            raise
         return store
 
     @classmethod
@@ -62,6 +94,21 @@ class RunStore:
             raise KnowgapError(f"no run '{run}' (looked for {path / MANIFEST}); `knowgap runs` lists runs")
         return cls(path)
 
+    # lock -------------------------------------------------------------------------------------
+    def lock(self) -> None:
+        """Take the run's lock, or raise RunLocked naming the process that holds it."""
+        try:
+            self._lock.acquire()
+        except OSError as exc:
+            raise cannot_write(self._lock.file, exc) from None
+
+    def unlock(self) -> None:
+        self._lock.release()
+
+    def writer_alive(self) -> bool:
+        """Whether a process (this one included) is writing the run now."""
+        return self._lock.held_here or writer_alive(self.path)
+
     # manifest ---------------------------------------------------------------------------------
     def read_manifest(self) -> Manifest:
         file = self.path / MANIFEST
@@ -69,6 +116,20 @@ class RunStore:
             return Manifest.model_validate_json(file.read_text(encoding="utf-8"))
         except ValidationError as exc:
             raise InputError.from_validation(str(file), exc) from None
+
+    def current_manifest(self) -> Manifest:
+        """The manifest as it stands now: a run that says ``running`` while no process holds its lock died
+        (SIGKILL, power loss) and is shown as ``interrupted`` (the file is left as it is)."""
+        manifest = self.read_manifest()
+        if manifest.status == "running" and not self.writer_alive():
+            manifest.status = "interrupted"
+            try:  # the dead writer never wrote its counts
+                records = list(self.iter_records())
+            except InputError:
+                return manifest
+            manifest.trials_ok = sum(r.status == "ok" for r in records)
+            manifest.trials_error = len(records) - manifest.trials_ok
+        return manifest
 
     def write_manifest(self, manifest: Manifest) -> None:
         write_atomic(self.path / MANIFEST, redact(manifest.model_dump_json(indent=2)))
@@ -89,11 +150,14 @@ class RunStore:
             fh.truncate(cut)
 
     def append(self, record: TrialRecord) -> None:
-        if self._fh is None:
-            self._repair_tail()
-            self._fh = (self.path / TRIALS).open("a", encoding="utf-8")
-        self._fh.write(redact(record.model_dump_json()) + "\n")
-        self._fh.flush()
+        try:
+            if self._fh is None:
+                self._repair_tail()
+                self._fh = (self.path / TRIALS).open("a", encoding="utf-8")
+            self._fh.write(redact(record.model_dump_json()) + "\n")
+            self._fh.flush()
+        except OSError as exc:
+            raise cannot_write(self.path / TRIALS, exc) from None
 
     def close(self) -> None:
         if self._fh is not None:
@@ -109,6 +173,12 @@ class RunStore:
         for number, record in self._scan():
             if last_line.get(record.trial_id) == number:
                 yield record
+
+    def iter_every_record(self) -> Iterator[TrialRecord]:
+        """Every stored record in file order, an errored trial's earlier records included (usage counts
+        their calls: they were made)."""
+        for _, record in self._scan():
+            yield record
 
     def _lines(self) -> Iterator[tuple[int, str]]:
         file = self.path / TRIALS
@@ -161,13 +231,16 @@ class RunStore:
 
 
 def list_runs(root: Path) -> list[Manifest]:
+    """The current manifest of every run under ``root`` (see ``RunStore.current_manifest``), newest first."""
     if not root.exists():
         return []
+    if not root.is_dir():
+        raise KnowgapError(f"the runs folder {root} is not a folder")
     manifests = []
     for child in sorted(root.iterdir()):
         if (child / MANIFEST).exists():
             try:
-                manifests.append(RunStore(child).read_manifest())
-            except (InputError, ValueError):
+                manifests.append(RunStore(child).current_manifest())
+            except (InputError, ValueError, OSError):
                 continue
     return sorted(manifests, key=lambda m: m.started_at, reverse=True)

@@ -145,11 +145,14 @@ def register(app: typer.Typer, out: Console) -> None:
                      out_dir: Annotated[str | None, typer.Option(help="Where the reports go (default: the runs "
                                                                       "folder).")] = None,
                      quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False) -> None:
-        """Run a whole evaluation from one YAML file: every suite, one combined report, the thresholds
-        (exit 1 when one fails).
+        """Run a whole evaluation from one YAML file: every suite, one combined report, the thresholds.
+
+        Exit codes: 0 every trial ok and every threshold holds; 1 a threshold fails; 3 a trial errored (the
+        causes are printed; it wins over 1: the gate then judged incomplete numbers); 2 bad input.
 
         Example: knowgap eval knowgap.yaml --runs-dir runs
         """
+        from knowgap.engine.outcome import EXIT_TRIAL_ERRORS, error_report
         from knowgap.errors import KnowgapError
         from knowgap.report.evaluation import load_eval, run_eval, schema_json
 
@@ -171,6 +174,14 @@ def register(app: typer.Typer, out: Console) -> None:
             _print_gate(out, result.gate)
         for kind, path in result.outputs.items():
             out.print(f"{kind}: {path.resolve()}", markup=False, highlight=False)
+        errored = [run for _, run in result.runs if not run.ok]
+        err = Console(stderr=True, width=out.width)
+        for run in errored:
+            for line in error_report(run.manifest):
+                err.print(f"{run.run_id}: {line}" if not line.startswith(" ") else line, markup=False,
+                          highlight=False, soft_wrap=True)
+        if errored:
+            raise typer.Exit(EXIT_TRIAL_ERRORS)
         if not result.passed:
             raise typer.Exit(1)
 

@@ -51,7 +51,7 @@ def load_suite(manifest: Manifest) -> Suite | None:
 def load_run_data(run: str | Path, runs_root: str | Path | None = None) -> RunData:
     """A run by id (under ``runs_root``) or by folder."""
     store = RunStore.open(runs_dir(runs_root), str(run))
-    manifest = store.read_manifest()
+    manifest = store.current_manifest()
     return RunData(path=store.path, manifest=manifest, metrics=store.read_metrics(),
                    records=list(store.iter_records()), suite=load_suite(manifest))
 

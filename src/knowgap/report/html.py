@@ -11,6 +11,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from knowgap.engine.outcome import describe_causes, status_text
 from knowgap.engine.records import TrialRecord
 from knowgap.engine.store import write_atomic
 from knowgap.redaction import redact
@@ -48,6 +49,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
  font-size:12px;max-height:320px;overflow:auto}
 .label{font-size:12px;color:#666}.bad{color:#c0392b}.ok{color:#1e8449}
 nav a{margin-right:12px;font-size:13px}
+.banner{margin:10px 0;padding:8px 12px;border-radius:4px;font-size:14px;background:#fdecea;color:#7b1d12;
+ border:1px solid #c0392b}.banner.warn{background:#fff6e0;color:#6b4a00;border-color:#e6a700}
+.banner ul{margin:4px 0 0;padding-left:20px;font-size:13px}
 """
 
 
@@ -64,9 +68,25 @@ def _facts(run: RunData) -> str:
     commit = f" (git {esc(m.git_commit[:10])})" if m.git_commit else ""
     options = json.dumps(cfg.options, ensure_ascii=False) if cfg.options else "{}"
     return (f'<p class="facts">suite <code>{esc(cfg.suite)}</code> · options <code>{esc(options)}</code> · '
-            f"repeats {cfg.repeats} · seed {cfg.seed}<br>status <b>{esc(m.status)}</b> · trials {m.trials_ok} ok, "
-            f"{m.trials_error} errors of {m.trials_total} · started {esc(m.started_at)} · ended "
+            f"repeats {cfg.repeats} · seed {cfg.seed}<br>status <b>{esc(status_text(m))}</b> · trials "
+            f"{m.trials_ok} ok, {m.trials_error} errors of {m.trials_total} · started {esc(m.started_at)} · ended "
             f"{esc(m.ended_at or '-')} · knowgap {esc(m.knowgap_version)}{commit}{_judges(m.judges)}</p>")
+
+
+def _status_banner(run: RunData) -> str:
+    """A red banner when trials errored (status and counts, then the first causes); an amber one when the
+    run did not finish (interrupted, or still running)."""
+    m = run.manifest
+    if m.trials_error:
+        causes = "".join(f"<li>{esc(redact(line))}</li>" for line in describe_causes(m.error_causes, m.trials_error))
+        return (f'<div class="banner" role="alert" id="run-status"><b>{esc(m.status)}</b>: {m.trials_error} of '
+                f"{m.trials_total} trials errored and are left out of the metrics; {m.trials_ok} ok."
+                f"<ul>{causes}</ul></div>")
+    if m.status in ("interrupted", "running", "failed"):
+        return (f'<div class="banner warn" role="status" id="run-status"><b>{esc(status_text(m))}</b>: '
+                f"{m.trials_ok + m.trials_error} of {m.trials_total} trials stored; the metrics cover only what "
+                "finished.</div>")
+    return ""
 
 
 def _judges(judges: dict[str, str] | None) -> str:
@@ -146,7 +166,8 @@ def _suite_sections(run: RunData) -> list[ReportSection]:
 def render_run(run: RunData, *, anchor: str, max_examples: int = 20, link_template: str | None = None) -> str:
     m = run.manifest
     parts = [f'<section class="run" id="{esc(anchor)}"><h2>{esc(m.config.suite)} · {esc(run.target)} '
-             f'<span class="label">{esc(m.run_id)}</span></h2>', _facts(run), "<h3>Models</h3>", _models_table(run)]
+             f'<span class="label">{esc(m.run_id)}</span></h2>', _status_banner(run), _facts(run), "<h3>Models</h3>",
+             _models_table(run)]
     parts += ["<h3>Metrics (95% confidence intervals)</h3>"]
     if run.metrics:
         parts.append(_metrics_table(run))

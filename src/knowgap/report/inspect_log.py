@@ -17,7 +17,8 @@ from knowgap.errors import KnowgapError
 from knowgap.redaction import redact
 from knowgap.report.data import RunData, response_text
 
-_STATUS = {"finished": "success", "running": "started", "interrupted": "cancelled", "failed": "error"}
+_STATUS = {"finished": "success", "finished_with_errors": "success", "running": "started", "interrupted": "cancelled",
+           "failed": "error"}
 
 
 def _inspect() -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from knowgap.engine.outcome import error_report, status_text
 from knowgap.engine.records import Manifest, MetricValue
 from knowgap.engine.store import write_atomic
 from knowgap.redaction import redact
@@ -37,10 +38,13 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
     cfg = manifest.config
     lines = [f"# knowgap run {manifest.run_id}", "",
              f"- suite: `{cfg.suite}`  options: `{cfg.options or {}}`  repeats: {cfg.repeats}  seed: {cfg.seed}",
-             f"- status: {manifest.status}; trials: {manifest.trials_ok} ok, {manifest.trials_error} errors "
+             f"- status: {status_text(manifest)}; trials: {manifest.trials_ok} ok, {manifest.trials_error} errors "
              f"of {manifest.trials_total}",
              f"- started {manifest.started_at}, ended {manifest.ended_at or '-'}; knowgap {manifest.knowgap_version}"
              + (f" (git {manifest.git_commit[:10]})" if manifest.git_commit else "")]
+    problem = error_report(manifest)
+    if problem:
+        lines[2:2] = ["> **" + problem[0] + "**", ">"] + [f"> - {line.strip()}" for line in problem[1:]] + [""]
     if manifest.judges:
         lines.append("- judges: " + ", ".join(f"{name} `{version}`" for name, version in manifest.judges.items()))
     lines.append("")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from knowgap.engine.outcome import status_text
+from knowgap.engine.records import Manifest
 from knowgap.redaction import redact
 from knowgap.report.compare import Comparison, MetricChange
 from knowgap.report.data import RunData, response_text
@@ -34,10 +36,18 @@ def _pct(x: float | None, kind: str) -> str:
     return f"{x:+.3g}"
 
 
+def _status(m: Manifest) -> str:
+    """The status, in bold with the first error cause when the run is not clean."""
+    if m.status == "finished":
+        return m.status
+    text = status_text(m) + (f"; first cause: {m.error_causes[0].message}" if m.error_causes else "")
+    return f"**{md_text(text, 300)}**"
+
+
 def run_summary(run: RunData, *, examples: int = 5) -> str:
     m = run.manifest
     lines = [f"### {md_text(m.config.suite)} · {md_text(run.target, 80)}", "",
-             f"run `{m.run_id}` · {m.status} · {m.trials_ok} ok / {m.trials_error} errors of {m.trials_total} "
+             f"run `{m.run_id}` · {_status(m)} · {m.trials_ok} ok / {m.trials_error} errors of {m.trials_total} "
              "trials", "", "| group | metric | value | 95% CI | n |", "|---|---|---:|---|---:|"]
     for metric in run.metrics:
         value, ci = format_metric(metric)

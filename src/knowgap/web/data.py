@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from knowgap.engine.outcome import error_report, status_text
 from knowgap.engine.records import TrialRecord
 from knowgap.engine.store import RunStore, list_runs
 from knowgap.errors import KnowgapError
@@ -42,6 +43,7 @@ class RunsView:
         for m in list_runs(self.root):
             labels = LabelStore(self.root / m.run_id)
             out.append({"run_id": m.run_id, "suite": m.config.suite, "status": m.status,
+                        "status_text": status_text(m), "trials_error": m.trials_error,
                         "target": m.config.models.get("target", ""), "trials_ok": m.trials_ok,
                         "trials_total": m.trials_total, "started_at": m.started_at,
                         "labels": len(labels.current())})
@@ -54,7 +56,9 @@ class RunsView:
         fields = sorted({k for r in records.values() for k, v in r.scores.items() if v is not None})
         categories = {f: sorted({verdict_key(r.scores[f]) for r in records.values()
                                  if r.scores.get(f) is not None}) for f in fields}
-        return {"manifest": rs.read_manifest().model_dump(mode="json"),
+        manifest = rs.current_manifest()
+        return {"manifest": manifest.model_dump(mode="json"), "status_text": status_text(manifest),
+                "error_lines": error_report(manifest),
                 "metrics": [m.model_dump() for m in rs.read_metrics()],
                 "fields": fields, "categories": categories,
                 "configs": sorted({r.config_id for r in records.values()}),
@@ -104,7 +108,7 @@ class RunsView:
         sides = {}
         for name, run_id in (("a", a), ("b", b)):
             rs = self.store(run_id).run_store()
-            sides[name] = (rs.read_manifest(), rs.read_metrics(), self.records(run_id))
+            sides[name] = (rs.current_manifest(), rs.read_metrics(), self.records(run_id))
         metrics: dict[tuple[str, str], dict[str, Any]] = {}
         for name, (_m, ms, _r) in sides.items():
             for mv in ms:

@@ -65,7 +65,7 @@ async function showRuns() {
       compareBtn.disabled = picked.size !== 2;
     } } })),
     el("td", {}, el("a", { href: `#/run/${encodeURIComponent(r.run_id)}`, class: "runlink" }, r.run_id)),
-    el("td", {}, r.suite), el("td", {}, r.status), el("td", {}, r.target),
+    el("td", {}, r.suite), el("td", { class: `status ${r.status}` }, r.status_text || r.status), el("td", {}, r.target),
     el("td", { class: "num" }, `${r.trials_ok}/${r.trials_total}`), el("td", { class: "num" }, r.labels),
     el("td", {}, (r.started_at || "").slice(0, 19).replace("T", " "))));
   put(view, el("div", { class: "panel" }, el("h2", {}, `Runs (${runs.length})`),
@@ -112,7 +112,8 @@ async function showRun(runId, trialId) {
   const m = S.info.manifest;
   put(view, 
     el("div", { class: "panel" }, el("h2", {}, `${m.run_id} · ${m.config.suite} · ${m.config.models.target || ""}`),
-      el("div", { class: "muted" }, `status ${m.status}; ${m.trials_ok} ok / ${m.trials_error} errors / ${m.trials_total} trials; started ${m.started_at}`),
+      el("div", { class: "muted" }, "status ", el("span", { id: "run-status", class: `status ${m.status}` }, S.info.status_text || m.status), `; ${m.trials_ok} ok / ${m.trials_error} errors / ${m.trials_total} trials; started ${m.started_at}`),
+      (S.info.error_lines || []).length ? el("div", { class: "banner", role: "alert" }, S.info.error_lines[0], el("ul", {}, S.info.error_lines.slice(1).map((l) => el("li", {}, l.trim())))) : null,
       el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length})`), metricsTable(S.info.metrics))),
     el("div", { class: "layout" },
       el("div", {}, el("div", { class: "panel" }, filters, el("div", { id: "count", class: "hint" }), el("div", { id: "trials" }),
