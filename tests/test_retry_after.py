@@ -13,7 +13,7 @@ from knowgap.engine import client as client_module
 from knowgap.engine.client import ModelClient, RetryPolicy
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import TransientModelError
-from knowgap.models.openai_http import retry_after_seconds
+from knowgap.models.http_errors import retry_after_seconds
 from knowgap.models.types import ChatRequest, ChatResponse
 
 

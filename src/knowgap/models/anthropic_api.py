@@ -13,8 +13,8 @@ from typing import Any
 
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError, TransientModelError
+from knowgap.models.http_errors import retry_after_seconds
 from knowgap.models.identity import url_without_credentials
-from knowgap.models.openai_http import retry_after_seconds
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
 from knowgap.redaction import redact
 

@@ -9,38 +9,18 @@ from __future__ import annotations
 import json
 import os
 import time
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
 from knowgap.models.base import ChatModel
-from knowgap.models.errors import ModelUnavailableError, PermanentModelError, TransientModelError
+from knowgap.models.errors import ModelUnavailableError, TransientModelError
+from knowgap.models.http_errors import status_error, transport_error
 from knowgap.models.identity import url_without_credentials
 from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
 from knowgap.redaction import redact
 
 OPENAI_URL = "https://api.openai.com/v1"
-TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524}
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """A Retry-After header in seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def message_payload(message: Message) -> dict[str, Any]:
@@ -148,19 +128,11 @@ class OpenAIChatModel(ChatModel):
         start = time.perf_counter()
         try:
             resp = await self._http().post(url, json=self.payload(request))
-        except httpx.TimeoutException as exc:
-            message = f"{self.spec}: timed out ({type(exc).__name__})"
-            raise TransientModelError(message) from None
-        except httpx.TransportError as exc:
-            raise TransientModelError(redact(f"{self.spec}: cannot reach {self.base_url}: {exc}")) from None
+        except httpx.HTTPError as exc:
+            raise transport_error(self.spec, self.base_url, exc) from None
         latency = time.perf_counter() - start
         if resp.status_code != 200:
-            detail = redact(resp.text)[:300]
-            message = f"{self.spec}: HTTP {resp.status_code} from {redact(self.base_url)}: {detail}"
-            if resp.status_code in TRANSIENT_STATUS or resp.status_code >= 500:
-                raise TransientModelError(message, status=resp.status_code,
-                                          retry_after=retry_after_seconds(resp.headers.get("retry-after")))
-            raise PermanentModelError(message, status=resp.status_code)
+            raise status_error(self.spec, self.base_url, resp)
         try:
             data = resp.json()
             choice = data["choices"][0]

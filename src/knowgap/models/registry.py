@@ -8,6 +8,8 @@
 ``openai-compat:MODEL@URL``     any OpenAI-compatible server; URL is its base, e.g. http://127.0.0.1:8000/v1
 ``anthropic:MODEL``             Anthropic (ANTHROPIC_API_KEY; extra ``knowgap[anthropic]``)
 ``scripted:FILE``               deterministic responses from a file (tests, replays)
+``python:MODULE:FUNCTION``      your own system as a Python callable (``knowgap.models.python_callable``)
+``http:URL`` / ``URL``          your own system behind a JSON endpoint (``knowgap.models.http_json``)
 =============================  ==================================================================
 
 More providers register with :func:`register_provider`.
@@ -66,13 +68,26 @@ def _anthropic(spec: str, rest: str) -> ChatModel:
     return AnthropicChatModel(spec, rest)
 
 
+def _python(spec: str, rest: str) -> ChatModel:
+    from knowgap.models.python_callable import PythonCallableModel
+    return PythonCallableModel(spec, rest)
+
+
+def _http_json(spec: str, rest: str) -> ChatModel:
+    from knowgap.models.http_json import HttpJsonModel
+    # http:http://host/x names the URL after the prefix; a bare http://host/x (or https://) is the URL itself.
+    url = f"{spec.partition(':')[0]}:{rest}" if rest.startswith("//") else rest
+    return HttpJsonModel(spec, url)
+
+
 def _scripted(spec: str, rest: str) -> ChatModel:
     from knowgap.models.scripted import ScriptedModel
     return ScriptedModel(spec, rest)
 
 
 for _prefix, _factory in {"local": _local, "openai": _openai, "openai-compat": _openai_compat,
-                          "anthropic": _anthropic, "scripted": _scripted}.items():
+                          "anthropic": _anthropic, "scripted": _scripted, "python": _python,
+                          "http": _http_json, "https": _http_json}.items():
     register_provider(_prefix, _factory)
 
 
