@@ -368,7 +368,7 @@ def suites() -> None:
     """
     for name, cls in available().items():
         out.print(f"[bold]{escape(name)}[/bold]: {escape(cls.description)} (roles: {', '.join(cls.roles)}; "
-                  f"{escape(origin(name))})", highlight=False)
+                  f"{escape(origin(name))})", highlight=False, soft_wrap=True)
 
 
 @cache_app.command("info")

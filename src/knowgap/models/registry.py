@@ -34,6 +34,9 @@ Factory = Callable[[str, str], ChatModel]
 """(full spec, the part after the prefix) -> provider."""
 
 _FACTORIES: dict[str, Factory] = {}
+"""Built-in and registered providers."""
+_FROM_PACKAGES: dict[str, Factory] = {}
+"""Providers of installed packages (``knowgap.providers`` entry points), once imported."""
 ENTRY_POINTS = "knowgap.providers"
 _URL_START = re.compile(r"@(?=https?://)")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -92,7 +95,9 @@ def provider_names() -> list[str]:
 
 def _factory_of(prefix: str) -> Factory:
     """The factory of ``prefix``; a plugin's is imported now. ModelUnavailableError naming its package."""
-    if prefix not in _FACTORIES:
+    if prefix in _FACTORIES:
+        return _FACTORIES[prefix]
+    if prefix not in _FROM_PACKAGES:
         plugin = _plugins()[prefix]
         try:
             factory = plugin.load()
@@ -100,8 +105,8 @@ def _factory_of(prefix: str) -> Factory:
             raise ModelUnavailableError(plugin.problem(f"could not be loaded ({describe_error(exc)})")) from None
         if not callable(factory):
             raise ModelUnavailableError(plugin.problem("is not a callable (spec, rest) -> ChatModel"))
-        _FACTORIES[prefix] = factory
-    return _FACTORIES[prefix]
+        _FROM_PACKAGES[prefix] = factory
+    return _FROM_PACKAGES[prefix]
 
 
 def split_spec(spec: str) -> tuple[str, str]:
