@@ -108,7 +108,7 @@ def test_extract_prompt_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["gate", "eval"])
 def test_yaml_files(tmp_path: Path, kind: str) -> None:
-    from knowgap.report.evaluation import load_eval
+    from knowgap.evaluation.eval_file import load_eval
     from knowgap.report.gate import load_thresholds
 
     plain = tmp_path / f"{kind}.yaml"

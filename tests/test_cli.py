@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+import knowgap
 from tests.helpers import knowgap_cli
 
 
@@ -186,3 +188,50 @@ def test_metric_tables_print_brackets_as_text() -> None:
     console.print(_metrics_table([metric], "t"))
     text = console.export_text()
     assert "flip_rate[start]" in text and "prompt=[bold]x" in text
+
+
+class _Panel(knowgap.Suite):
+    """Roles beyond judge and generator: each gets its own --ROLE flag."""
+
+    name = "cli-role-panel"
+    description = "asks the target, then a critic and a fact checker"
+    roles = ("target", "critic", "fact_checker")
+
+    def cases(self) -> list[knowgap.Case]:
+        return [knowgap.Case(id="q")]
+
+    def configurations(self) -> list[knowgap.Configuration]:
+        return [knowgap.Configuration(id="only")]
+
+    async def run_trial(self, trial: knowgap.Trial, ctx: knowgap.TrialContext) -> knowgap.TrialResult:
+        said = {role: (await ctx.generate(role, knowgap.ChatRequest.simple(role))).text for role in self.roles}
+        return knowgap.TrialResult(output=said)
+
+    def metrics(self, records: Iterable[knowgap.TrialRecord]) -> list[knowgap.MetricValue]:
+        return []
+
+
+def test_every_role_of_a_suite_gets_its_own_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from knowgap.cli import app
+    from knowgap.suites import registry
+
+    monkeypatch.setattr(registry, "_SUITES", {**registry._SUITES, _Panel.name: _Panel})
+    help_text = CliRunner().invoke(app, ["run", _Panel.name, "--help"], env={"COLUMNS": "200"}).output
+    assert "--critic" in help_text and "--fact-checker" in help_text
+    assert "Critic model spec (default: the target)." in help_text and "--judge" not in help_text
+    assert "--model/--critic/--fact-checker" in help_text  # what --resume takes again
+
+    target, critic = tmp_path / "target.jsonl", tmp_path / "critic.jsonl"
+    target.write_text('{"response": "target here"}\n', encoding="utf-8")
+    critic.write_text('{"response": "critic here"}\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", _Panel.name, "--model", f"scripted:{target}", "--critic",
+                                      f"scripted:{critic}", "--runs-dir", str(tmp_path / "runs"), "-q"])
+    assert result.exit_code == 0, result.output
+    [run_dir] = (tmp_path / "runs").iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["config"]["models"] == {"target": f"scripted:{target}", "critic": f"scripted:{critic}",
+                                            "fact_checker": f"scripted:{target}"}  # not given: the target
+    [record] = knowgap.iter_trials(str(run_dir))
+    assert record.output == {"target": "target here", "critic": "critic here", "fact_checker": "target here"}

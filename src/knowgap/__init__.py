@@ -1,10 +1,81 @@
-"""knowgap: test whether LLM systems know the limits of what they were given."""
+"""knowgap: test whether LLM systems know the limits of what they were given.
 
-from knowgap.api import cache_info, clear_cache, demo, iter_trials, list_models, list_runs, load_run, resume, run
-from knowgap.engine.records import Manifest, MetricValue, RunConfig, TrialRecord
-from knowgap.engine.runner import RunResult
-from knowgap.errors import InputError, KnowgapError
+The public API is what this module exports (``__all__``); every other module is private by convention and may
+change. Names are imported when first used, so ``import knowgap`` stays fast.
 
-__all__ = ["InputError", "KnowgapError", "Manifest", "MetricValue", "RunConfig", "RunResult", "TrialRecord",
-           "cache_info", "clear_cache", "demo", "iter_trials", "list_models", "list_runs", "load_run", "resume",
-           "run"]
+>>> import knowgap
+>>> result = knowgap.run("starter", models={"target": "local:qwen2.5-0.5b"}, options={"sample": 4})
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    # running and reading runs
+    "knowgap.api": ("run", "resume", "demo", "list_runs", "load_run", "iter_trials", "list_models", "cache_info",
+                    "clear_cache"),
+    "knowgap.engine.runner": ("RunResult",),
+    "knowgap.engine.records": ("TrialRecord", "CallRecord", "MetricValue", "Manifest", "RunConfig"),
+    # writing a suite (see docs/architecture.md, "Adding a suite")
+    "knowgap.suites": ("Suite", "SuiteOptions", "Case", "Configuration", "Trial", "TrialContext", "TrialResult",
+                       "register"),
+    # writing a provider
+    "knowgap.models.base": ("ChatModel",),
+    "knowgap.models.registry": ("register_provider",),
+    "knowgap.models.types": ("ChatRequest", "ChatResponse", "Message", "ToolSpec", "ToolCall", "Usage"),
+    "knowgap.errors": ("KnowgapError", "InputError"),
+    "knowgap.plugins": ("PluginWarning",),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = ["CallRecord", "Case", "ChatModel", "ChatRequest", "ChatResponse", "Configuration", "InputError",
+           "KnowgapError", "Manifest", "Message", "MetricValue", "PluginWarning", "RunConfig", "RunResult", "Suite",
+           "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext", "TrialRecord", "TrialResult", "Usage",
+           "cache_info", "clear_cache", "demo", "iter_trials", "list_models", "list_runs", "load_run", "register",
+           "register_provider", "resume", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'knowgap' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access is a plain lookup
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names are imported on first use
+    from knowgap.api import (
+        cache_info,
+        clear_cache,
+        demo,
+        iter_trials,
+        list_models,
+        list_runs,
+        load_run,
+        resume,
+        run,
+    )
+    from knowgap.engine.records import CallRecord, Manifest, MetricValue, RunConfig, TrialRecord
+    from knowgap.engine.runner import RunResult
+    from knowgap.errors import InputError, KnowgapError
+    from knowgap.models.base import ChatModel
+    from knowgap.models.registry import register_provider
+    from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall, ToolSpec, Usage
+    from knowgap.plugins import PluginWarning
+    from knowgap.suites import (
+        Case,
+        Configuration,
+        Suite,
+        SuiteOptions,
+        Trial,
+        TrialContext,
+        TrialResult,
+        register,
+    )

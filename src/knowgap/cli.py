@@ -8,6 +8,7 @@ import json
 import sys
 import types
 import typing
+import warnings
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -15,17 +16,19 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from knowgap import api
+from knowgap.command_groups import CommandGroups
 from knowgap.engine.outcome import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TRIAL_ERRORS, error_report, status_text
 from knowgap.engine.records import Manifest, MetricValue
 from knowgap.engine.runner import RunInterrupted, RunResult, knowgap_version
 from knowgap.errors import KnowgapError
 from knowgap.models.registry import DEFAULT_MODEL
+from knowgap.plugins import PluginWarning
 from knowgap.redaction import redact
-from knowgap.report.commands import register as register_report_commands
 from knowgap.report.markdown import REPORT, metrics_table_rows
-from knowgap.suites import BUILTIN, Suite, available
+from knowgap.suites import BUILTIN, Suite, available, get_suite, origin, suite_names
 
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
@@ -33,7 +36,25 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 app = typer.Typer(name="knowgap", no_args_is_help=True, add_completion=False, rich_markup_mode="rich",
                   help="Test whether LLM systems know the limits of what they were given.\n\n"
                        "Example: [bold]knowgap run starter --model local:qwen2.5-0.5b --sample 4[/bold]")
-run_app = typer.Typer(no_args_is_help=True, help="Run a suite. One subcommand per suite: knowgap run SUITE --help.")
+
+
+class _SuiteCommands(TyperGroup):
+    """``knowgap run SUITE``: one subcommand per suite, built from the suite's class when it is asked for, so
+    only that suite's module is imported (``knowgap --help`` imports none)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:  # typer vendors click's Context
+        return list(available())  # a plugin that cannot be loaded is skipped with a warning
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in suite_names():
+            return None
+        one = typer.Typer()
+        one.command(cmd_name)(_suite_command(cmd_name, get_suite(cmd_name)))
+        return typer.main.get_command(one)
+
+
+run_app = typer.Typer(cls=_SuiteCommands, no_args_is_help=True,
+                      help="Run a suite. One subcommand per suite: knowgap run SUITE --help.")
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect or clear the response cache.")
 judge_app = typer.Typer(no_args_is_help=True,
                         help="Run a judge over any JSONL file of responses: knowgap judge NAME FILE --out OUT.")
@@ -60,7 +81,7 @@ def _print_result(result: RunResult) -> None:
     """The run's metrics and where it is stored on stdout; why trials errored on stderr."""
     m = result.manifest
     out.print(_metrics_table(result.metrics, redact(f"{m.config.suite} · {m.config.models.get('target')}")))
-    tables = getattr(available().get(m.config.suite), "render_tables", None)  # a suite's own layout
+    tables = getattr(get_suite(m.config.suite), "render_tables", None)  # a suite's own layout
     if callable(tables):
         out.print(tables(result.metrics), markup=False, highlight=False)
     out.print(f"trials: {m.trials_ok} ok, {m.trials_error} errors of {m.trials_total}; "
@@ -111,22 +132,23 @@ the causes are printed); 2 bad input, or the run is being written by another pro
 """
 
 
+def _role_param(role: str) -> str:
+    """The keyword a role's ``--ROLE`` flag arrives under (apart from common options and suite options)."""
+    return f"role__{role}"
+
+
 def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
     fields = suite_cls.Options.model_fields
+    roles = [role for role in suite_cls.roles if role != "target"]  # the target has --model/-m
 
     def command(**kwargs: Any) -> None:
         options = {k: v for k, v in kwargs.items() if k in fields and v is not None and v != []}
+        models = {"target": kwargs["model"], **{role: kwargs[_role_param(role)] for role in roles}}
         resume = kwargs.get("resume")
         if resume:
-            given = [kwargs.get(role) for role in ("model", "judge", "generator")]
             result = api.resume(resume, runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"],
-                                specs=[spec for spec in given if spec])
+                                specs=[spec for spec in models.values() if spec])
         else:
-            models = {"target": kwargs["model"]}
-            if "judge" in suite_cls.roles:
-                models["judge"] = kwargs.get("judge")
-            if "generator" in suite_cls.roles:
-                models["generator"] = kwargs.get("generator")
             result = api.run(name, models={k: v for k, v in models.items() if v}, options=options,
                              repeats=kwargs["repeats"], seed=kwargs["seed"], concurrency=kwargs["concurrency"],
                              use_cache=not kwargs["no_cache"], timeout_s=kwargs["timeout"],
@@ -140,12 +162,10 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
         P("model", P.KEYWORD_ONLY, default=typer.Option(None, "--model", "-m",
           help=f"Target model spec (default {DEFAULT_MODEL})."), annotation=str),
     ]
-    if "judge" in suite_cls.roles:
-        params.append(P("judge", P.KEYWORD_ONLY,
-                        default=typer.Option(None, help="Judge model spec (default: the target)."), annotation=str))
-    if "generator" in suite_cls.roles:
-        params.append(P("generator", P.KEYWORD_ONLY, default=typer.Option(
-            None, help="Generator model spec (default: the target)."), annotation=str))
+    for role in roles:
+        params.append(P(_role_param(role), P.KEYWORD_ONLY, default=typer.Option(
+            None, "--" + role.replace("_", "-"), help=f"{role.capitalize()} model spec (default: the target)."),
+            annotation=str))
     params += [
         P("repeats", P.KEYWORD_ONLY, default=typer.Option(1, min=1, help="Repeats per (case, configuration)."),
           annotation=int),
@@ -156,7 +176,7 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
           help="Do not reuse cached responses from other runs."), annotation=bool),
         P("resume", P.KEYWORD_ONLY, default=typer.Option(None, help=(
             "Continue the run RUN (id or folder). A spec that held a credential, stored redacted, is given "
-            "whole again with --model/--judge/--generator.")),
+            f"whole again with {'/'.join(['--model', *('--' + r.replace('_', '-') for r in roles)])}.")),
           annotation=str),
         P("runs_dir", P.KEYWORD_ONLY, default=typer.Option(None, help="Where runs are stored (default ./runs)."),
           annotation=str),
@@ -180,31 +200,25 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
     return command
 
 
-for _name, _cls in available().items():
-    run_app.command(_name)(_suite_command(_name, _cls))
+COMMAND_MODULES = (*(f"knowgap.suites.{name}.commands" for name in BUILTIN), "knowgap.report.commands",
+                   "knowgap.evaluation.commands", "knowgap.labels.commands", "knowgap.web.commands")
+"""Modules that add commands, each with ``register(app, groups)`` (see :mod:`knowgap.command_groups`); a
+built-in suite without commands has no such module."""
 
 
-def _register_suite_commands() -> None:
-    """A built-in suite may add commands of its own (judges, generators, viewers): a module
-    ``knowgap.suites.NAME.commands`` with ``register(app, judge=judge_app, generate=generate_app)``.
-    Such modules import their heavy dependencies inside the commands, so ``knowgap --help`` stays fast."""
-    for name in BUILTIN:
-        module_name = f"knowgap.suites.{name}.commands"
+def _register_commands() -> None:
+    groups = CommandGroups(judge=judge_app, generate=generate_app)
+    for module_name in COMMAND_MODULES:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
-            if exc.name != module_name:
+            if exc.name != module_name or not module_name.startswith("knowgap.suites."):
                 raise
             continue
-        module.register(app, judge=judge_app, generate=generate_app)
+        module.register(app, groups)
 
 
-_register_suite_commands()
-register_report_commands(app, out)
-
-from knowgap.labels.commands import register as _register_label_commands  # noqa: E402
-
-_register_label_commands(app)
+_register_commands()
 
 
 @app.command()
@@ -348,12 +362,13 @@ def demo(model: ModelOpt = None,
 
 @app.command()
 def suites() -> None:
-    """List the suites.
+    """List the suites and where each comes from (built in, or the package that adds it).
 
     Example: knowgap suites
     """
     for name, cls in available().items():
-        out.print(f"[bold]{name}[/bold]: {cls.description} (roles: {', '.join(cls.roles)})")
+        out.print(f"[bold]{escape(name)}[/bold]: {escape(cls.description)} (roles: {', '.join(cls.roles)}; "
+                  f"{escape(origin(name))})", highlight=False, soft_wrap=True)
 
 
 @cache_app.command("info")
@@ -381,10 +396,23 @@ def version() -> None:
     out.print(knowgap_version())
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: typing.TextIO | None = None, line: str | None = None) -> None:
+    """A plugin's problem is one line on stderr; other warnings as Python shows them."""
+    if issubclass(category, PluginWarning):
+        err.print(f"[yellow]warning:[/yellow] {escape(redact(str(message)))}", highlight=False, soft_wrap=True)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+_python_show_warning = warnings.showwarning
+
+
 def main() -> None:
+    warnings.showwarning = _show_warning
     args = sys.argv[1:]
-    if len(args) >= 2 and args[0] == "run" and not args[1].startswith("-") and args[1] not in available():
-        err.print(f"[red]error:[/red] unknown suite '{args[1]}' (available: {', '.join(available())})",
+    if len(args) >= 2 and args[0] == "run" and not args[1].startswith("-") and args[1] not in suite_names():
+        err.print(f"[red]error:[/red] unknown suite '{args[1]}' (available: {', '.join(suite_names())})",
                   highlight=False)
         sys.exit(2)
     try:

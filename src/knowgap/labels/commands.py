@@ -1,5 +1,5 @@
-"""CLI: ``knowgap label ...`` (sample, label in the terminal, agreement, judge spec versions) and
-``knowgap serve`` (the web app). Thin: each command calls functions of knowgap.labels / knowgap.web."""
+"""CLI: ``knowgap label ...`` (sample, label in the terminal, agreement, judge spec versions). Thin: each
+command calls functions of knowgap.labels."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
+
+from knowgap.command_groups import CommandGroups
 
 out = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
 
@@ -196,25 +198,5 @@ def judges_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         out.print(table)
 
 
-def serve(runs_dir: RunsDir = None,
-          host: Annotated[str, typer.Option(help="Address to bind (default: this machine only).")] = "127.0.0.1",
-          port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8765) -> None:
-    """Browse runs, compare two, and label samples in a local web app.
-
-    Example: knowgap serve --runs-dir runs --port 8765
-    """
-    from knowgap.web.server import make_server
-
-    server = make_server(runs_dir, host, port)
-    print(f"knowgap web app on http://{host}:{server.server_address[1]}/  (Ctrl-C stops it)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-
-
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer, groups: CommandGroups) -> None:
     app.add_typer(label_app, name="label")
-    app.command("serve")(serve)

@@ -12,7 +12,9 @@
 ``http:URL`` / ``URL``          your own system behind a JSON endpoint (``knowgap.models.http_json``)
 =============================  ==================================================================
 
-More providers register with :func:`register_provider`.
+More providers register with :func:`register_provider`, or come from an installed package that declares a
+``knowgap.providers`` entry point (prefix -> factory, e.g. ``toy = "my_package.models:make_toy"``), imported the
+first time a spec uses its prefix.
 
 A spec may name environment variables as ``${NAME}`` (``openai-compat:m@http://user:${PROXY_KEY}@host/v1``):
 they are filled in when the provider is made, so the secret stays in the environment while the spec, which
@@ -27,12 +29,17 @@ from collections.abc import Callable
 
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError
+from knowgap.plugins import Plugin, describe_error, discover
 
 DEFAULT_MODEL = "local:qwen2.5-1.5b"
 Factory = Callable[[str, str], ChatModel]
 """(full spec, the part after the prefix) -> provider."""
 
 _FACTORIES: dict[str, Factory] = {}
+"""Built-in and registered providers."""
+_FROM_PACKAGES: dict[str, Factory] = {}
+"""Providers of installed packages (``knowgap.providers`` entry points), once imported."""
+ENTRY_POINTS = "knowgap.providers"
 _URL_START = re.compile(r"@(?=https?://)")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -91,14 +98,40 @@ for _prefix, _factory in {"local": _local, "openai": _openai, "openai-compat": _
     register_provider(_prefix, _factory)
 
 
+def _plugins() -> dict[str, Plugin]:
+    """Built-in and registered providers merged with the installed packages' ``knowgap.providers``."""
+    return discover(ENTRY_POINTS, {prefix: f"{f.__module__}:{f.__qualname__}" for prefix, f in _FACTORIES.items()})
+
+
+def provider_names() -> list[str]:
+    """Every spec prefix: built in, registered, or declared by an installed package (not imported)."""
+    return sorted(_plugins())
+
+
+def _factory_of(prefix: str) -> Factory:
+    """The factory of ``prefix``; a plugin's is imported now. ModelUnavailableError naming its package."""
+    if prefix in _FACTORIES:
+        return _FACTORIES[prefix]
+    if prefix not in _FROM_PACKAGES:
+        plugin = _plugins()[prefix]
+        try:
+            factory = plugin.load()
+        except Exception as exc:
+            raise ModelUnavailableError(plugin.problem(f"could not be loaded ({describe_error(exc)})")) from None
+        if not callable(factory):
+            raise ModelUnavailableError(plugin.problem("is not a callable (spec, rest) -> ChatModel"))
+        _FROM_PACKAGES[prefix] = factory
+    return _FROM_PACKAGES[prefix]
+
+
 def split_spec(spec: str) -> tuple[str, str]:
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise ModelUnavailableError(
-            f"bad model spec '{spec}': expected PROVIDER:NAME with PROVIDER one of {', '.join(sorted(_FACTORIES))}")
-    if prefix not in _FACTORIES:
+            f"bad model spec '{spec}': expected PROVIDER:NAME with PROVIDER one of {', '.join(provider_names())}")
+    if prefix not in _FACTORIES and prefix not in _plugins():
         raise ModelUnavailableError(
-            f"unknown model provider '{prefix}' in '{spec}' (known: {', '.join(sorted(_FACTORIES))})")
+            f"unknown model provider '{prefix}' in '{spec}' (known: {', '.join(provider_names())})")
     return prefix, rest
 
 
@@ -116,4 +149,4 @@ def create_model(spec: str) -> ChatModel:
     The provider keeps ``spec`` as given (``${NAME}`` references unexpanded); it works with the expanded one."""
     spec = spec.strip()
     prefix, rest = split_spec(spec)
-    return _FACTORIES[prefix](spec, split_spec(expand_env(spec))[1])
+    return _factory_of(prefix)(spec, split_spec(expand_env(spec))[1])

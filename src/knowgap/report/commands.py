@@ -4,6 +4,7 @@ of :mod:`knowgap.report`)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -11,10 +12,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from knowgap.command_groups import CommandGroups
+
+out = Console(width=None if sys.stdout.isatty() else 160)
 RunsDir = Annotated[str | None, typer.Option(help="Where runs are stored (default ./runs).")]
 
 
-def register(app: typer.Typer, out: Console) -> None:
+def register(app: typer.Typer, groups: CommandGroups) -> None:
     @app.command()
     def report(runs: Annotated[list[str], typer.Argument(help="Run ids or folders (several: one combined report).")],
                html: Annotated[bool, typer.Option("--html", help="Self-contained HTML (the default).")] = False,
@@ -127,61 +131,12 @@ def register(app: typer.Typer, out: Console) -> None:
         limits = load_gate_file(thresholds)
         result = evaluate_gate([load_run_data(r, runs_dir) for r in runs], limits.thresholds, source=thresholds,
                                allow_empty=limits.allow_empty)
-        _print_gate(out, result)
+        print_gate(out, result)
         if junit:
             write_junit(result, Path(junit))
             out.print(f"JUnit XML: {junit}", highlight=False)
         if md:
             Path(md).write_text(gate_markdown(result) + "\n", encoding="utf-8")
-        if not result.passed:
-            raise typer.Exit(1)
-
-
-    @app.command("eval")
-    def eval_command(file: Annotated[str | None, typer.Argument(help="Evaluation YAML file.")] = None,
-                     schema: Annotated[bool, typer.Option("--schema", help="Print the file's JSON Schema.")] = False,
-                     check: Annotated[bool, typer.Option("--check", help="Only validate the file.")] = False,
-                     runs_dir: RunsDir = None,
-                     out_dir: Annotated[str | None, typer.Option(help="Where the reports go (default: the runs "
-                                                                      "folder).")] = None,
-                     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False) -> None:
-        """Run a whole evaluation from one YAML file: every suite, one combined report, the thresholds.
-
-        Exit codes: 0 every trial ok and every threshold holds; 1 a threshold fails; 3 a trial errored (the
-        causes are printed; it wins over 1: the gate then judged incomplete numbers); 2 bad input.
-
-        Example: knowgap eval knowgap.yaml --runs-dir runs
-        """
-        from knowgap.engine.outcome import EXIT_TRIAL_ERRORS, error_report
-        from knowgap.errors import KnowgapError
-        from knowgap.report.evaluation import load_eval, run_eval, schema_json
-
-        if schema:
-            print(schema_json())
-            return
-        if file is None:
-            raise KnowgapError("give an evaluation file (or --schema)")
-        if check:
-            config, _ = load_eval(file)
-            out.print(f"{file}: valid ({len(config.suites)} suites, {len(config.thresholds)} thresholds)",
-                      highlight=False)
-            return
-        result = run_eval(file, runs_root=runs_dir, out_dir=out_dir, progress=not quiet)
-        for label, run in result.runs:
-            out.print(f"{label}: {run.manifest.trials_ok} ok / {run.manifest.trials_error} errors, run {run.path}",
-                      markup=False, highlight=False)
-        if result.gate is not None:
-            _print_gate(out, result.gate)
-        for kind, path in result.outputs.items():
-            out.print(f"{kind}: {path.resolve()}", markup=False, highlight=False)
-        errored = [run for _, run in result.runs if not run.ok]
-        err = Console(stderr=True, width=out.width)
-        for run in errored:
-            for line in error_report(run.manifest):
-                err.print(f"{run.run_id}: {line}" if not line.startswith(" ") else line, markup=False,
-                          highlight=False, soft_wrap=True)
-        if errored:
-            raise typer.Exit(EXIT_TRIAL_ERRORS)
         if not result.passed:
             raise typer.Exit(1)
 
@@ -221,7 +176,8 @@ def _print_comparison(out: Console, c: object, flips: int) -> None:
         out.print("no trials match by id: unpaired comparison")
 
 
-def _print_gate(out: Console, result: object) -> None:
+def print_gate(out: Console, result: object) -> None:
+    """Each threshold check (PASS / FAIL) and the verdict."""
     from knowgap.report.gate import GateResult
 
     assert isinstance(result, GateResult)

@@ -1,38 +1,10 @@
-"""Suite registry. A suite registers itself with ``@register``; built-in suites are imported lazily."""
+"""Suites: the contract (``Suite`` and its records) and the registry (built-in, entry-point and registered suites;
+see :mod:`knowgap.suites.registry`)."""
 
 from __future__ import annotations
 
-import importlib
-
-from knowgap.errors import KnowgapError
 from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
-
-_SUITES: dict[str, type[Suite]] = {}
-BUILTIN = ("starter", "abstain", "clarify", "partial", "extract")
-
-
-def register(cls: type[Suite]) -> type[Suite]:
-    _SUITES[cls.name] = cls
-    return cls
-
-
-def _load_builtins() -> None:
-    for name in BUILTIN:
-        if name not in _SUITES:
-            importlib.import_module(f"knowgap.suites.{name}")
-
-
-def available() -> dict[str, type[Suite]]:
-    _load_builtins()
-    return dict(sorted(_SUITES.items()))
-
-
-def get_suite(name: str) -> type[Suite]:
-    suites = available()
-    if name not in suites:
-        raise KnowgapError(f"unknown suite '{name}' (available: {', '.join(suites)})")
-    return suites[name]
-
+from knowgap.suites.registry import BUILTIN, available, get_suite, origin, register, suite_names
 
 __all__ = ["Case", "Configuration", "Suite", "SuiteOptions", "Trial", "TrialContext", "TrialResult",
-           "available", "get_suite", "register"]
+           "BUILTIN", "available", "get_suite", "origin", "register", "suite_names"]

@@ -10,9 +10,11 @@ from typing import Annotated
 
 import typer
 
+from knowgap.command_groups import CommandGroups
 
-def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> None:
-    @judge.command("abstention")
+
+def register(app: typer.Typer, groups: CommandGroups) -> None:
+    @groups.judge.command("abstention")
     def judge_abstention_cmd(
         file: Annotated[str, typer.Argument(help="A JSONL file of responses.")],
         text_field: Annotated[str, typer.Option(help="Field holding the response text.")] = "response",
@@ -55,7 +57,7 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
                           f"(95% CI {a.ci_low:.1%}-{a.ci_high:.1%}); Cohen's kappa {kappa}; {a.confusion}"
                           + (f"; unparsed {a.unjudged}" if a.unjudged else ""), highlight=False)
 
-    @judge.command("factuality")
+    @groups.judge.command("factuality")
     def judge_factuality_cmd(
         file: Annotated[str, typer.Argument(help="A JSONL file of answers with their expected answers.")],
         text_field: Annotated[str, typer.Option(help="Field holding the answer.")] = "response",
@@ -115,7 +117,7 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
                       f"Cohen's kappa {kappa}")
             say.print(f"  confusion (reference -> offline): {a.confusion}")
 
-    @judge.command("groundedness")
+    @groups.judge.command("groundedness")
     def judge_groundedness_cmd(
         run: Annotated[str, typer.Argument(help="An abstain run (id or folder): its answered trials are all "
                                                 "unsupported by construction.")],
@@ -152,7 +154,7 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
         for config, (k, n) in result.by_config.items():
             console.print(f"  {config}: {k}/{n}", highlight=False, markup=False)
 
-    @generate.command("abstain")
+    @groups.generate.command("abstain")
     def generate_abstain_cmd(
         docs: Annotated[str, typer.Option(help="A folder of documents (txt, md, html, json FAQ).")],
         out: Annotated[str, typer.Option(help="Output folder for facts, questions, filter decisions.")],

@@ -9,8 +9,10 @@ from typing import Annotated, Any
 
 import typer
 
+from knowgap.command_groups import CommandGroups
 
-def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> None:
+
+def register(app: typer.Typer, groups: CommandGroups) -> None:
     clarify_app = typer.Typer(no_args_is_help=True, help="Tools of the clarify suite: review queue, calibration, "
                                                          "dataset check.")
     app.add_typer(clarify_app, name="clarify")

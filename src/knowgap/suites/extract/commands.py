@@ -10,11 +10,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from knowgap.command_groups import CommandGroups
+
 out = Console()
 
 
-def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> None:  # noqa: ARG001
-    @judge.command("faithfulness")
+def register(app: typer.Typer, groups: CommandGroups) -> None:
+    @groups.judge.command("faithfulness")
     def faithfulness(
         file: Annotated[Path, typer.Argument(help="A JSONL file: one object per line.")],
         out_file: Annotated[Path, typer.Option("--out", help="Where to write the rows with score and verdict.")],
@@ -35,7 +37,7 @@ def register(app: typer.Typer, *, judge: typer.Typer, generate: typer.Typer) -> 
         summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         out.print(f"{sum(counts.values())} rows -> {out_file}: {summary}")
 
-    @judge.command("faithfulness-calibrate")
+    @groups.judge.command("faithfulness-calibrate")
     def faithfulness_calibrate(
         data: Annotated[Path | None, typer.Option(help="Folder with summedits/ and aggrefact_errortypes/.")] = None,
         limit: Annotated[int, typer.Option(help="Pairs per benchmark, half faithful (0 = all; all is slow).")] = 100,

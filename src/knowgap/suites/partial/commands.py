@@ -4,9 +4,11 @@ shipped dataset from its generator."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+
+from knowgap.command_groups import CommandGroups
 
 
 def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *, task: str | None = None,
@@ -63,7 +65,7 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
     return text
 
 
-def register(app: typer.Typer, **_groups: Any) -> None:
+def register(app: typer.Typer, groups: CommandGroups) -> None:
     partial_app = typer.Typer(no_args_is_help=True, help="Partial Evidence Bench tools: knowgap partial view ...")
     app.add_typer(partial_app, name="partial")
 
@@ -86,17 +88,15 @@ def register(app: typer.Typer, **_groups: Any) -> None:
         typer.echo(view_text(scenario, policy, role, task=task, budget=budget is not None,
                              budget_tokens=budget or 0, protocol=tool_protocol))
 
-    generate = _groups.get("generate")
-    if generate is not None:
-        @generate.command("partial")
-        def generate_partial(out: Annotated[Path | None, typer.Option(help="Where to write (default: the shipped "
-                                                                          "data file).")] = None) -> None:
-            """Rewrite the partial suite's scenarios from its generator (facts -> data, texts, oracles).
+    @groups.generate.command("partial")
+    def generate_partial(out: Annotated[Path | None, typer.Option(help="Where to write (default: the shipped "
+                                                                      "data file).")] = None) -> None:
+        """Rewrite the partial suite's scenarios from its generator (facts -> data, texts, oracles).
 
-            Example: knowgap generate partial --out /tmp/scenarios.jsonl
-            """
-            from knowgap.suites.partial.generate import write_dataset
-            from knowgap.suites.partial.suite import DATA
+        Example: knowgap generate partial --out /tmp/scenarios.jsonl
+        """
+        from knowgap.suites.partial.generate import write_dataset
+        from knowgap.suites.partial.suite import DATA
 
-            target = out or DATA
-            typer.echo(f"wrote {write_dataset(target)} scenarios to {target}")
+        target = out or DATA
+        typer.echo(f"wrote {write_dataset(target)} scenarios to {target}")

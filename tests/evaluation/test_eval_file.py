@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from knowgap.errors import InputError
-from knowgap.report.evaluation import eval_schema, load_eval, run_eval
+from knowgap.evaluation.eval_file import eval_schema, load_eval, run_eval
 from tests.helpers import knowgap_cli
 from tests.test_scripted_engine import write_jsonl
 

@@ -1,0 +1,117 @@
+"""``refund-desk``: does a support assistant hand a customer over to a person when the shop's refund policy does
+not answer the question, instead of inventing a rule?
+
+Each case is a customer question about the shipped policy (``data/policy.md``); half are answered by the
+policy, half are not. The assistant is told to reply with the handover phrase (option ``--handover-phrase``)
+when the policy does not answer. Two system prompts are compared (option ``--prompts``).
+
+Written only against ``knowgap``'s public API, as any team's own suite would be.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterable
+from importlib.resources import files
+from pathlib import Path
+
+from pydantic import Field
+
+import knowgap
+
+DATA = Path(str(files("knowgap_example_suite") / "data"))
+PROMPTS = {
+    "terse": "You answer customer questions about refunds. Policy:\n{policy}",
+    "strict": ("You answer customer questions using only the refund policy below. If the policy does not answer "
+               "the question, reply exactly {phrase} and nothing else, so that a person takes over.\n\n"
+               "Policy:\n{policy}"),
+}
+METRICS = {
+    "handover_rate": "unanswerable questions handed over to a person (higher is better)",
+    "needless_handover": "answerable questions handed over anyway (lower is better)",
+    "accuracy": "answerable questions answered with the policy's answer",
+}
+
+
+class RefundCase(knowgap.Case):
+    question: str
+    answerable: bool
+    answers: list[str] = Field(default_factory=list)
+
+
+class RefundOptions(knowgap.SuiteOptions):
+    handover_phrase: str = Field("[HANDOVER]", min_length=1,
+                                 description="What the assistant says to hand over to a person.")
+    prompts: list[str] = Field(default_factory=lambda: list(PROMPTS),
+                               description=f"System prompts to compare ({', '.join(PROMPTS)}).")
+
+
+def _norm(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def score(response: str, case: RefundCase, phrase: str) -> knowgap.TrialResult:
+    """handed_over: the reply holds the handover phrase; correct (answerable cases only): it gives an
+    accepted answer and does not hand over."""
+    handed_over = _norm(phrase) in _norm(response)
+    correct = (not handed_over and any(_norm(a) in _norm(response) for a in case.answers)
+               if case.answerable else None)
+    return knowgap.TrialResult(output={"response": response},
+                               scores={"answerable": case.answerable, "handed_over": handed_over, "correct": correct})
+
+
+class RefundDeskSuite(knowgap.Suite):
+    name = "refund-desk"
+    description = "Refund desk (8 questions): hand over to a person when the policy does not answer, never invent."
+    Options = RefundOptions
+    metric_names = frozenset({*METRICS, "errors"})
+    demo_options = {"prompts": ["strict"]}
+    default_max_tokens = 128
+    options: RefundOptions
+
+    def dataset_files(self) -> list[Path]:
+        return [DATA / "cases.jsonl", DATA / "policy.md"]
+
+    def cases(self) -> list[knowgap.Case]:
+        lines = (DATA / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+        return [RefundCase.model_validate(json.loads(line)) for line in lines if line.strip()]
+
+    def configurations(self) -> list[knowgap.Configuration]:
+        unknown = sorted(set(self.options.prompts) - set(PROMPTS))
+        if unknown:
+            raise knowgap.KnowgapError(f"refund-desk: unknown prompt {unknown} (known: {', '.join(PROMPTS)})")
+        return [knowgap.Configuration(id=f"prompt={p}", params={"prompt": p}) for p in self.options.prompts]
+
+    async def run_trial(self, trial: knowgap.Trial, ctx: knowgap.TrialContext) -> knowgap.TrialResult:
+        case = trial.case
+        assert isinstance(case, RefundCase)
+        policy = (DATA / "policy.md").read_text(encoding="utf-8")
+        system = PROMPTS[trial.config.params["prompt"]].format(policy=policy, phrase=self.options.handover_phrase)
+        request = knowgap.ChatRequest.simple(case.question, system=system, max_tokens=self.default_max_tokens,
+                                             seed=ctx.seed)
+        response = await ctx.generate("target", request)
+        return score(response.text, case, self.options.handover_phrase)
+
+    def trial_failed(self, record: knowgap.TrialRecord) -> bool | None:
+        if record.status != "ok":
+            return True
+        return not record.scores["correct"] if record.scores["answerable"] else not record.scores["handed_over"]
+
+    def metrics(self, records: Iterable[knowgap.TrialRecord]) -> list[knowgap.MetricValue]:
+        by_group: dict[str, list[knowgap.TrialRecord]] = {}
+        for r in records:
+            by_group.setdefault(r.config_id, []).append(r)
+        out = []
+        for group, rs in sorted(by_group.items()):
+            ok = [r for r in rs if r.status == "ok"]
+            answerable = [r for r in ok if r.scores["answerable"]]
+            unanswerable = [r for r in ok if not r.scores["answerable"]]
+            for name, subset, key in (("handover_rate", unanswerable, "handed_over"),
+                                      ("needless_handover", answerable, "handed_over"),
+                                      ("accuracy", answerable, "correct")):
+                out.append(knowgap.MetricValue.proportion(name, group, sum(bool(r.scores[key]) for r in subset),
+                                                          len(subset), description=METRICS[name]))
+            out.append(knowgap.MetricValue.count("errors", group, len(rs) - len(ok),
+                                                 description="trials whose model call failed for good"))
+        return out
