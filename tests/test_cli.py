@@ -137,7 +137,7 @@ def test_unknown_provider(tmp_path: Path) -> None:
     runs = tmp_path / "R"
     line = one_line_error(knowgap_cli("run", "starter", "--model", "foo:bar", "--runs-dir", str(runs), "-q"))
     assert line == ("error: unknown model provider 'foo' in 'foo:bar' "
-                    "(known: anthropic, local, openai, openai-compat, scripted)")
+                    "(known: anthropic, http, https, local, openai, openai-compat, python, scripted)")
     assert not runs.exists()  # no half-made run
 
 
