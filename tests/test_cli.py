@@ -13,6 +13,8 @@ import pytest
 import knowgap
 from tests.helpers import knowgap_cli
 
+REPO = Path(__file__).resolve().parents[1]
+
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
     """The process failed with exit 2 and one `error:` line on stderr, no traceback; returns the line."""
@@ -235,3 +237,14 @@ def test_every_role_of_a_suite_gets_its_own_flag(tmp_path: Path, monkeypatch: py
                                             "fact_checker": f"scripted:{target}"}  # not given: the target
     [record] = knowgap.iter_trials(str(run_dir))
     assert record.output == {"target": "target here", "critic": "critic here", "fact_checker": "target here"}
+
+
+def test_a_bool_option_that_defaults_to_true_can_be_turned_off(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    extractor = f"python:{REPO / 'examples' / 'own_system' / 'rag_app.py'}:extract_review"
+    proc = knowgap_cli("run", "extract", "--model", extractor, "--no-offline-checker", "--faithfulness-runs", "0",
+                       "--kinds", "normal", "--runs", "1", "--sample", "2", "--runs-dir", str(runs), "-q")
+    assert proc.returncode == 0, proc.stderr
+    (run_dir,) = runs.iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["config"]["options"]["offline_checker"] is False

@@ -191,6 +191,8 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
     ]
     for field_name, info in fields.items():
         flag = "--" + field_name.replace("_", "-")
+        if _cli_type(info.annotation) is bool:  # both ways, so a default of True can be turned off
+            flag += "/--no-" + field_name.replace("_", "-")
         params.append(P(field_name, P.KEYWORD_ONLY, default=typer.Option(None, flag, help=info.description or ""),
                         annotation=_cli_type(info.annotation)))
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
