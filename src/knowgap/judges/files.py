@@ -7,7 +7,6 @@ in the same order. ``agreement`` compares verdicts with a label field and gives 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,42 +61,25 @@ def offline_verdicts(texts: Sequence[str]) -> Verdicts:
 def llm_verdicts(model_spec: str, rows: Sequence[dict[str, Any]], text_field: str,
                  question_field: str | None, *, spec_name: str = "abstention",
                  progress: Callable[[int], None] | None = None) -> Verdicts:
-    """The LLM abstention judge (a versioned YAML spec) through the model layer: response cache, retries,
+    """The LLM abstention judge (a versioned YAML spec) through the model gateway: response cache, retries,
     concurrency limit and accounting, exactly as inside a run."""
-    from knowgap.engine.cache import ResponseCache
-    from knowgap.engine.client import ModelClient, RetryPolicy
+    from knowgap.engine.gateway import ModelGateway
     from knowgap.judges.spec import load_spec
-    from knowgap.models.registry import create_model
-    from knowgap.paths import cache_path
 
     spec = load_spec(spec_name)
     records = [{"question": str(r.get(question_field, "")) if question_field else "", "response": r[text_field]}
                for r in rows]
-
-    async def go() -> Verdicts:
-        model = create_model(model_spec)
-        prepare = getattr(model, "prepare", None)
-        if callable(prepare):
-            prepare()
-        cache = ResponseCache(cache_path())
-        client = ModelClient(model, run_id=f"judge-{spec.version}", cache=cache, use_cache=True, concurrency=None,
-                             retry=RetryPolicy())
-        out: Verdicts = []
-        try:
-            for i, record in enumerate(records):
-                call = await client.call("judge", spec.request(record), 0)
-                if call.response is None:
-                    raise KnowgapError(f"judge model {model_spec} failed on row {i + 1}: {call.error}")
-                parsed = spec.parse(call.response.text)
-                out.append(parsed if isinstance(parsed, ParseFailure) else parsed == "yes")
-                if progress:
-                    progress(i + 1)
-        finally:
-            await model.aclose()
-            cache.close()
-        return out
-
-    return asyncio.run(go())
+    out: Verdicts = []
+    with ModelGateway.open(run_id=f"judge-{spec.version}") as gateway:
+        for i, record in enumerate(records):
+            call = gateway.call_sync(model_spec, "judge", spec.request(record))
+            if call.response is None:
+                raise KnowgapError(f"judge model {model_spec} failed on row {i + 1}: {call.error}")
+            parsed = spec.parse(call.response.text)
+            out.append(parsed if isinstance(parsed, ParseFailure) else parsed == "yes")
+            if progress:
+                progress(i + 1)
+    return out
 
 
 def judge_file(path: str | Path, *, text_field: str, question_field: str | None = None,
