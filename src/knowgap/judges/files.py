@@ -1,15 +1,19 @@
-"""Run a judge over any JSONL file of responses, and measure a judge's agreement with labels in a file.
+"""Run a judge over any JSONL file, and measure a judge's agreement with labels in a file.
 
-``judge_file`` reads every row (a bad line or a missing field is an :class:`InputError` naming file, line
-and field, before anything is written), adds the judge's verdict under ``out_field`` and writes the rows
-in the same order. ``agreement`` compares verdicts with a label field and gives a Wilson 95% CI.
+``judge_file`` (``knowgap judge abstention``) reads every row (a bad line or a missing field is an
+:class:`InputError` naming file, line and field, before anything is written), adds the judge's verdict under
+``out_field`` and writes the rows in the same order; an LLM judge's calls go through the model gateway.
+``judge_faithfulness_file`` (``knowgap judge faithfulness``) adds the offline faithfulness checker's ``score``
+and ``verdict`` the same way. ``agreement`` compares verdicts with a label field and gives a Wilson 95% CI.
+Output files are written to a temporary file and renamed at the end, so a bad row leaves nothing half-written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -18,6 +22,9 @@ from knowgap.errors import InputError, KnowgapError
 from knowgap.jsonl import read_objects, write_jsonl
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
+
+if TYPE_CHECKING:
+    from knowgap.judges.faithfulness import OfflineFaithfulness
 
 _TRUE = {"yes", "true", "1", "y", "abstained", "abstain", "是"}
 _FALSE = {"no", "false", "0", "n", "answered", "answer", "否"}
@@ -104,6 +111,35 @@ def judge_file(path: str | Path, *, text_field: str, question_field: str | None 
             written.append(new)
         write_jsonl(out, written)
     return rows, verdicts
+
+
+def judge_faithfulness_file(path: str | Path, out: str | Path, *, source_field: str = "doc",
+                            text_field: str = "summary", threshold: float | None = None, details: bool = False,
+                            checker: OfflineFaithfulness | None = None,
+                            progress: Callable[[int, int], None] | None = None) -> Counter[str]:
+    """Score every row of ``path`` with the offline faithfulness checker and write it to ``out`` with ``score``
+    (0..1, higher = more faithful; null for an empty summary or a refusal) and ``verdict`` (faithful /
+    unfaithful / empty / refusal), in the same order; returns the verdict counts. ``threshold``: faithful at or
+    above (default: the calibrated one)."""
+    from knowgap.judges.faithfulness import DEFAULT_THRESHOLD, OfflineFaithfulness
+
+    rows = [row for _, row in read_objects(path, (source_field, text_field))]
+    checker = checker or OfflineFaithfulness(threshold=DEFAULT_THRESHOLD if threshold is None else threshold)
+    verdicts: Counter[str] = Counter()
+
+    def scored() -> Iterator[dict[str, Any]]:
+        for i, row in enumerate(rows):
+            result = checker.check(row[source_field], row[text_field])
+            verdicts[result.verdict] += 1
+            extra: dict[str, Any] = {"score": result.score, "verdict": result.verdict}
+            if details:
+                extra["claims"] = [c.model_dump() for c in result.claims]
+            yield {**row, **extra}
+            if progress:
+                progress(i + 1, len(rows))
+
+    write_jsonl(out, scored())
+    return verdicts
 
 
 def agreement(path: str | Path, rows: Sequence[dict[str, Any]], verdicts: Verdicts, *, label_field: str,
