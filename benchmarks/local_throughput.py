@@ -37,7 +37,7 @@ from _shared import print_table, write_json
 from pydantic import Field
 
 import knowgap
-from knowgap.engine.client import ModelClient, RetryPolicy
+from knowgap.engine.gateway import ModelClient, RetryPolicy
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.models import local as local_mod
 from knowgap.models.local import LocalModel, load_llama

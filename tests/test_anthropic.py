@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from knowgap.engine.client import ModelClient, RetryPolicy
+from knowgap.engine.gateway import ModelClient, RetryPolicy
 from knowgap.models import ChatRequest, create_model
 from knowgap.models.errors import ModelUnavailableError
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,17 @@ def test_write_jsonl_round_trips_and_replaces_atomically(tmp_path: Path) -> None
     assert "一" in path.read_text(encoding="utf-8")  # not \\u escapes
     assert [p.name for p in path.parent.iterdir()] == ["out.jsonl"]  # no temporary file left
     assert path.stat().st_mode & 0o777 == file_mode()  # not mkstemp's 0600
+
+
+def test_write_jsonl_streams_a_generator_and_leaves_nothing_when_it_fails(tmp_path: Path) -> None:
+    out = write_jsonl(tmp_path / "out.jsonl", ({"n": n} for n in range(3)))
+    assert [r for _, r in read_lines(out)] == [{"n": 0}, {"n": 1}, {"n": 2}]
+
+    def failing() -> Iterator[dict[str, int]]:
+        yield {"n": 9}
+        raise InputError("in.jsonl", "bad row", line=2)
+
+    with pytest.raises(InputError, match="bad row"):
+        write_jsonl(out, failing())
+    assert [r for _, r in read_lines(out)] == [{"n": 0}, {"n": 1}, {"n": 2}]  # the earlier file is untouched
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]

@@ -9,8 +9,8 @@ from email.utils import format_datetime
 
 import pytest
 
-from knowgap.engine import client as client_module
-from knowgap.engine.client import ModelClient, RetryPolicy
+from knowgap.engine import gateway as gateway_module
+from knowgap.engine.gateway import ModelClient, RetryPolicy
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import TransientModelError
 from knowgap.models.http_errors import retry_after_seconds
@@ -59,7 +59,7 @@ def test_client_waits_what_the_server_asked(monkeypatch: pytest.MonkeyPatch) -> 
     async def fake_sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    monkeypatch.setattr(client_module.asyncio, "sleep", fake_sleep)
+    monkeypatch.setattr(gateway_module.asyncio, "sleep", fake_sleep)
     model = _Throttled(fails=2, retry_after=3.0)
     client = ModelClient(model, run_id="r", cache=None, use_cache=False, concurrency=1,
                          retry=RetryPolicy(max_retries=5, base_s=0.01, cap_s=0.02))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -87,8 +87,9 @@ def file_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_jsonl(path: str | Path, rows: Sequence[dict[str, Any]]) -> Path:
-    """Write rows atomically (a temporary file renamed into place: nothing half-written is left)."""
+def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
+    """Write rows atomically (a temporary file renamed into place: nothing half-written is left, also when
+    ``rows`` is a generator that fails half-way)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")

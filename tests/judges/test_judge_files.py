@@ -108,7 +108,7 @@ def test_builtin_specs_render_and_parse() -> None:
 
 def test_custom_spec_file_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("name: x\nversion: x_v1\noutcomes: [a, b]\nfields: [q]\nprompt: '{q} {r}'\n")
+    bad.write_text("name: x\nversion: x_v1\noutcomes: [a, b]\nfields: [q]\nprompt: '{q} {response}'\n")
     with pytest.raises(InputError, match="not in fields"):
         load_spec(str(bad))
     with pytest.raises(InputError, match="no such judge spec"):

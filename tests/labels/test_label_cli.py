@@ -84,7 +84,7 @@ def test_judge_spec_versions_side_by_side(tmp_path: Path, runs_root: Path) -> No
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\nversion: '1'\nfield: abstained\nkind: llm\nprompt: 'no placeholder'\n", encoding="utf-8")
     failed = cli("label", "judges", run.run_id, "--spec", str(bad), *rd)
-    assert failed.returncode == 2 and "bad.yaml, field 'prompt'" in failed.stderr
+    assert failed.returncode == 2 and "bad.yaml, line 5, field 'prompt'" in failed.stderr
     bad.write_text("name: x\nfield: abstained\n", encoding="utf-8")
     failed = cli("label", "judges", run.run_id, "--spec", str(bad), *rd)
     assert failed.returncode == 2 and "field 'version'" in failed.stderr

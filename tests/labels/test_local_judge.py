@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 import knowgap
+from knowgap.judges.spec import load_spec
 from knowgap.labels import LabelStore, agreement_report, sample_run
-from knowgap.labels.judge_spec import load_spec, run_spec
+from knowgap.labels.judge_spec import run_spec
 
 pytestmark = [pytest.mark.slow, pytest.mark.local_model]
 

@@ -52,11 +52,11 @@ def test_file_errors(tmp_path: Path) -> None:
     wrong = write(tmp_path / "wrong.yaml", "thresholds:\n  - {metric: a, op: '>=', value: 1, colour: red}\n")
     with pytest.raises(InputError) as info:
         load_thresholds(wrong)
-    assert info.value.field == "thresholds.0.colour"
+    assert (info.value.line, info.value.field) == (2, "thresholds[0].colour")  # the line of the bad entry
     op = write(tmp_path / "op.yaml", "- {metric: a, op: '=>', value: 1}\n")  # a bare list is accepted too
     with pytest.raises(InputError) as info:
         load_thresholds(op)
-    assert info.value.field == "thresholds.0.op"
+    assert (info.value.line, info.value.field) == (1, "thresholds[0].op")
 
 
 def test_gate_checks(perfect_run: knowgap.RunResult, tmp_path: Path) -> None:
@@ -136,7 +136,7 @@ def test_missing_value_says_what_is_missing(tmp_path: Path, text: str, message: 
     file = write(tmp_path / "gate.yaml", f"thresholds:\n  - errors == 0\n  - \"{text}\"\n")
     with pytest.raises(InputError, match=re.escape(message)) as info:
         load_thresholds(file)
-    assert info.value.field == "thresholds.1"
+    assert (info.value.line, info.value.field) == (3, "thresholds[1]")
 
 
 @pytest.mark.parametrize("text", ["thresholds: []\n", "[]\n", "thresholds: []\nallow_empty: false\n"])

@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from knowgap.engine.cache import ResponseCache
-from knowgap.engine.client import ModelClient, RetryPolicy
+from knowgap.engine.gateway import ModelClient, ModelGateway, RetryPolicy
 from knowgap.engine.outcome import error_causes, finished_status
 from knowgap.engine.progress import TrialProgress
 from knowgap.engine.records import (
@@ -41,7 +41,7 @@ from knowgap.engine.store import RunStore, new_run_id
 from knowgap.engine.usage import usage_from_trials
 from knowgap.errors import KnowgapError, first_validation_error
 from knowgap.models.base import ChatModel
-from knowgap.models.registry import DEFAULT_MODEL, create_model
+from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.paths import cache_path, runs_dir
 from knowgap.redaction import MASK, redact
@@ -155,6 +155,8 @@ class Runner:
     """Ready-made providers by spec (tests, benchmarks, Python users); others come from create_model."""
     progress: bool = True
     cache_file: Path | None = None
+    gateway: ModelGateway = field(init=False, repr=False)
+    """The run's model gateway, made with the run's clients."""
 
     def __post_init__(self) -> None:
         suite_cls = get_suite(self.config.suite)
@@ -194,18 +196,13 @@ class Runner:
 
     # clients ----------------------------------------------------------------------------------
     def _clients(self, run_id: str, cache: ResponseCache | None) -> dict[str, ModelClient]:
-        by_spec: dict[str, ModelClient] = {}
-        retry = RetryPolicy(max_retries=self.config.max_retries, timeout_s=self.config.timeout_s)
-        for spec in dict.fromkeys(self.config.models.values()):
-            provider = self.providers.get(spec) or create_model(spec)
-            prepare = getattr(provider, "prepare", None)
-            if callable(prepare):
-                prepare()
-            price = self.config.prices.get(spec)
-            by_spec[spec] = ModelClient(provider, run_id=run_id, cache=cache, use_cache=self.config.use_cache,
-                                        concurrency=self.config.concurrency, retry=retry,
-                                        price=tuple(price) if price else None)  # type: ignore[arg-type]
-        return {role: by_spec[spec] for role, spec in self.config.models.items()}
+        """Each role's client from the run's model gateway (which this runner closes when the trials end)."""
+        self.gateway = ModelGateway(run_id=run_id, cache=cache, use_cache=self.config.use_cache,
+                                    concurrency=self.config.concurrency, prices=self.config.prices,
+                                    retry=RetryPolicy(max_retries=self.config.max_retries,
+                                                      timeout_s=self.config.timeout_s),
+                                    providers=self.providers)
+        return self.gateway.clients(self.config.models)
 
     # execution --------------------------------------------------------------------------------
     async def _run_one(self, trial: Trial, clients: Mapping[str, ModelClient]) -> TrialRecord:
@@ -321,8 +318,7 @@ class Runner:
         try:
             await self._execute(store, self.iter_trials(cases, finished), total, len(finished), clients)
         finally:
-            for client in _distinct(clients):
-                await client.model.aclose()
+            await self.gateway.aclose()
 
     def _finish(self, store: RunStore, manifest: Manifest, cache: ResponseCache) -> None:
         store.close()

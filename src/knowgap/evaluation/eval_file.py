@@ -35,6 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowgap.errors import InputError
 from knowgap.report.gate import SHORT_FORM, GateResult, Threshold
+from knowgap.yamlfile import field_path as _path
+from knowgap.yamlfile import line_of as _line_of
+from knowgap.yamlfile import read_yaml
 
 if TYPE_CHECKING:
     from knowgap.suites.base import Suite
@@ -111,52 +114,12 @@ def eval_schema() -> dict[str, Any]:
     return schema
 
 
-def _line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
-    """The YAML line (1-based) of the deepest node on ``loc`` that exists."""
-    node, line = root, None
-    for part in loc:
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if getattr(k, "value", None) == str(part)), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
-            node = None
-    if node is not None:
-        line = node.start_mark.line + 1
-    return line
-
-
-def _path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def load_eval(path: str | Path) -> tuple[EvalConfig, Path]:
     """Parse and validate an evaluation file (suites, their options and roles, datasets, names)."""
     file = Path(path)
-    if not file.exists():
-        raise InputError(str(file), "evaluation file not found")
-    text = file.read_text(encoding="utf-8-sig")
-    try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(str(file), f"not valid YAML ({getattr(exc, 'problem', None) or exc})",
-                         line=mark.line + 1 if mark else None) from None
-    if not isinstance(data, dict):
-        raise InputError(str(file), "expected a mapping with at least 'suites'")
-    try:
-        config = EvalConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        raise InputError(str(file), first["msg"], line=_line_of(root, loc), field=_path(loc)) from None
+    document = read_yaml(file, what="evaluation file")
+    root = document.root
+    config = document.validate(EvalConfig, expected="a mapping with at least 'suites'")
     if "thresholds" in config.model_fields_set and not config.thresholds and not config.allow_empty:
         raise InputError(str(file), "thresholds is empty: an empty gate checks nothing; list thresholds, set "
                                     "allow_empty: true, or leave thresholds out to run without a gate",

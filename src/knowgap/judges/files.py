@@ -1,16 +1,19 @@
-"""Run a judge over any JSONL file of responses, and measure a judge's agreement with labels in a file.
+"""Run a judge over any JSONL file, and measure a judge's agreement with labels in a file.
 
-``judge_file`` reads every row (a bad line or a missing field is an :class:`InputError` naming file, line
-and field, before anything is written), adds the judge's verdict under ``out_field`` and writes the rows
-in the same order. ``agreement`` compares verdicts with a label field and gives a Wilson 95% CI.
+``judge_file`` (``knowgap judge abstention``) reads every row (a bad line or a missing field is an
+:class:`InputError` naming file, line and field, before anything is written), adds the judge's verdict under
+``out_field`` and writes the rows in the same order; an LLM judge's calls go through the model gateway.
+``judge_faithfulness_file`` (``knowgap judge faithfulness``) adds the offline faithfulness checker's ``score``
+and ``verdict`` the same way. ``agreement`` compares verdicts with a label field and gives a Wilson 95% CI.
+Output files are written to a temporary file and renamed at the end, so a bad row leaves nothing half-written.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -19,6 +22,9 @@ from knowgap.errors import InputError, KnowgapError
 from knowgap.jsonl import read_objects, write_jsonl
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
+
+if TYPE_CHECKING:
+    from knowgap.judges.faithfulness import OfflineFaithfulness
 
 _TRUE = {"yes", "true", "1", "y", "abstained", "abstain", "是"}
 _FALSE = {"no", "false", "0", "n", "answered", "answer", "否"}
@@ -62,42 +68,25 @@ def offline_verdicts(texts: Sequence[str]) -> Verdicts:
 def llm_verdicts(model_spec: str, rows: Sequence[dict[str, Any]], text_field: str,
                  question_field: str | None, *, spec_name: str = "abstention",
                  progress: Callable[[int], None] | None = None) -> Verdicts:
-    """The LLM abstention judge (a versioned YAML spec) through the model layer: response cache, retries,
+    """The LLM abstention judge (a versioned YAML spec) through the model gateway: response cache, retries,
     concurrency limit and accounting, exactly as inside a run."""
-    from knowgap.engine.cache import ResponseCache
-    from knowgap.engine.client import ModelClient, RetryPolicy
+    from knowgap.engine.gateway import ModelGateway
     from knowgap.judges.spec import load_spec
-    from knowgap.models.registry import create_model
-    from knowgap.paths import cache_path
 
     spec = load_spec(spec_name)
     records = [{"question": str(r.get(question_field, "")) if question_field else "", "response": r[text_field]}
                for r in rows]
-
-    async def go() -> Verdicts:
-        model = create_model(model_spec)
-        prepare = getattr(model, "prepare", None)
-        if callable(prepare):
-            prepare()
-        cache = ResponseCache(cache_path())
-        client = ModelClient(model, run_id=f"judge-{spec.version}", cache=cache, use_cache=True, concurrency=None,
-                             retry=RetryPolicy())
-        out: Verdicts = []
-        try:
-            for i, record in enumerate(records):
-                call = await client.call("judge", spec.request(record), 0)
-                if call.response is None:
-                    raise KnowgapError(f"judge model {model_spec} failed on row {i + 1}: {call.error}")
-                parsed = spec.parse(call.response.text)
-                out.append(parsed if isinstance(parsed, ParseFailure) else parsed == "yes")
-                if progress:
-                    progress(i + 1)
-        finally:
-            await model.aclose()
-            cache.close()
-        return out
-
-    return asyncio.run(go())
+    out: Verdicts = []
+    with ModelGateway.open(run_id=f"judge-{spec.version}") as gateway:
+        for i, record in enumerate(records):
+            call = gateway.call_sync(model_spec, "judge", spec.request(record))
+            if call.response is None:
+                raise KnowgapError(f"judge model {model_spec} failed on row {i + 1}: {call.error}")
+            parsed = spec.parse(call.response.text)
+            out.append(parsed if isinstance(parsed, ParseFailure) else parsed == "yes")
+            if progress:
+                progress(i + 1)
+    return out
 
 
 def judge_file(path: str | Path, *, text_field: str, question_field: str | None = None,
@@ -122,6 +111,35 @@ def judge_file(path: str | Path, *, text_field: str, question_field: str | None 
             written.append(new)
         write_jsonl(out, written)
     return rows, verdicts
+
+
+def judge_faithfulness_file(path: str | Path, out: str | Path, *, source_field: str = "doc",
+                            text_field: str = "summary", threshold: float | None = None, details: bool = False,
+                            checker: OfflineFaithfulness | None = None,
+                            progress: Callable[[int, int], None] | None = None) -> Counter[str]:
+    """Score every row of ``path`` with the offline faithfulness checker and write it to ``out`` with ``score``
+    (0..1, higher = more faithful; null for an empty summary or a refusal) and ``verdict`` (faithful /
+    unfaithful / empty / refusal), in the same order; returns the verdict counts. ``threshold``: faithful at or
+    above (default: the calibrated one)."""
+    from knowgap.judges.faithfulness import DEFAULT_THRESHOLD, OfflineFaithfulness
+
+    rows = [row for _, row in read_objects(path, (source_field, text_field))]
+    checker = checker or OfflineFaithfulness(threshold=DEFAULT_THRESHOLD if threshold is None else threshold)
+    verdicts: Counter[str] = Counter()
+
+    def scored() -> Iterator[dict[str, Any]]:
+        for i, row in enumerate(rows):
+            result = checker.check(row[source_field], row[text_field])
+            verdicts[result.verdict] += 1
+            extra: dict[str, Any] = {"score": result.score, "verdict": result.verdict}
+            if details:
+                extra["claims"] = [c.model_dump() for c in result.claims]
+            yield {**row, **extra}
+            if progress:
+                progress(i + 1, len(rows))
+
+    write_jsonl(out, scored())
+    return verdicts
 
 
 def agreement(path: str | Path, rows: Sequence[dict[str, Any]], verdicts: Verdicts, *, label_field: str,

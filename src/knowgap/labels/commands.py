@@ -173,16 +173,17 @@ def judges_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
 
     Example: knowgap label judges RUN --spec v1.yaml --spec v2.yaml --judge-model local:qwen2.5-0.5b
     """
+    from knowgap.judges.spec import load_spec
     from knowgap.labels.agreement import MAJORITY, agreement_report
-    from knowgap.labels.judge_spec import load_spec, run_spec
+    from knowgap.labels.judge_spec import run_spec
     from knowgap.labels.store import LabelStore
 
     store = LabelStore.open(run, runs_dir)
-    specs = [load_spec(s) for s in spec]
+    specs = [load_spec(s, require_field=True) for s in spec]
     for s in specs:
         verdicts, path = run_spec(store, s, model=judge_model)
         out.print(f"{s.ref}: {len(verdicts)} verdicts -> {path}")
-    for fld in sorted({s.field for s in specs}):
+    for fld in sorted({s.field for s in specs if s.field}):
         report = agreement_report(store, fld, reps=reps)
         table = Table(title=f"judge versions on '{fld}' vs the people's majority", title_justify="left")
         for col in ("judge", "n", "% agree", "kappa", "sensitivity", "specificity"):

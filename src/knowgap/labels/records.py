@@ -1,4 +1,5 @@
-"""Records of human labelling that cross file boundaries: label events, samples, judge specs and verdicts."""
+"""Records of human labelling that cross file boundaries: label events, samples and judge verdicts (the judge
+spec itself is :class:`knowgap.judges.spec.JudgeSpec`)."""
 
 from __future__ import annotations
 
@@ -106,29 +107,6 @@ class Sample(BaseModel):
     trial_ids: list[str]
     """In labelling order (a seeded shuffle, so strata are interleaved)."""
     created_at: str = Field(default_factory=utcnow)
-
-
-def _yes_no() -> dict[str, ScoreValue]:
-    return {"yes": True, "no": False}
-
-
-class JudgeSpec(BaseModel):
-    """A versioned judge: how a verdict on ``field`` is produced from a trial. ``lexicon`` is the built-in
-    abstention phrase lexicon (no model); ``llm`` asks a model with ``prompt`` and maps its reply to a value
-    with ``answers`` (the first key found in the reply, case-insensitive, wins)."""
-
-    name: str
-    version: str
-    field: str
-    kind: Literal["lexicon", "llm"] = "llm"
-    prompt: str = ""
-    """Template with {question} (the last user message), {response} and {system}."""
-    answers: dict[str, ScoreValue] = Field(default_factory=lambda: _yes_no())
-    max_tokens: int = 16
-
-    @property
-    def ref(self) -> str:
-        return f"{self.name}@{self.version}"
 
 
 class JudgeVerdict(BaseModel):

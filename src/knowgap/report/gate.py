@@ -22,12 +22,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from knowgap.engine.records import MetricValue
 from knowgap.errors import InputError
 from knowgap.report.data import RunData
+from knowgap.yamlfile import load_yaml_model
 
 Op = Literal[">=", "<=", ">", "<", "==", "!="]
 OPS: dict[str, Callable[[float, float], bool]] = {">=": operator.ge, "<=": operator.le, ">": operator.gt,
@@ -134,21 +134,8 @@ def load_thresholds(path: str | Path) -> list[Threshold]:
 
 def load_gate_file(path: str | Path) -> ThresholdsFile:
     """A thresholds file: ``thresholds: [...]`` (and ``allow_empty``), or a bare list of thresholds."""
-    file = Path(path)
-    if not file.exists():
-        raise InputError(str(file), "thresholds file not found")
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8-sig"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(str(file), f"not valid YAML ({getattr(exc, 'problem', exc)})",
-                         line=mark.line + 1 if mark else None) from None
-    if isinstance(data, list):
-        data = {"thresholds": data}
-    try:
-        return ThresholdsFile.model_validate(data)
-    except ValidationError as exc:
-        raise InputError.from_validation(str(file), exc) from None
+    return load_yaml_model(path, ThresholdsFile, what="thresholds file",
+                           prepare=lambda data: {"thresholds": data} if isinstance(data, list) else data)
 
 
 def parse_thresholds(items: Sequence[str | dict[str, Any] | Threshold]) -> list[Threshold]:

@@ -121,10 +121,10 @@ def test_cli_file_judge_bad_rows(tmp_path: Path, line: str, message: str) -> Non
     src = tmp_path / "pairs.jsonl"
     src.write_text(line + "\n")
     out = tmp_path / "out.jsonl"
-    from knowgap.suites.extract.judge_file import judge_file
+    from knowgap.judges.files import judge_faithfulness_file
 
     with pytest.raises(InputError, match=re.escape(message)):
-        judge_file(src, out)
+        judge_faithfulness_file(src, out)
     assert not out.exists() and list(tmp_path.iterdir()) == [src]
 
 

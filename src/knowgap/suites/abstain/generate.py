@@ -384,8 +384,8 @@ def sole_answerability(questions: Sequence[GeneratedQuestion], facts: Sequence[A
 # ---------------------------------------------------------------------------------------------- pipeline
 def generate_kb(options: GenerateOptions, *, embedder: Embedder | None = None,
                 log: Callable[[str], None] = lambda _: None, progress: Progress = _no_progress) -> Summary:
+    from knowgap.engine.gateway import ModelGateway
     from knowgap.models.registry import DEFAULT_MODEL
-    from knowgap.suites.abstain.caller import Caller
 
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -393,36 +393,29 @@ def generate_kb(options: GenerateOptions, *, embedder: Embedder | None = None,
     docs = load_documents(options.docs)
     write_jsonl(out / "documents.jsonl", [d.model_dump() for d in docs])
     log(f"documents: {len(docs)}")
-    generator = None if options.offline else Caller(options.generator or DEFAULT_MODEL, run_id="generate-abstain",
-                                                    role="generator")
-    judge = None
+    gateway = None if options.offline else ModelGateway.open(run_id="generate-abstain")
     try:
-        if not options.offline:
-            judge_spec = options.judge or options.generator or DEFAULT_MODEL
-            judge = generator if judge_spec == generator.spec else Caller(judge_spec, run_id="generate-abstain",  # type: ignore[union-attr]
-                                                                         role="judge")
-        facts = extract_facts(docs, generator.chat if generator else None, options.max_facts, progress)
+        generator = gateway.text(options.generator or DEFAULT_MODEL, "generator") if gateway else None
+        judge = gateway.text(options.judge or options.generator or DEFAULT_MODEL, "judge") if gateway else None
+        facts = extract_facts(docs, generator, options.max_facts, progress)
         if not facts:
             raise KnowgapError(f"{options.docs}: no facts found in the documents")
         write_jsonl(out / "facts.jsonl", [f.model_dump() for f in facts])
         log(f"facts: {len(facts)}")
-        questions = make_questions(facts, generator.chat if generator else None, progress)
+        questions = make_questions(facts, generator, progress)
         write_jsonl(out / "questions_raw.jsonl", [q.model_dump() for q in questions])
         log(f"questions: {len(questions)}")
         decisions = diversity_filter(questions, options.filter_method, options.keyword_threshold,
                                      options.semantic_threshold, embedder)
         write_jsonl(out / "filter_decisions.jsonl", [d.model_dump() for d in decisions])
         kept = [q for q, d in zip(questions, decisions, strict=True) if d.kept]
-        checks = sole_answerability(kept, facts, embedder, options.sole_threshold, judge.chat if judge else None,
-                                    progress=progress)
+        checks = sole_answerability(kept, facts, embedder, options.sole_threshold, judge, progress=progress)
         write_jsonl(out / "answerability.jsonl", [c.model_dump() for c in checks])
         final = [q for q, c in zip(kept, checks, strict=True) if c.sole]
-        calls = (generator.calls if generator else 0) + (judge.calls if judge and judge is not generator else 0)
+        calls = gateway.calls if gateway else 0
     finally:
-        if judge is not None and judge is not generator:
-            judge.close()
-        if generator is not None:
-            generator.close()
+        if gateway is not None:
+            gateway.close()
     kb = options.kb_name or re.sub(r"[^\w-]+", "_", Path(options.docs).name)
     (out / "questions.json").write_text(json.dumps({
         "knowledge_base_identifier": kb, "generated_by": "knowgap generate abstain",

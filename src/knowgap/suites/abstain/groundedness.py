@@ -67,18 +67,23 @@ def embedding_detector(embedder: Embedder | None = None, threshold: float = 0.85
 
 def spec_detector(model_spec: str, spec_name: str = "groundedness") -> tuple[Detector, Callable[[], None]]:
     """A judge spec as a detector (outcome 'ungrounded' = flagged); returns it and a close function."""
+    from knowgap.engine.gateway import ModelGateway
     from knowgap.judges.spec import load_spec
     from knowgap.models.structured import ParseFailure
-    from knowgap.suites.abstain.caller import Caller
 
     spec = load_spec(spec_name)
-    caller = Caller(model_spec, run_id=f"groundedness-{spec.version}", role="judge")
+    gateway = ModelGateway.open(run_id=f"groundedness-{spec.version}")
+    try:
+        judge = gateway.text(model_spec, "judge")
+    except BaseException:
+        gateway.close()
+        raise
 
     def detect(context: str, response: str) -> bool:
-        outcome = spec.parse(caller.chat(spec.request({"context": context, "response": response})))
+        outcome = spec.parse(judge(spec.request({"context": context, "response": response})))
         return not isinstance(outcome, ParseFailure) and outcome != spec.outcomes[0]
 
-    return detect, caller.close
+    return detect, gateway.close
 
 
 def evaluate_detector(records: Iterable[TrialRecord], detector: Detector, name: str) -> DetectionResult:

@@ -29,11 +29,10 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
 
         Example: knowgap judge faithfulness pairs.jsonl --source-field doc --text-field summary --out scored.jsonl
         """
-        from knowgap.judges.faithfulness import DEFAULT_THRESHOLD
-        from knowgap.suites.extract.judge_file import judge_file
+        from knowgap.judges.files import judge_faithfulness_file
 
-        counts = judge_file(file, out_file, source_field=source_field, text_field=text_field,
-                            threshold=DEFAULT_THRESHOLD if threshold is None else threshold, details=details)
+        counts = judge_faithfulness_file(file, out_file, source_field=source_field, text_field=text_field,
+                                         threshold=threshold, details=details)
         summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         out.print(f"{sum(counts.values())} rows -> {out_file}: {summary}")
 

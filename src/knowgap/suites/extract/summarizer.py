@@ -9,7 +9,6 @@ as its own outcome: never coerced to a default.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -66,7 +65,7 @@ PROMPTS: dict[str, str] = {
 
 class Summarizer:
     """``request(review)`` builds the call; ``parse(text)`` reads the answer; ``summarize`` does both on a
-    model spec (Python API, outside a suite run)."""
+    model spec (Python API, outside a suite run, through the model gateway)."""
 
     def __init__(self, prompt: str = PROMPTS["default"], *, constrained: bool = True, temperature: float = 0.0,
                  max_tokens: int = 256) -> None:
@@ -85,14 +84,9 @@ class Summarizer:
         return parse_as(text, Extraction)
 
     def summarize(self, review: str, model: str, seed: int | None = 0) -> Extraction | ParseFailure:
-        """One review through ``model`` (any spec), without the engine's cache or store."""
-        from knowgap.models.registry import create_model
+        """One review through ``model`` (any spec), outside a suite run, through the model gateway: response
+        cache, retries, time-out (an identical call is answered from the cache)."""
+        from knowgap.engine.gateway import ModelGateway
 
-        async def go() -> str:
-            chat_model = create_model(model)
-            try:
-                return (await chat_model.chat(self.request(review, seed))).text
-            finally:
-                await chat_model.aclose()
-
-        return self.parse(asyncio.run(go()))
+        with ModelGateway.open(run_id="summarize") as gateway:
+            return self.parse(gateway.text(model, "target")(self.request(review, seed)))

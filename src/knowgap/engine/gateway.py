@@ -1,0 +1,252 @@
+"""The model gateway: the one way knowgap calls a model, inside a run and outside it (judging a file, generating
+a dataset, the extract summarizer, the label tools).
+
+``ModelGateway`` turns a model spec and a role into calls with, around the provider: the response cache
+(keyed by the model's identity, the whole request and the repeat index), a concurrency limit per model, a
+per-call time-out, retries with exponential backoff and full jitter on transient errors (429, 5xx, time-outs,
+lost connections; never sooner than a server's Retry-After), and token / latency / cost accounting per role.
+It builds each provider once per spec (from the registry, or takes a ready one), calls its ``prepare()``,
+and closes them all at the end. Calls are async (``call``, ``generate``) or sync (``call_sync``, ``text``:
+one private event loop per gateway, for commands that are not async).
+
+``ModelClient`` is its per-model part: one provider with its semaphore, retry policy and usage.
+No other module calls a provider's ``chat`` (tests/test_gateway.py checks the source).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+from knowgap.engine.cache import ResponseCache, cache_key
+from knowgap.engine.records import CallRecord, ModelUsage
+from knowgap.errors import KnowgapError
+from knowgap.models.base import ChatModel
+from knowgap.models.errors import ModelError, TransientModelError
+from knowgap.models.registry import create_model
+from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.paths import cache_path
+from knowgap.redaction import redact
+
+log = logging.getLogger("knowgap.models")
+
+
+class RetryPolicy:
+    def __init__(self, max_retries: int = 6, base_s: float = 0.5, cap_s: float = 30.0,
+                 timeout_s: float = 300.0) -> None:
+        self.max_retries = max_retries
+        self.base_s = base_s
+        self.cap_s = cap_s
+        self.timeout_s = timeout_s
+
+    max_retry_after_s = 120.0
+    """The longest wait a server's Retry-After can impose on one retry."""
+
+    def delay(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
+        """Full jitter: uniform in [0, min(cap, base * 2**attempt)]; never shorter than the server's
+        Retry-After (up to ``max_retry_after_s``)."""
+        wait = rng.uniform(0, min(self.cap_s, self.base_s * (2 ** attempt)))
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_retry_after_s))
+        return wait
+
+
+class ModelClient:
+    """One model behind the gateway: its provider, concurrency limit, retry policy, cache access and usage."""
+
+    def __init__(self, model: ChatModel, *, run_id: str, cache: ResponseCache | None, use_cache: bool,
+                 concurrency: int | None, retry: RetryPolicy,
+                 price: tuple[float, float] | None = None) -> None:
+        self.model = model
+        self.spec = model.spec
+        self.identity = model.identity()
+        """What the model is (file sha256, endpoint + model name): the cache key's model part."""
+        self.run_id = run_id
+        self.cache = cache
+        self.use_cache = use_cache
+        self.retry = retry
+        self.price = price
+        self.limit = concurrency or model.default_concurrency
+        self._sem = asyncio.Semaphore(self.limit)
+        self._rng = random.Random(hash(run_id) & 0xFFFF)
+        self.usage: dict[str, ModelUsage] = {}
+        self.provider_calls = 0
+        """Calls that reached the provider (cache hits excluded, retries included)."""
+
+    def _account(self, role: str) -> ModelUsage:
+        return self.usage.setdefault(role, ModelUsage())
+
+    async def call(self, role: str, request: ChatRequest, repeat: int) -> CallRecord:
+        usage = self._account(role)
+        key = cache_key(self.identity, request, repeat)
+        if self.cache is not None:
+            hit = self.cache.get(key, run_id=None if self.use_cache else self.run_id)
+            if hit is not None:
+                hit.cached = True
+                usage.calls += 1
+                usage.cached_calls += 1
+                return CallRecord(role=role, model=self.spec, request=request, response=hit, cached=True)
+        attempt = 0
+        while True:
+            try:
+                async with self._sem:
+                    self.provider_calls += 1
+                    response = await asyncio.wait_for(self.model.chat(request), self.retry.timeout_s)
+                break
+            except (TimeoutError, ModelError) as exc:
+                error: ModelError = exc if isinstance(exc, ModelError) else TransientModelError(
+                    f"{self.spec}: no answer within {self.retry.timeout_s:.0f}s")
+                if not error.transient or attempt >= self.retry.max_retries:
+                    usage.failed_calls += 1
+                    usage.retries += attempt
+                    message = redact(str(error))
+                    if error.transient:
+                        message += f" (gave up after {attempt + 1} attempts)"
+                    return CallRecord(role=role, model=self.spec, request=request, error=message,
+                                      attempts=attempt + 1)
+                wait = self.retry.delay(attempt, self._rng, getattr(error, "retry_after", None))
+                log.info("retrying %s in %.2fs after: %s", self.spec, wait, redact(str(error)))
+                attempt += 1
+                await asyncio.sleep(wait)
+        response.model = self.spec
+        usage.calls += 1
+        usage.retries += attempt
+        usage.prompt_tokens += response.usage.prompt_tokens
+        usage.completion_tokens += response.usage.completion_tokens
+        usage.latency_s += response.latency_s
+        if self.price is not None:
+            cost = (response.usage.prompt_tokens * self.price[0]
+                    + response.usage.completion_tokens * self.price[1]) / 1e6
+            usage.cost_usd = (usage.cost_usd or 0.0) + cost
+        if self.cache is not None:
+            self.cache.put(key, self.spec, self.run_id, response, self.identity)
+        return CallRecord(role=role, model=self.spec, request=request, response=response, attempts=attempt + 1)
+
+
+T = TypeVar("T")
+
+
+class ModelCallFailed(KnowgapError):
+    """A call that failed for good (a permanent error, or a transient one past the retries)."""
+
+
+class ModelGateway:
+    """Model spec + role -> cached, retried, rate-limited, accounted calls; one provider per spec.
+
+    ``providers`` are ready-made providers by spec (tests, benchmarks, Python users); other specs are built by
+    :func:`~knowgap.models.registry.create_model`. ``prices`` are USD per million (prompt, completion) tokens by
+    spec. ``ModelGateway.open(run_id=...)`` uses (and closes) the user's response cache; a gateway given
+    ``cache=None`` caches nothing.
+    """
+
+    def __init__(self, *, run_id: str, cache: ResponseCache | None = None, use_cache: bool = True,
+                 concurrency: int | None = None, retry: RetryPolicy | None = None,
+                 prices: Mapping[str, Sequence[float]] | None = None,
+                 providers: Mapping[str, ChatModel] | None = None) -> None:
+        self.run_id = run_id
+        self.cache = cache
+        self.use_cache = use_cache
+        self.concurrency = concurrency
+        self.retry = retry or RetryPolicy()
+        self.prices = dict(prices or {})
+        self.providers = dict(providers or {})
+        self._clients: dict[str, ModelClient] = {}
+        self._owns_cache = False
+        self._loop: asyncio.Runner | None = None
+
+    @classmethod
+    def open(cls, *, run_id: str, **options: Any) -> ModelGateway:
+        """A gateway over the response cache in ``KNOWGAP_HOME`` (closed with the gateway)."""
+        gateway = cls(run_id=run_id, cache=ResponseCache(cache_path()), **options)
+        gateway._owns_cache = True
+        return gateway
+
+    # models -----------------------------------------------------------------------------------
+    def client(self, spec: str) -> ModelClient:
+        """The client of ``spec``, made (and its provider prepared: a local pack loaded) on first use."""
+        client = self._clients.get(spec)
+        if client is None:
+            provider = self.providers.get(spec) or create_model(spec)
+            prepare = getattr(provider, "prepare", None)
+            if callable(prepare):
+                prepare()
+            price = self.prices.get(spec)
+            client = ModelClient(provider, run_id=self.run_id, cache=self.cache, use_cache=self.use_cache,
+                                 concurrency=self.concurrency, retry=self.retry,
+                                 price=(float(price[0]), float(price[1])) if price else None)
+            self._clients[spec] = client
+        return client
+
+    def clients(self, roles: Mapping[str, str]) -> dict[str, ModelClient]:
+        """A client for each role (role -> spec); roles that name the same spec share one."""
+        return {role: self.client(spec) for role, spec in roles.items()}
+
+    @property
+    def provider_calls(self) -> int:
+        """Calls that reached a provider (cache hits excluded, retries included)."""
+        return sum(c.provider_calls for c in self._clients.values())
+
+    @property
+    def calls(self) -> int:
+        """Calls asked of the gateway, answered from the cache or not, failed ones included."""
+        return sum(u.calls + u.failed_calls for c in self._clients.values() for u in c.usage.values())
+
+    # calls ------------------------------------------------------------------------------------
+    async def call(self, spec: str, role: str, request: ChatRequest, repeat: int = 0) -> CallRecord:
+        """One call; a failure is in the record's ``error`` (with the attempts made), never raised."""
+        return await self.client(spec).call(role, request, repeat)
+
+    async def generate(self, spec: str, role: str, request: ChatRequest, repeat: int = 0) -> ChatResponse:
+        """One call's response; a failure raises :class:`ModelCallFailed`."""
+        record = await self.call(spec, role, request, repeat)
+        if record.response is None:
+            raise ModelCallFailed(f"{role} model {redact(spec)} failed: {record.error}")
+        return record.response
+
+    def call_sync(self, spec: str, role: str, request: ChatRequest, repeat: int = 0) -> CallRecord:
+        """``call`` from code that is not async (on the gateway's own event loop)."""
+        return self._run(self.call(spec, role, request, repeat))
+
+    def text(self, spec: str, role: str) -> Callable[[ChatRequest], str]:
+        """A sync ``request -> response text`` function for ``role`` on ``spec`` (generators, detectors); the
+        model is made now, so a missing model fails before any work."""
+        self.client(spec)
+
+        def answer(request: ChatRequest) -> str:
+            return self._run(self.generate(spec, role, request)).text
+
+        return answer
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._loop is None:
+            self._loop = asyncio.Runner()
+        return self._loop.run(coro)
+
+    # closing ----------------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Release every provider (connections, loaded models)."""
+        for client in self._clients.values():
+            await client.model.aclose()
+
+    def close(self) -> None:
+        """Release every provider and, for a gateway from ``open``, the response cache."""
+        try:
+            if self._clients:
+                self._run(self.aclose())
+        finally:
+            if self._loop is not None:
+                self._loop.close()
+                self._loop = None
+            if self._owns_cache and self.cache is not None:
+                self.cache.close()
+
+    def __enter__(self) -> ModelGateway:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
