@@ -17,7 +17,7 @@ from knowgap.models.registry import create_model, register_provider, split_spec
 from knowgap.models.scripted import ScriptedModel
 from knowgap.models.types import ChatRequest, ChatResponse
 
-KNOWN = "anthropic, local, openai, openai-compat, scripted"
+KNOWN = "anthropic, http, https, local, openai, openai-compat, python, scripted"
 
 
 @pytest.fixture
