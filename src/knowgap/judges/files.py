@@ -76,9 +76,7 @@ def llm_verdicts(model_spec: str, rows: Sequence[dict[str, Any]], text_field: st
 
     async def go() -> Verdicts:
         model = create_model(model_spec)
-        prepare = getattr(model, "prepare", None)
-        if callable(prepare):
-            prepare()
+        model.prepare()
         cache = ResponseCache(cache_path())
         client = ModelClient(model, run_id=f"judge-{spec.version}", cache=cache, use_cache=True, concurrency=None,
                              retry=RetryPolicy())

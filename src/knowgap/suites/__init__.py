@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib
 
+from knowgap.engine.suite import Suite
 from knowgap.errors import KnowgapError
-from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 
 _SUITES: dict[str, type[Suite]] = {}
 BUILTIN = ("starter", "abstain", "clarify", "partial", "extract")
@@ -34,5 +34,4 @@ def get_suite(name: str) -> type[Suite]:
     return suites[name]
 
 
-__all__ = ["Case", "Configuration", "Suite", "SuiteOptions", "Trial", "TrialContext", "TrialResult",
-           "available", "get_suite", "register"]
+__all__ = ["available", "get_suite", "register"]

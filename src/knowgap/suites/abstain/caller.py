@@ -18,9 +18,7 @@ class Caller:
     def __init__(self, spec: str, *, run_id: str, role: str) -> None:
         self.spec, self.role = spec, role
         self.model = create_model(spec)
-        prepare = getattr(self.model, "prepare", None)
-        if callable(prepare):
-            prepare()
+        self.model.prepare()
         self.cache = ResponseCache(cache_path())
         self.client = ModelClient(self.model, run_id=run_id, cache=self.cache, use_cache=True, concurrency=None,
                                   retry=RetryPolicy())
