@@ -361,14 +361,6 @@ def _validate(model: type[Any], data: Any, file: str, record: str | None, line: 
         raise InputError(file, f"{where}{err['msg']}", line=line, field=field or None) from None
 
 
-def load_policy(path: Path) -> Policy:
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise InputError(str(path), "a policy file holds one JSON object")
-    policy: Policy = _validate(Policy, data, str(path), f"policy '{data.get('role', '?')}'")
-    return policy
-
-
 def load_policies(path: Path) -> list[Policy]:
     """A policy file: one policy object, or a list of them, or ``{"policies": [...]}``."""
     data = read_json(path)
