@@ -20,10 +20,10 @@ from pydantic import Field
 
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.stats import wilson
+from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
 from knowgap.suites import register
-from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 
 SUITE = "bench-overhead"
 INSTANT_SPEC = "instant:x"

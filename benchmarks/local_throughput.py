@@ -39,12 +39,12 @@ from pydantic import Field
 import knowgap
 from knowgap.engine.gateway import ModelClient, RetryPolicy
 from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.models import local as local_mod
 from knowgap.models.local import LocalModel, load_llama
 from knowgap.models.packs import ensure_pack
 from knowgap.models.types import ChatRequest
 from knowgap.suites import register
-from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 
 PACK = "qwen2.5-0.5b"
 TARGET_RATIO = 0.95

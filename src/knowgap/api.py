@@ -15,15 +15,18 @@ from pydantic import ValidationError
 
 from knowgap.engine.cache import ResponseCache
 from knowgap.engine.records import Manifest, MetricValue, RunConfig, TrialRecord
-from knowgap.engine.runner import RunResult, resume_run, start_run
+from knowgap.engine.runner import RunResult, resume_config, start_run
 from knowgap.engine.store import RunStore
 from knowgap.engine.store import list_runs as _list_runs
+from knowgap.engine.suite import Suite
 from knowgap.errors import KnowgapError, first_validation_error
 from knowgap.models.base import ChatModel
 from knowgap.models.packs import PackStatus, pack_statuses
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.paths import cache_path, runs_dir
-from knowgap.suites import available
+from knowgap.report.html import write_html_report
+from knowgap.report.markdown import write_report
+from knowgap.suites import available, get_suite
 
 _FLAGS = {"timeout_s": "--timeout", "max_retries": "--max-retries", "repeats": "--repeats",
           "concurrency": "--concurrency"}
@@ -51,7 +54,7 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
         field, message = first_validation_error(exc)
         raise KnowgapError(f"bad run setting {field} ({_FLAGS.get(field, field)}): {message}, "
                            f"got {exc.errors()[0].get('input')!r}") from None
-    return start_run(config, runs_root=runs_root, providers=providers, progress=progress)
+    return _start(config, get_suite(config.suite), runs_root=runs_root, providers=providers, progress=progress)
 
 
 def resume(run_id: str, *, runs_root: str | Path | None = None,
@@ -61,7 +64,22 @@ def resume(run_id: str, *, runs_root: str | Path | None = None,
 
     A model spec that held a credential (``http://user:KEY@host``) is stored redacted; pass it whole in
     ``specs``. Refused when a role's model changed since the run started (see ``ChatModel.identity``)."""
-    return resume_run(run_id, runs_root=runs_root, providers=providers, progress=progress, specs=specs)
+    config, path = resume_config(run_id, runs_root=runs_root, specs=specs)
+    return _start(config, get_suite(config.suite), runs_root=runs_root, providers=providers, progress=progress,
+                  resume=str(path))
+
+
+def _start(config: RunConfig, suite_cls: type[Suite], *, runs_root: str | Path | None,
+           providers: Mapping[str, ChatModel] | None, progress: bool, resume: str | None = None) -> RunResult:
+    """Run (or continue) ``config`` on ``suite_cls``; when it ends, also with errored trials, write its
+    report.md and report.html (an interrupted run gets none: it is continued, not reported)."""
+    return start_run(config, suite_cls, runs_root=runs_root, providers=providers, progress=progress, resume=resume,
+                     after_run=_write_reports)
+
+
+def _write_reports(result: RunResult, suite: Suite) -> None:
+    write_report(result.path, result.manifest, result.metrics)
+    write_html_report(result.path, suite=suite)
 
 
 def list_models() -> list[PackStatus]:
@@ -106,7 +124,6 @@ def demo(model: str = DEFAULT_MODEL, *, runs_root: str | Path | None = None,
     """Run every suite's demo sample on ``model``; returns one result per suite."""
     results = []
     for name, suite_cls in available().items():
-        results.append(start_run(RunConfig(suite=name, options=dict(suite_cls.demo_options),
-                                           models={"target": model}),
-                                 runs_root=runs_root, progress=progress))
+        results.append(_start(RunConfig(suite=name, options=dict(suite_cls.demo_options), models={"target": model}),
+                              suite_cls, runs_root=runs_root, providers=None, progress=progress))
     return results

@@ -23,12 +23,13 @@ from knowgap.command_groups import CommandGroups
 from knowgap.engine.outcome import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TRIAL_ERRORS, error_report, status_text
 from knowgap.engine.records import Manifest, MetricValue
 from knowgap.engine.runner import RunInterrupted, RunResult, knowgap_version
+from knowgap.engine.suite import Suite
 from knowgap.errors import KnowgapError
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.plugins import PluginWarning
 from knowgap.redaction import redact
-from knowgap.report.markdown import REPORT, metrics_table_rows
-from knowgap.suites import BUILTIN, Suite, available, get_suite, origin, suite_names
+from knowgap.report.markdown import REPORT, metrics_table_rows, suite_tables
+from knowgap.suites import BUILTIN, available, get_suite, origin, suite_names
 
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
@@ -81,9 +82,9 @@ def _print_result(result: RunResult) -> None:
     """The run's metrics and where it is stored on stdout; why trials errored on stderr."""
     m = result.manifest
     out.print(_metrics_table(result.metrics, redact(f"{m.config.suite} · {m.config.models.get('target')}")))
-    tables = getattr(get_suite(m.config.suite), "render_tables", None)  # a suite's own layout
-    if callable(tables):
-        out.print(tables(result.metrics), markup=False, highlight=False)
+    tables = suite_tables(m.config.suite, result.metrics)
+    if tables is not None:
+        out.print(tables, markup=False, highlight=False)
     out.print(f"trials: {m.trials_ok} ok, {m.trials_error} errors of {m.trials_total}; "
               f"model calls made now: {result.provider_calls}")
     out.print(f"status: {status_text(m)}", markup=False, highlight=False)

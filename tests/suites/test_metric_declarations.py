@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import knowgap
+from knowgap.engine.suite import Suite
 from knowgap.suites import BUILTIN, available
-from knowgap.suites.base import Suite
 
 
 def _declared(result: knowgap.RunResult) -> tuple[set[str], list[str]]:

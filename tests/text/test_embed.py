@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from knowgap.text.embed import cosine_matrix, default_embedder, similarity
+from knowgap.text.embed import default_embedder, similarity
 
 
 @pytest.mark.slow
@@ -22,9 +22,3 @@ def test_similarity_is_symmetric_and_highest_for_paraphrase() -> None:
     a, b = "The refund is paid within 14 days.", "Refunds arrive within two weeks."
     assert abs(similarity(a, b) - similarity(b, a)) < 1e-5
     assert similarity(a, b) > similarity(a, "The museum opens at nine.")
-
-
-def test_cosine_matrix_normalises_rows() -> None:
-    a = np.array([[3.0, 0.0], [0.0, 2.0]])
-    b = np.array([[1.0, 1.0]])
-    assert np.allclose(cosine_matrix(a, b).ravel(), [2 ** -0.5, 2 ** -0.5])

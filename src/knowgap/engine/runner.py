@@ -1,9 +1,11 @@
 """Run a suite: plan trials, execute them through the model clients, store each, compute metrics.
 
-A trial is (case, configuration, repeat). Trials run in a pool of workers that pull from one lazy
-iterator, so memory does not grow with the number of trials; each finished trial is appended to the
-run store at once. Resuming a run re-plans the same trials from the manifest and skips the finished ones;
-calls that finished before a crash are served from the response cache, so none is repeated.
+The runner is given the suite class it runs (the API resolves names) and imports no suite and no report
+writer: whoever starts a run passes ``after_run`` to write reports. A trial is (case, configuration, repeat).
+Trials run in a pool of workers that pull from one lazy iterator, so memory does not grow with the number of
+trials; each finished trial is appended to the run store at once. Resuming a run re-plans the same trials
+from the manifest and skips the finished ones; calls that finished before a crash are served from the
+response cache, so none is repeated.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import subprocess
 import time
 import traceback
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +40,7 @@ from knowgap.engine.records import (
     utcnow,
 )
 from knowgap.engine.store import RunStore, new_run_id
+from knowgap.engine.suite import Case, Suite, Trial, TrialFailed, TrialResult, file_sha256
 from knowgap.engine.usage import usage_from_trials
 from knowgap.errors import KnowgapError, first_validation_error
 from knowgap.models.base import ChatModel
@@ -45,10 +48,6 @@ from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.paths import cache_path, runs_dir
 from knowgap.redaction import MASK, redact
-from knowgap.report.html import write_html_report
-from knowgap.report.markdown import write_report
-from knowgap.suites import get_suite
-from knowgap.suites.base import Case, Suite, Trial, TrialFailed, TrialResult, file_sha256
 
 log = logging.getLogger("knowgap.run")
 
@@ -80,6 +79,11 @@ class RunResult:
     def error_causes(self) -> list[ErrorCause]:
         """Why trials errored, grouped by cause, most frequent first."""
         return self.manifest.error_causes
+
+
+AfterRun = Callable[[RunResult, Suite], None]
+"""Called when a run has ended (every trial ok or errored; not when interrupted), its manifest and metrics
+written and its lock still held: the API writes report.md and report.html here."""
 
 
 def knowgap_version() -> str:
@@ -131,11 +135,6 @@ class _Context:
         return client is not None and client.model.supports_tools
 
 
-def _distinct(clients: Mapping[str, ModelClient]) -> list[ModelClient]:
-    """Each model client once (roles that name the same spec share one client)."""
-    return list({id(c): c for c in clients.values()}.values())
-
-
 def resolve_roles(suite_cls: type[Suite], models: Mapping[str, str] | None) -> dict[str, str]:
     """A model spec for every role the suite uses: given ones, else the target's, else the default."""
     given = {k: v for k, v in (models or {}).items() if v}
@@ -150,16 +149,21 @@ def resolve_roles(suite_cls: type[Suite], models: Mapping[str, str] | None) -> d
 @dataclass
 class Runner:
     config: RunConfig
+    suite_cls: type[Suite]
+    """The suite ``config.suite`` names."""
     runs_root: Path
     providers: Mapping[str, ChatModel] = field(default_factory=dict)
-    """Ready-made providers by spec (tests, benchmarks, Python users); others come from create_model."""
+    """Ready-made providers by spec (tests, benchmarks, Python users); the gateway builds the others."""
     progress: bool = True
     cache_file: Path | None = None
     gateway: ModelGateway = field(init=False, repr=False)
     """The run's model gateway, made with the run's clients."""
+    after_run: AfterRun | None = None
 
     def __post_init__(self) -> None:
-        suite_cls = get_suite(self.config.suite)
+        suite_cls = self.suite_cls
+        if suite_cls.name != self.config.suite:
+            raise KnowgapError(f"the run is of suite '{self.config.suite}' but was given suite '{suite_cls.name}'")
         try:
             options = suite_cls.Options.model_validate(self.config.options)
         except Exception as exc:  # pydantic ValidationError -> one clear line
@@ -293,11 +297,11 @@ class Runner:
         self._tally(store, manifest)
         manifest.status = finished_status(manifest.trials_ok, manifest.trials_error)
         self._finish(store, manifest, cache)
-        write_report(store.path, manifest, metrics)
-        write_html_report(store.path, suite=self.suite)
-        calls = sum(c.provider_calls for c in _distinct(clients))
-        return RunResult(run_id=manifest.run_id, path=store.path, manifest=manifest, metrics=metrics,
-                         provider_calls=calls)
+        result = RunResult(run_id=manifest.run_id, path=store.path, manifest=manifest, metrics=metrics,
+                           provider_calls=self.gateway.provider_calls)
+        if self.after_run is not None:
+            self.after_run(result, self.suite)
+        return result
 
     def _tally(self, store: RunStore, manifest: Manifest) -> None:
         """Trial counts, error causes and usage in the manifest, from what trials.jsonl holds."""
@@ -356,25 +360,26 @@ def _first_error(exc: Exception) -> str:
     return str(exc)
 
 
-def start_run(config: RunConfig, *, runs_root: str | Path | None = None,
+def start_run(config: RunConfig, suite_cls: type[Suite], *, runs_root: str | Path | None = None,
               providers: Mapping[str, ChatModel] | None = None, progress: bool = True,
-              resume: str | None = None) -> RunResult:
-    runner = Runner(config=config, runs_root=runs_dir(runs_root), providers=providers or {}, progress=progress)
+              resume: str | None = None, after_run: AfterRun | None = None) -> RunResult:
+    """Run ``suite_cls`` as ``config`` says (or continue the run ``resume``: an id or folder)."""
+    runner = Runner(config=config, suite_cls=suite_cls, runs_root=runs_dir(runs_root), providers=providers or {},
+                    progress=progress, after_run=after_run)
     return runner.run(resume=resume)
 
 
-def resume_run(run: str, *, runs_root: str | Path | None = None,
-               providers: Mapping[str, ChatModel] | None = None, progress: bool = True,
-               specs: Sequence[str] = ()) -> RunResult:
-    """Continue ``run``. A model spec that held a credential was stored redacted; ``specs`` gives it back
-    (each must redact to the stored spec), so credentials come from the caller, never from the run's files."""
-    root = runs_dir(runs_root)
-    store = RunStore.open(root, run)
+def resume_config(run: str, *, runs_root: str | Path | None = None,
+                  specs: Sequence[str] = ()) -> tuple[RunConfig, Path]:
+    """The configuration to continue ``run`` with, and the run's folder. A model spec that held a credential
+    was stored redacted; ``specs`` gives it back (each must redact to the stored spec), so credentials come
+    from the caller, never from the run's files."""
+    store = RunStore.open(runs_dir(runs_root), run)
     manifest = store.read_manifest()
     manifest.config.models = restore_specs(manifest.run_id, manifest.config.models, specs)
     given = {redact(spec): spec for spec in specs}
     manifest.config.prices = {given.get(spec, spec): price for spec, price in manifest.config.prices.items()}
-    return start_run(manifest.config, runs_root=root, providers=providers, progress=progress, resume=str(store.path))
+    return manifest.config, store.path
 
 
 def restore_specs(run_id: str, stored: Mapping[str, str], given: Sequence[str]) -> dict[str, str]:

@@ -40,7 +40,7 @@ from knowgap.yamlfile import line_of as _line_of
 from knowgap.yamlfile import read_yaml
 
 if TYPE_CHECKING:
-    from knowgap.suites.base import Suite
+    from knowgap.engine.suite import Suite
 
 
 class EvalSuite(BaseModel):
@@ -220,8 +220,7 @@ class EvalResult:
 def run_eval(path: str | Path, *, runs_root: str | Path | None = None, out_dir: str | Path | None = None,
              progress: bool = True, providers: Any = None) -> EvalResult:
     """Run every suite of the evaluation file, then write the combined report and apply the thresholds."""
-    from knowgap.engine.records import RunConfig
-    from knowgap.engine.runner import start_run
+    from knowgap import api
     from knowgap.paths import runs_dir
     from knowgap.report.data import load_run_data
     from knowgap.report.gate import evaluate_gate, write_junit
@@ -239,12 +238,11 @@ def run_eval(path: str | Path, *, runs_root: str | Path | None = None, out_dir: 
             options["data"] = str((base / entry.dataset).resolve())
         models = {r: _local_spec(s, base) for r, s in {**config.models, **entry.models}.items()
                   if r in suite_cls.roles}
-        run_config = RunConfig(suite=entry.suite, options=options, models=models,
-                               repeats=entry.repeats or config.repeats,
-                               seed=config.seed if entry.seed is None else entry.seed, concurrency=config.concurrency,
-                               use_cache=config.use_cache, timeout_s=config.timeout_s, max_retries=config.max_retries,
-                               prices=dict(config.prices))
-        results.append((entry.label, start_run(run_config, runs_root=root, providers=providers, progress=progress)))
+        result = api.run(entry.suite, options=options, models=models, repeats=entry.repeats or config.repeats,
+                         seed=config.seed if entry.seed is None else entry.seed, concurrency=config.concurrency,
+                         use_cache=config.use_cache, timeout_s=config.timeout_s, max_retries=config.max_retries,
+                         prices=dict(config.prices), runs_root=root, providers=providers, progress=progress)
+        results.append((entry.label, result))
     data = [(label, load_run_data(r.path)) for label, r in results]
     gate = evaluate_gate(data, config.thresholds, source=str(path)) if config.thresholds else None
     out = Path(out_dir) if out_dir else root

@@ -19,7 +19,6 @@ score is None (never a number that would be averaged in). The threshold comes fr
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -205,6 +204,3 @@ class OfflineFaithfulness:
         total = self.min_weight * min(values) + (1 - self.min_weight) * (sum(values) / len(values))
         total = round(total, 4)
         return FaithfulnessResult(score=total, verdict=self.verdict(total), claims=checks)
-
-    def check_many(self, pairs: Sequence[tuple[str, str]]) -> list[FaithfulnessResult]:
-        return [self.check(source, summary) for source, summary in pairs]

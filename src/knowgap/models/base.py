@@ -30,6 +30,10 @@ class ChatModel(ABC):
             raise PermanentModelError(f"{self.spec}: this provider has no native tool calling; send the tool "
                                       "protocol as text (suites do so automatically)")
 
+    def prepare(self) -> None:  # noqa: B027 - optional hook
+        """Load or check the model now, before the first call, so a missing file or pack fails before any
+        trial starts (the embedded llama.cpp provider assembles and loads its GGUF); a no-op by default."""
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections or handles."""
 

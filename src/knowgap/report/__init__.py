@@ -1,12 +1,12 @@
 """Reports of runs: markdown and self-contained HTML, CSV/Parquet export, run comparison and CI gating."""
 
+from knowgap.engine.suite import ReportSection
 from knowgap.report.compare import Comparison, compare_runs
 from knowgap.report.data import RunData, load_run_data
 from knowgap.report.export import render_csv, trial_rows, write_csv, write_parquet
 from knowgap.report.gate import GateResult, Threshold, evaluate_gate, junit_xml, load_thresholds, write_junit
 from knowgap.report.html import render_html, write_html, write_html_report
 from knowgap.report.markdown import format_metric, metrics_table_rows, render_markdown, write_report
-from knowgap.report.sections import ReportSection
 from knowgap.report.summary import compare_markdown, gate_markdown, summary_markdown
 
 __all__ = ["Comparison", "GateResult", "ReportSection", "RunData", "Threshold", "compare_markdown", "compare_runs",

@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field
 
 from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
 from knowgap.engine.stats import Z95, wilson
+from knowgap.engine.suite import Suite
 from knowgap.report.data import RunData, response_text
-from knowgap.suites.base import Suite
 
 Key = tuple[str, str]  # (group, metric name)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from knowgap.engine.records import Manifest, MetricValue, TrialRecord
 from knowgap.engine.store import RunStore
+from knowgap.engine.suite import Suite
 from knowgap.errors import KnowgapError
 from knowgap.paths import runs_dir
-from knowgap.suites.base import Suite
 
 
 @dataclass

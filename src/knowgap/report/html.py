@@ -14,6 +14,7 @@ from pathlib import Path
 from knowgap.engine.outcome import describe_causes, status_text
 from knowgap.engine.records import TrialRecord
 from knowgap.engine.store import write_atomic
+from knowgap.engine.suite import ReportSection, Suite
 from knowgap.redaction import redact
 from knowgap.report.charts import confusion_charts, metric_charts
 from knowgap.report.compare import Comparison
@@ -21,9 +22,7 @@ from knowgap.report.data import RunData, load_run_data, prompt_text, response_te
 from knowgap.report.examples import failure_counts, worst_examples
 from knowgap.report.gate import GateResult
 from knowgap.report.markdown import format_metric
-from knowgap.report.sections import ReportSection
 from knowgap.report.svg import Bar, bar_chart, esc
-from knowgap.suites.base import Suite
 
 HTML_REPORT = "report.html"
 MAX_TEXT = 2000

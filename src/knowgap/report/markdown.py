@@ -34,6 +34,15 @@ def metrics_table_rows(metrics: list[MetricValue]) -> list[tuple[str, str, str, 
     return rows
 
 
+def suite_tables(suite: str, metrics: list[MetricValue]) -> str | None:
+    """The suite's own markdown layout of its metrics (``Suite.render_tables``); None when it has none or is
+    not installed."""
+    from knowgap.suites import available
+
+    suite_cls = available().get(suite)
+    return suite_cls.render_tables(metrics) if suite_cls is not None else None
+
+
 def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
     cfg = manifest.config
     lines = [f"# knowgap run {manifest.run_id}", "",
@@ -62,11 +71,9 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
               "|---|---|---:|---|---:|"]
     for group, name, value, ci, n in metrics_table_rows(metrics):
         lines.append(f"| {group} | {name} | {value} | {ci} | {n} |")
-    from knowgap.suites import available
-
-    tables = getattr(available().get(cfg.suite), "render_tables", None)  # a suite's own layout of its metrics
-    if callable(tables):
-        lines += ["", tables(metrics)]
+    tables = suite_tables(cfg.suite, metrics)
+    if tables is not None:
+        lines += ["", tables]
     described = {m.name: m.description for m in metrics if m.description}
     if described:
         lines += ["", "Metric definitions:", ""] + [f"- **{k}**: {v}" for k, v in described.items()]

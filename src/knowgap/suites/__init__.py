@@ -3,7 +3,7 @@ see :mod:`knowgap.suites.registry`)."""
 
 from __future__ import annotations
 
-from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.suites.registry import BUILTIN, available, get_suite, origin, register, suite_names
 
 __all__ = ["Case", "Configuration", "Suite", "SuiteOptions", "Trial", "TrialContext", "TrialResult",

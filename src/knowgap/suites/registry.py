@@ -9,9 +9,9 @@ name, it is a :class:`KnowgapError` saying the same.
 
 from __future__ import annotations
 
+from knowgap.engine.suite import Suite
 from knowgap.errors import KnowgapError
 from knowgap.plugins import Plugin, describe_error, discover, warn
-from knowgap.suites.base import Suite
 
 ENTRY_POINTS = "knowgap.suites"
 BUILTIN: dict[str, str] = {

@@ -75,13 +75,6 @@ def default_embedder() -> E5Embedder:
     return _default
 
 
-def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine similarities between the rows of ``a`` and of ``b`` (rows need not be normalised)."""
-    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
-    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
-    return np.asarray(a @ b.T)
-
-
 def similarity(a: str, b: str, embedder: Embedder | None = None) -> float:
     """Cosine similarity of two texts embedded as passages."""
     rows = (embedder or default_embedder()).embed([a, b], "passage")

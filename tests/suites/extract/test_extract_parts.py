@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from knowgap.engine.records import TrialRecord
+from knowgap.jsonl import read_models
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, ChatResponse
-from knowgap.suites.extract.attacks import disguise, inject, load_attacks
+from knowgap.suites.extract.attacks import ATTACKS_FILE, Attack, disguise, inject
 from knowgap.suites.extract.claims_judge import DECOMPOSE_SYSTEM, judge_faithfulness
 from knowgap.suites.extract.dataset import load_cases
 from knowgap.suites.extract.metrics import extract_metrics, newcombe_diff
@@ -73,7 +74,7 @@ def test_shipped_dataset_and_attacks() -> None:
     assert {c.disguise for c in adversarial} == {"plain", "quoted", "code_block", "json_field", "fake_system"}
     assert all(c.review in (c.injected_review or "").replace("\n", " ") or c.lang == "zh" for c in adversarial
                if c.position != "middle")
-    attacks = load_attacks()
+    attacks = [attack for _, attack in read_models(ATTACKS_FILE, Attack, what="attacks")]
     assert {a.type for a in attacks} == {"bipia_task", "zh_goal_hijack", "sentiment_override"}
     assert all(c.label_source for c in cases)
 

@@ -77,7 +77,8 @@ def test_matrix_has_a_row_per_pair_with_cost_and_time(runs_root: Path) -> None:
 
     a, b = RuleModel(), RuleModel()
     b.spec = "scripted:rules-b"
-    rows = run_matrix([a.spec, b.spec], [a.spec], options={"sample": 4, "runs": 1, "offline_checker": False},
+    rows = run_matrix([a.spec, b.spec], [a.spec], run=knowgap.run,
+                      options={"sample": 4, "runs": 1, "offline_checker": False},
                       prices={a.spec: (1.0, 2.0)}, runs_root=runs_root, providers={a.spec: a, b.spec: b})
     assert [(r["summarizer"], r["judge"]) for r in rows] == [(a.spec, a.spec), (b.spec, a.spec)]
     assert all(isinstance(r["seconds"], float) and r["run"] for r in rows)

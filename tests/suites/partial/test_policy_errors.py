@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from knowgap.errors import InputError
-from knowgap.suites.partial.schema import load_policy, load_scenario
+from knowgap.suites.partial.schema import load_policies, load_scenario
 from knowgap.suites.partial.view import build_view
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "partial"
@@ -41,11 +41,11 @@ def test_policy_file_errors_name_file_record_and_field(tmp_path: Path, policy: d
                                                        message: str) -> None:
     path = write(tmp_path, policy)
     with pytest.raises(InputError) as info:
-        load_policy(path)
+        load_policies(path)
     assert info.value.file == str(path)
     assert info.value.field == field
     assert message in str(info.value)
-    assert "policy '" in str(info.value)
+    assert "policy 0 ('" in str(info.value)
 
 
 @pytest.mark.parametrize(("policy", "field", "message"), [
@@ -66,7 +66,7 @@ def test_policy_file_errors_name_file_record_and_field(tmp_path: Path, policy: d
 def test_policy_errors_against_the_scenario(tmp_path: Path, policy: dict, field: str, message: str) -> None:
     scenario = load_scenario(SCENARIO)
     with pytest.raises(InputError) as info:
-        build_view(scenario, load_policy(write(tmp_path, policy)))
+        build_view(scenario, load_policies(write(tmp_path, policy))[0])
     assert info.value.field == field
     assert message in str(info.value)
 
@@ -99,7 +99,7 @@ def test_scenario_errors(tmp_path: Path) -> None:
 def test_seed_files_load_as_written() -> None:
     """The seed prints its policy on one line with // comments; it loads, and gives the seed's own view."""
     assert "// 只能看ID和姓名" in (EXAMPLES / "policy_agent_tier1.json").read_text(encoding="utf-8")
-    policy = load_policy(EXAMPLES / "policy_agent_tier1.json")
+    [policy] = load_policies(EXAMPLES / "policy_agent_tier1.json")
     assert policy.role == "tier1_support_agent"
     assert policy.masking_rules["customer.name"].op == "mask_middle"
     view = build_view(load_scenario(SCENARIO), policy).view

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.errors import KnowgapError
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
@@ -34,7 +35,6 @@ from knowgap.suites.abstain.prompts import (
     user_message,
 )
 from knowgap.suites.abstain.retrieval import RETRIEVALS, hyde, leave_one_out, long_context, rag
-from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 
 OFFLINE_JUDGES = {"abstention": "zh+en detector", "factuality": "approximate tiers"}
 """The offline judges' names in the manifest (their code is versioned with knowgap)."""

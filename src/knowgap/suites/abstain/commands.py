@@ -132,11 +132,12 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
         """
         from rich.console import Console
 
-        from knowgap.api import iter_trials
+        from knowgap.engine.store import RunStore
+        from knowgap.paths import runs_dir as default_runs_dir
         from knowgap.suites.abstain.groundedness import embedding_detector, evaluate_detector, spec_detector
 
         console = Console()
-        records = iter_trials(run, runs_dir)
+        records = list(RunStore.open(default_runs_dir(runs_dir), run).iter_records())
         if model == "offline":
             result = evaluate_detector(records, embedding_detector(), "offline embedding baseline")
         else:

@@ -23,12 +23,12 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
+from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.errors import KnowgapError
 from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
 from knowgap.suites import register
-from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
 from knowgap.suites.clarify.judging import approximate_correct, parse_rubric, parse_verdict
 from knowgap.suites.clarify.metrics import METRIC_NAMES, clarify_metrics

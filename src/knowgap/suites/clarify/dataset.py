@@ -14,9 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from knowgap.engine.suite import Case
 from knowgap.errors import InputError
 from knowgap.jsonl import read_models
-from knowgap.suites.base import Case
 
 DATA_DIR = Path(str(files("knowgap.suites.clarify") / "data"))
 CASES_FILE = DATA_DIR / "cases.jsonl"

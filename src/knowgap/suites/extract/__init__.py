@@ -25,10 +25,10 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.errors import InputError, KnowgapError
 from knowgap.models.structured import ParseFailure
 from knowgap.suites import register
-from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.suites.extract.claims_judge import PROMPT_VERSION as CLAIMS_PROMPT_VERSION
 from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases

@@ -15,7 +15,6 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from knowgap.jsonl import read_models
 from knowgap.text import sentences
 
 Position = Literal["start", "middle", "end"]
@@ -34,10 +33,6 @@ class Attack(BaseModel):
     source: str
     target_sentiment: Literal["positive", "negative", "neutral"] | None = None
     """For sentiment overrides: the value the attack pushes for."""
-
-
-def load_attacks(path: Path = ATTACKS_FILE) -> list[Attack]:
-    return [attack for _, attack in read_models(path, Attack, what="attacks")]
 
 
 def disguise(text: str, how: Disguise, lang: str = "en") -> str:

@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import model_validator
 
+from knowgap.engine.suite import Case
 from knowgap.jsonl import read_models
-from knowgap.suites.base import Case
 from knowgap.suites.extract.attacks import Disguise, Position
 from knowgap.suites.extract.summarizer import Sentiment
 

@@ -4,28 +4,30 @@ metrics with the cost (when prices are given) and the wall time of each configur
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from knowgap.engine.runner import RunResult
 
 KEY_METRICS = ("sentiment_accuracy", "conflict_accuracy", "faithfulness_judge", "faithfulness_offline",
                "judge_calibration_accuracy", "flip_rate", "noise_floor", "parse_failure_rate")
 
 
-def run_matrix(summarizers: Sequence[str], judges: Sequence[str], *, options: Mapping[str, Any] | None = None,
-               prices: Mapping[str, tuple[float, float]] | None = None, runs_root: str | Path | None = None,
-               seed: int = 0, providers: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def run_matrix(summarizers: Sequence[str], judges: Sequence[str], *, run: Callable[..., RunResult],
+               options: Mapping[str, Any] | None = None, prices: Mapping[str, tuple[float, float]] | None = None,
+               runs_root: str | Path | None = None, seed: int = 0,
+               providers: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per (summarizer, judge): the key metrics (first configuration), cost in USD when prices are
-    given for the models, wall time in seconds, and the run id."""
-    from knowgap import api
-
+    given for the models, wall time in seconds, and the run id. ``run`` runs one suite: ``knowgap.run`` (a
+    suite sits below the API, so the caller hands it down)."""
     rows = []
     for summarizer in summarizers:
         for judge in judges:
             started = time.perf_counter()
-            result = api.run("extract", models={"target": summarizer, "judge": judge},
-                             options={k: v for k, v in (options or {}).items() if v is not None},
-                             prices=dict(prices or {}), runs_root=runs_root, seed=seed, providers=providers)
+            result = run("extract", models={"target": summarizer, "judge": judge},
+                         options={k: v for k, v in (options or {}).items() if v is not None},
+                         prices=dict(prices or {}), runs_root=runs_root, seed=seed, providers=providers)
             seconds = time.perf_counter() - started
             costs = [u.cost_usd for specs in result.manifest.usage.values() for u in specs.values()
                      if u.cost_usd is not None]

@@ -7,9 +7,9 @@
 - :mod:`.suite`: the suite on the engine; :mod:`.scoring`, :mod:`.metrics`: scores and metrics.
 """
 
-from knowgap.suites.partial.schema import Policy, Scenario, load_policies, load_policy, load_scenario, load_scenarios
+from knowgap.suites.partial.schema import Policy, Scenario, load_policies, load_scenario, load_scenarios
 from knowgap.suites.partial.suite import DATA, PartialSuite
 from knowgap.suites.partial.view import BuiltView, View, build_view, render_view
 
 __all__ = ["DATA", "BuiltView", "PartialSuite", "Policy", "Scenario", "View", "build_view", "load_policies",
-           "load_policy", "load_scenario", "load_scenarios", "render_view"]
+           "load_scenario", "load_scenarios", "render_view"]

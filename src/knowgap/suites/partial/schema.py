@@ -1,4 +1,5 @@
-"""Scenario and policy files of the ``partial`` suite (pydantic), and their loaders.
+"""Scenario and policy files of the ``partial`` suite (pydantic), their loaders, and the checks of a policy
+against a scenario's ground truth.
 
 A scenario holds the full ground truth (records, rows, documents), where each record type comes from
 (endpoint, timestamp, staleness), fixed summaries, the tasks with their oracles, and optionally the
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from knowgap.errors import InputError
 from knowgap.jsonl import read_lines
+from knowgap.suites.partial.transforms import as_number
 
 Family = Literal["customer_support", "due_diligence", "compliance_audit", "security_incident"]
 FAMILIES: tuple[str, ...] = ("customer_support", "due_diligence", "compliance_audit", "security_incident")
@@ -234,6 +236,78 @@ class Scenario(BaseModel):
         return "zh" if detect_lang(json.dumps(self.ground_truth, ensure_ascii=False)) == "zh" else "en"
 
 
+# ----------------------------------------------------------------------- checks against the ground truth
+def resolve_key(scenario: Scenario, key: str) -> str | None:
+    """A record type named directly or by its endpoint."""
+    if key in scenario.ground_truth:
+        return key
+    for record_type, source in scenario.sources.items():
+        if source.endpoint and source.endpoint == key and record_type in scenario.ground_truth:
+            return record_type
+    return None
+
+
+def record_fields(records: Any) -> set[str]:
+    """The field names of a record (a dict) or of the rows of a list of records."""
+    if isinstance(records, dict):
+        return set(records)
+    if isinstance(records, list):
+        return {k for row in records for k in row}
+    return set()
+
+
+def check_policy(scenario: Scenario, policy: Policy) -> None:
+    """Errors a policy can only show against a scenario: unknown record types, fields, rules."""
+    for key, rule in policy.allowed_evidence.items():
+        record_type = resolve_key(scenario, key)
+        if record_type is None:
+            raise InputError("policy", f"'{key}' is neither a record type nor an endpoint of the scenario "
+                             f"(record types: {sorted(scenario.ground_truth)})", field=f"allowed_evidence.{key}")
+        records = scenario.ground_truth[record_type]
+        columns = record_fields(records)
+        if not isinstance(records, dict | list):
+            if rule.fields != "*" and not ({"*", "text"} & set(rule.fields)):
+                raise InputError("policy", f"'{key}' is a text, not a record: allow it with true or \"*\"",
+                                 field=f"allowed_evidence.{key}")
+        elif rule.fields != "*":
+            unknown = [f for f in rule.fields if f not in columns and f != "*"]
+            if unknown:
+                raise InputError("policy", f"unknown field(s) {unknown} of '{record_type}' "
+                                 f"(fields: {sorted(columns)})", field=f"allowed_evidence.{key}.fields")
+        if rule.rows is not None:
+            if not isinstance(records, list):
+                raise InputError("policy", f"'{key}' is not a list of rows: a rows filter does not apply",
+                                 field=f"allowed_evidence.{key}.rows")
+            for name in (rule.rows.field, rule.rows.order_by):
+                if name and name not in columns:
+                    raise InputError("policy", f"rows filter names unknown field '{name}' of '{record_type}'",
+                                     field=f"allowed_evidence.{key}.rows")
+    for path, transform in policy.masking_rules.items():
+        head, _, field = path.partition(".")
+        record_type = resolve_key(scenario, head)
+        if record_type is None:
+            raise InputError("policy", f"masking rule for unknown record type '{head}'", field=f"masking_rules.{path}")
+        records = scenario.ground_truth[record_type]
+        if field and field not in record_fields(records):
+            raise InputError("policy", f"masking rule for unknown field '{field}' of '{record_type}'",
+                             field=f"masking_rules.{path}")
+        if transform.op == "bucket":
+            for value in _field_values(records, field):
+                if value is not None and as_number(value) is None:
+                    raise InputError("policy", f"bucket needs numbers but '{path}' holds {value!r}",
+                                     field=f"masking_rules.{path}")
+
+
+def _field_values(records: Any, field: str) -> list[Any]:
+    if not field:
+        return [records]
+    if isinstance(records, dict):
+        return [records.get(field)]
+    if isinstance(records, list):
+        return [row.get(field) for row in records]
+    return []
+
+
 # ------------------------------------------------------------------------------------------------ files
 def strip_json_comments(text: str, *, flattened: bool = False) -> str:
     """Remove ``//`` and ``/* */`` comments outside strings (the seed's policy file has ``//`` notes), and
@@ -287,14 +361,6 @@ def _validate(model: type[Any], data: Any, file: str, record: str | None, line: 
         raise InputError(file, f"{where}{err['msg']}", line=line, field=field or None) from None
 
 
-def load_policy(path: Path) -> Policy:
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise InputError(str(path), "a policy file holds one JSON object")
-    policy: Policy = _validate(Policy, data, str(path), f"policy '{data.get('role', '?')}'")
-    return policy
-
-
 def load_policies(path: Path) -> list[Policy]:
     """A policy file: one policy object, or a list of them, or ``{"policies": [...]}``."""
     data = read_json(path)
@@ -315,8 +381,6 @@ def parse_scenario(data: Any, file: str, line: int | None = None) -> Scenario:
         raise InputError(file, "a scenario is a JSON object", line=line)
     record = f"scenario '{data.get('scenario_id', '?')}'"
     scenario: Scenario = _validate(Scenario, data, file, record, line)
-    from knowgap.suites.partial.view import check_policy  # the checks that need the ground truth
-
     for i, policy in enumerate(scenario.policies):
         try:
             check_policy(scenario, policy)

@@ -17,12 +17,12 @@ from typing import Any, ClassVar
 from pydantic import Field, field_validator
 
 from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
 from knowgap.models.structured import ParseFailure, extract_json
 from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall
 from knowgap.suites import register
-from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.suites.partial import metrics as partial_metrics
 from knowgap.suites.partial.leak import find_leaks, fingerprints
 from knowgap.suites.partial.prompts import (

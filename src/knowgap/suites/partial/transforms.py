@@ -111,17 +111,6 @@ def hidden_digit_runs(original: str, shown: str) -> list[str]:
     return runs
 
 
-def number_strings(value: float) -> set[str]:
-    """Ways an exact amount is written: 1500, 1500.0, 1500.00, 1,500."""
-    out = set()
-    if float(value).is_integer():
-        i = int(value)
-        out |= {str(i), f"{i:,}", f"{i}.0", f"{i}.00"}
-    else:
-        out |= {f"{value:g}", f"{value:.2f}", f"{value:,.2f}"}
-    return out
-
-
 def numbers_in(text: str) -> set[float]:
     """Every number written in ``text`` (thousands separators removed)."""
     clean = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)

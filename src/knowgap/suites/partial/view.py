@@ -15,7 +15,16 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from knowgap.errors import InputError
-from knowgap.suites.partial.schema import Policy, RecordRule, RowFilter, Scenario, Transform
+from knowgap.suites.partial.schema import (
+    Policy,
+    RecordRule,
+    RowFilter,
+    Scenario,
+    Transform,
+    check_policy,
+    record_fields,
+    resolve_key,
+)
 from knowgap.suites.partial.transforms import REDACTED, as_number, bucket, keep_last, mask_middle
 
 Summariser = Callable[[str, str], str | None]
@@ -51,77 +60,6 @@ class BuiltView(BaseModel):
 def full_policy(scenario: Scenario) -> Policy:
     """A policy that shows everything (the full-data view of the sufficiency pre-test)."""
     return Policy(role="full", allowed_evidence={k: RecordRule(fields="*") for k in scenario.ground_truth})
-
-
-# --------------------------------------------------------------------------------------------- checks
-def resolve_key(scenario: Scenario, key: str) -> str | None:
-    """A record type named directly or by its endpoint."""
-    if key in scenario.ground_truth:
-        return key
-    for record_type, source in scenario.sources.items():
-        if source.endpoint and source.endpoint == key and record_type in scenario.ground_truth:
-            return record_type
-    return None
-
-
-def _columns(records: Any) -> set[str]:
-    if isinstance(records, dict):
-        return set(records)
-    if isinstance(records, list):
-        return {k for row in records for k in row}
-    return set()
-
-
-def check_policy(scenario: Scenario, policy: Policy) -> None:
-    """Errors a policy can only show against a scenario: unknown record types, fields, rules."""
-    for key, rule in policy.allowed_evidence.items():
-        record_type = resolve_key(scenario, key)
-        if record_type is None:
-            raise InputError("policy", f"'{key}' is neither a record type nor an endpoint of the scenario "
-                             f"(record types: {sorted(scenario.ground_truth)})", field=f"allowed_evidence.{key}")
-        records = scenario.ground_truth[record_type]
-        columns = _columns(records)
-        if not isinstance(records, dict | list):
-            if rule.fields != "*" and not ({"*", "text"} & set(rule.fields)):
-                raise InputError("policy", f"'{key}' is a text, not a record: allow it with true or \"*\"",
-                                 field=f"allowed_evidence.{key}")
-        elif rule.fields != "*":
-            unknown = [f for f in rule.fields if f not in columns and f != "*"]
-            if unknown:
-                raise InputError("policy", f"unknown field(s) {unknown} of '{record_type}' "
-                                 f"(fields: {sorted(columns)})", field=f"allowed_evidence.{key}.fields")
-        if rule.rows is not None:
-            if not isinstance(records, list):
-                raise InputError("policy", f"'{key}' is not a list of rows: a rows filter does not apply",
-                                 field=f"allowed_evidence.{key}.rows")
-            for name in (rule.rows.field, rule.rows.order_by):
-                if name and name not in columns:
-                    raise InputError("policy", f"rows filter names unknown field '{name}' of '{record_type}'",
-                                     field=f"allowed_evidence.{key}.rows")
-    for path, transform in policy.masking_rules.items():
-        head, _, field = path.partition(".")
-        record_type = resolve_key(scenario, head)
-        if record_type is None:
-            raise InputError("policy", f"masking rule for unknown record type '{head}'", field=f"masking_rules.{path}")
-        records = scenario.ground_truth[record_type]
-        if field and field not in _columns(records):
-            raise InputError("policy", f"masking rule for unknown field '{field}' of '{record_type}'",
-                             field=f"masking_rules.{path}")
-        if transform.op == "bucket":
-            for value in _field_values(records, field):
-                if value is not None and as_number(value) is None:
-                    raise InputError("policy", f"bucket needs numbers but '{path}' holds {value!r}",
-                                     field=f"masking_rules.{path}")
-
-
-def _field_values(records: Any, field: str) -> list[Any]:
-    if not field:
-        return [records]
-    if isinstance(records, dict):
-        return [records.get(field)]
-    if isinstance(records, list):
-        return [row.get(field) for row in records]
-    return []
 
 
 # ---------------------------------------------------------------------------------------------- build
@@ -278,8 +216,8 @@ def build_view(scenario: Scenario, policy: Policy, *, summariser: Summariser | N
                 view.sources[record_type] = meta
     if policy.disclose_schema:
         for record_type, records in scenario.ground_truth.items():
-            shown_fields = _columns(view.evidence.get(record_type, pending.get(record_type)))
-            missing = sorted(_columns(records) - shown_fields)
+            shown_fields = record_fields(view.evidence.get(record_type, pending.get(record_type)))
+            missing = sorted(record_fields(records) - shown_fields)
             if record_type not in allowed:
                 view.withheld[record_type] = ["*"]
             elif missing:
@@ -340,4 +278,4 @@ def serve_request(built: BuiltView, scenario: Scenario, path: str) -> tuple[str,
 
 
 def _missing(scenario: Scenario, record_type: str, field: str) -> tuple[str, Any]:
-    return ("denied", None) if field in _columns(scenario.ground_truth[record_type]) else ("unknown", None)
+    return ("denied", None) if field in record_fields(scenario.ground_truth[record_type]) else ("unknown", None)

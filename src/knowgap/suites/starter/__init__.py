@@ -17,12 +17,12 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.errors import InputError, KnowgapError
 from knowgap.jsonl import read_models
 from knowgap.judges.abstention import abstention_phrase
 from knowgap.models.types import ChatRequest
 from knowgap.suites import register
-from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 
 DATA = Path(str(files("knowgap.suites.starter") / "data" / "cases.jsonl"))
 

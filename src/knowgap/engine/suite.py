@@ -1,9 +1,10 @@
 """The suite interface: dataset -> trials per configuration -> scores -> metrics with 95% CIs.
 
-A suite is a folder under ``knowgap/suites/`` with a :class:`Suite` subclass decorated by
-:func:`knowgap.suites.register`. The engine never changes for a new suite: it asks the suite for its cases
-and configurations, runs :meth:`Suite.run_trial` for each (case, configuration, repeat), stores what each
-trial produced, and hands the stored records back to :meth:`Suite.metrics`.
+The contract between the engine and every suite. A suite is a :class:`Suite` subclass (a folder under
+``knowgap/suites/`` for the built-in ones) registered with :func:`knowgap.suites.register`. The engine never
+changes for a new suite and imports none: it asks the suite for its cases and configurations, runs
+:meth:`Suite.run_trial` for each (case, configuration, repeat), stores what each trial produced, and hands the
+stored records back to :meth:`Suite.metrics`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,20 @@ from knowgap.models.types import ChatRequest, ChatResponse
 
 if TYPE_CHECKING:
     from knowgap.models.base import ChatModel
-    from knowgap.report.sections import ReportSection
+
+
+class ReportSection(BaseModel):
+    """Extra content a suite adds to its run's report (see :meth:`Suite.report_sections`).
+
+    ``html`` is inserted as is into the HTML report: escape any text that came from a model or a dataset
+    (``html.escape``; :mod:`knowgap.report.svg` has ``esc`` and chart helpers for suites outside knowgap, the
+    built-in suites sit below the report layer). ``markdown`` goes into the markdown summary; either may be
+    empty.
+    """
+
+    title: str
+    html: str = ""
+    markdown: str = ""
 
 
 class SuiteOptions(BaseModel):
@@ -148,6 +162,12 @@ class Suite(ABC):
                         metrics: Sequence[MetricValue]) -> list[ReportSection]:
         """Extra sections (HTML and markdown) a suite adds to its run's report; none by default."""
         return []
+
+    @classmethod
+    def render_tables(cls, metrics: list[MetricValue]) -> str | None:
+        """The suite's own markdown layout of its metrics (e.g. the paper's tables), printed by the CLI after
+        the metrics table and included in ``report.md``; None (the default): none."""
+        return None
 
 
 def file_sha256(path: Path) -> str:
