@@ -23,7 +23,7 @@ from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest
 from knowgap.suites import register
-from knowgap.suites.abstain.kb import Fact, kb_files, load_kb
+from knowgap.suites.abstain.dataset import Fact, kb_files, load_kb
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
     PAPER_CONFIGS,
