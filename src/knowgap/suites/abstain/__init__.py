@@ -1,5 +1,6 @@
 """``abstain``: KnowOrNot-style leave-one-out abstention. See :mod:`.suite`."""
 
-from knowgap.suites.abstain.suite import AbstainCase, AbstainOptions, AbstainSuite
+from knowgap.suites.abstain.dataset import AbstainCase
+from knowgap.suites.abstain.suite import AbstainOptions, AbstainSuite
 
 __all__ = ["AbstainCase", "AbstainOptions", "AbstainSuite"]

@@ -10,7 +10,6 @@ context: the one fact that answers was removed), and the factuality tier of answ
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -23,7 +22,8 @@ from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest
 from knowgap.suites import register
-from knowgap.suites.abstain.dataset import Fact, kb_files, load_kb
+from knowgap.suites.abstain.dataset import AbstainCase, Fact, kb_files, load_kb
+from knowgap.suites.abstain.metrics import METRIC_NAMES, abstain_metrics
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
     PAPER_CONFIGS,
@@ -38,12 +38,6 @@ from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial,
 
 OFFLINE_JUDGES = {"abstention": "zh+en detector", "factuality": "approximate tiers"}
 """The offline judges' names in the manifest (their code is versioned with knowgap)."""
-
-
-class AbstainCase(Case):
-    kb: str
-    question: str
-    expected_answer: str
 
 
 class AbstainOptions(SuiteOptions):
@@ -67,15 +61,6 @@ class AbstainOptions(SuiteOptions):
     max_tokens: int = Field(100, ge=16, description="Max tokens of the target's answer.")
 
 
-DESCRIBED = {
-    "abstention_rate": "share of leave-one-out questions where the target abstained (the right behaviour)",
-    "factuality_answered": "share of answered questions whose answer is tier 1 or 2 against the expected answer",
-    "invented_citation_rate": "share of trials citing a fact number that is not in the context (the answering "
-                              "fact was removed, so the citation is invented)",
-    "parse_failure_rate": "share of responses without a parseable response + citation (judged as raw text)",
-}
-
-
 def config_id(retrieval: str, prompt: str) -> str:
     return f"{retrieval}/{prompt}"
 
@@ -89,7 +74,7 @@ class AbstainSuite(Suite):
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 4, "retrieval": ["direct", "rag"], "prompts": ["conservative"]}
     default_max_tokens = 200
-    metric_names = frozenset({*DESCRIBED, "errors"})
+    metric_names = METRIC_NAMES
     options: AbstainOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -211,34 +196,7 @@ class AbstainSuite(Suite):
         return verdict.tier
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        tallies: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-        for r in records:
-            t = tallies[r.config_id]
-            if r.status != "ok":
-                t["errors"][0] += 1
-                continue
-            s = r.scores
-            t["parse_failure_rate"][0] += bool(s["parse_failed"])
-            t["parse_failure_rate"][1] += 1
-            if s["abstained"] is not None:
-                t["abstention_rate"][0] += bool(s["abstained"])
-                t["abstention_rate"][1] += 1
-            t["invented_citation_rate"][0] += bool(s["invented_citation"])
-            t["invented_citation_rate"][1] += 1
-            if s["abstained"] is False and s["tier"] is not None:
-                t["factuality_answered"][0] += s["tier"] in ("tier_1", "tier_2")
-                t["factuality_answered"][1] += 1
-        approx = " (offline approximation: embeddings + numbers; use --factuality-judge llm for the LLM judge)" \
-            if self.options.factuality_judge == "offline" else " (LLM judge, spec factuality_v1)"
-        described = {**DESCRIBED, "factuality_answered": DESCRIBED["factuality_answered"] + approx}
-        out = []
-        for group in sorted(tallies):
-            for name, text in described.items():
-                k, n = tallies[group][name]
-                out.append(MetricValue.proportion(name, group, k, n, description=text))
-            out.append(MetricValue.count("errors", group, tallies[group]["errors"][0],
-                                         description="trials whose model call failed for good"))
-        return out
+        return abstain_metrics(records, factuality_judge=self.options.factuality_judge)
 
     @staticmethod
     def render_tables(metrics: list[MetricValue]) -> str:
