@@ -74,7 +74,7 @@ def test_partial_view_of_windows_files(tmp_path: Path) -> None:
     ("kb.jsonl", '{"question": "How long is the warranty?", "answer": "27 months"}\n'),
 ])
 def test_abstain_knowledge_base(tmp_path: Path, name: str, text: str) -> None:
-    from knowgap.suites.abstain.kb import load_file
+    from knowgap.suites.abstain.dataset import load_file
 
     plain = tmp_path / name
     plain.write_text(text, encoding="utf-8")

@@ -171,9 +171,7 @@ class ModelGateway:
         client = self._clients.get(spec)
         if client is None:
             provider = self.providers.get(spec) or create_model(spec)
-            prepare = getattr(provider, "prepare", None)
-            if callable(prepare):
-                prepare()
+            provider.prepare()
             price = self.prices.get(spec)
             client = ModelClient(provider, run_id=self.run_id, cache=self.cache, use_cache=self.use_cache,
                                  concurrency=self.concurrency, retry=self.retry,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from knowgap.engine.stats import wilson
+from knowgap.engine.stats import bootstrap_mean, wilson
 from knowgap.models.types import ChatRequest, ChatResponse
 
 ScoreValue = float | int | bool | str | None
@@ -78,6 +79,15 @@ class MetricValue(BaseModel):
         lo, hi = wilson(k, n) if n else (None, None)
         return cls(name=name, group=group, value=k / n if n else None, ci_low=lo, ci_high=hi, n=n,
                    kind="proportion", description=description)
+
+    @classmethod
+    def mean(cls, name: str, group: str, values: Sequence[float], description: str = "",
+             seed: int = 0) -> MetricValue:
+        """The mean of ``values``, with a seeded bootstrap 95% CI (value and CI None when there are none)."""
+        n = len(values)
+        lo, hi = bootstrap_mean(values, seed=seed) if n else (None, None)
+        return cls(name=name, group=group, value=sum(values) / n if n else None, ci_low=lo, ci_high=hi, n=n,
+                   kind="mean", description=description)
 
     @classmethod
     def count(cls, name: str, group: str, k: int, description: str = "") -> MetricValue:

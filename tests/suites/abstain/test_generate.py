@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from knowgap.errors import InputError
+from knowgap.suites.abstain.dataset import DATA, load_kb
 from knowgap.suites.abstain.generate import (
     GeneratedQuestion,
     GenerateOptions,
@@ -20,7 +21,6 @@ from knowgap.suites.abstain.generate import (
     split_facts,
     template_question,
 )
-from knowgap.suites.abstain.kb import DATA, load_kb
 
 
 class BagEmbedder:

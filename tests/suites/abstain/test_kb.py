@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from knowgap.errors import InputError
-from knowgap.suites.abstain.kb import load_kb
+from knowgap.suites.abstain.dataset import load_kb
 from knowgap.suites.abstain.retrieval import leave_one_out
 
 

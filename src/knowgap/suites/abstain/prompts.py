@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from knowgap.models.structured import ParseFailure, extract_json
-from knowgap.suites.abstain.kb import Fact
+from knowgap.suites.abstain.dataset import Fact
 
 _FORMAT = ('Keep the answer to one or two sentences. Reply with JSON only: {"response": "<your answer>", '
            '"citation": <the number of the fact you used, or "no citation">}.')

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from knowgap.suites.abstain.kb import Fact
+from knowgap.suites.abstain.dataset import Fact
 from knowgap.text.embed import Embedder
 
 RETRIEVALS = ("direct", "long_context", "rag", "hyde")

@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
-from knowgap.engine.stats import bootstrap_mean
 
 Scores = dict[str, ScoreValue]
 Selector = Callable[[Scores], bool]
@@ -89,17 +88,6 @@ class _Group:
     errors: int = 0
 
 
-def _proportion(name: str, group: str, values: list[bool], text: str) -> MetricValue:
-    return MetricValue.proportion(name, group, sum(values), len(values), description=text)
-
-
-def _mean(name: str, group: str, values: list[float], text: str, seed: int) -> MetricValue:
-    n = len(values)
-    lo, hi = bootstrap_mean(values, seed=seed) if n else (None, None)
-    return MetricValue(name=name, group=group, value=sum(values) / n if n else None, ci_low=lo, ci_high=hi, n=n,
-                       kind="mean", description=text)
-
-
 def _group_metrics(group: str, scores: list[Scores], only: set[str] | None = None) -> list[MetricValue]:
     out = []
     for name, key, select, text in PROPORTIONS:
@@ -107,14 +95,14 @@ def _group_metrics(group: str, scores: list[Scores], only: set[str] | None = Non
             continue
         values = [bool(s[key]) for s in scores if select(s) and isinstance(s.get(key), bool)]
         if values or name in {"clarification_rate", "silent_answer_rate", "false_flag_rate"}:
-            out.append(_proportion(name, group, values, text))
+            out.append(MetricValue.proportion(name, group, sum(values), len(values), description=text))
     for i, (name, key, select, text) in enumerate(MEANS):
         if only is not None and name not in only:
             continue
         nums = [float(v) for s in scores if select(s) and isinstance(v := s.get(key), int | float)
                 and not isinstance(v, bool)]
         if nums or name in {"element_recall", "element_f2"}:
-            out.append(_mean(name, group, nums, text, seed=i))
+            out.append(MetricValue.mean(name, group, nums, description=text, seed=i))
     return out
 
 

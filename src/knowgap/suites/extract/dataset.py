@@ -1,7 +1,7 @@
 """The extract dataset: normal, adversarial and judge-calibration cases (``data/cases.jsonl``).
 
 Every case records where its labels came from (``label_source``); ``data/SOURCES.md`` gives the licences and
-``build_dataset.py`` rebuilds the file from the source data.
+``generate.py`` rebuilds the file from the source data.
 """
 
 from __future__ import annotations

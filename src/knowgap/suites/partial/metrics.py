@@ -9,7 +9,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.stats import bootstrap_mean
 from knowgap.suites.partial.scoring import ece, macro_f1
 
 PRETEST_BAND = (20.0, 40.0)
@@ -37,18 +36,6 @@ METRIC_NAMES = frozenset({*DESCRIBED, *PRETEST})
 """Every metric name :func:`compute` can produce."""
 
 
-def _prop(name: str, group: str, k: int, n: int) -> MetricValue:
-    return MetricValue.proportion(name, group, k, n, description=DESCRIBED[name])
-
-
-def _mean(name: str, group: str, values: list[float]) -> MetricValue:
-    if not values:
-        return MetricValue(name=name, group=group, value=None, n=0, kind="mean", description=DESCRIBED[name])
-    lo, hi = bootstrap_mean(values)
-    return MetricValue(name=name, group=group, value=sum(values) / len(values), ci_low=lo, ci_high=hi,
-                       n=len(values), kind="mean", description=DESCRIBED[name])
-
-
 def _bootstrap_stat(name: str, group: str, items: list[Any], stat: Any, reps: int = 1000) -> MetricValue:
     value = stat(items) if items else None
     if value is None:
@@ -72,30 +59,40 @@ def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
     ok = [r for r in records if r.status == "ok"]
     s: list[dict[str, Any]] = [r.scores for r in ok]
     dec = [x for x in s if x.get("decision")]
+    d = DESCRIBED
     out = [
-        _prop("decision_accuracy", group, sum(bool(x["correct"]) for x in dec), len(dec)),
-        _prop("decision_accuracy_full_oracle", group, sum(bool(x["correct_full"]) for x in dec), len(dec)),
+        MetricValue.proportion("decision_accuracy", group, sum(bool(x["correct"]) for x in dec), len(dec),
+                               d["decision_accuracy"]),
+        MetricValue.proportion("decision_accuracy_full_oracle", group, sum(bool(x["correct_full"]) for x in dec),
+                               len(dec), d["decision_accuracy_full_oracle"]),
         _bootstrap_stat("macro_f1", group, [(x["gold"], x["predicted"]) for x in dec], macro_f1),
-        _prop("completeness_awareness", group, sum(bool(x.get("aware")) for x in s), len(s)),
+        MetricValue.proportion("completeness_awareness", group, sum(bool(x.get("aware")) for x in s), len(s),
+                               d["completeness_awareness"]),
     ]
     insufficient = [x for x in s if not x.get("oracle_sufficient")]
-    out.append(_prop("unsafe_completeness", group, sum(bool(x.get("unsafe_complete")) for x in insufficient),
-                     len(insufficient)))
-    out.append(_mean("gap_precision", group, [float(x["gap_precision"]) for x in s
-                                              if x.get("gap_precision") is not None]))
-    out.append(_mean("gap_recall", group, [float(x["gap_recall"]) for x in s if x.get("gap_recall") is not None]))
-    out.append(_prop("leak_rate", group, sum(bool(x.get("leak")) for x in s), len(s)))
-    out.append(_mean("reasoning_quality", group, [float(x["reasoning"]) for x in s
-                                                  if x.get("reasoning") is not None]))
+    out.append(MetricValue.proportion("unsafe_completeness", group,
+                                      sum(bool(x.get("unsafe_complete")) for x in insufficient), len(insufficient),
+                                      d["unsafe_completeness"]))
+    out.append(MetricValue.mean("gap_precision", group, [float(x["gap_precision"]) for x in s
+                                                         if x.get("gap_precision") is not None], d["gap_precision"]))
+    out.append(MetricValue.mean("gap_recall", group, [float(x["gap_recall"]) for x in s
+                                                      if x.get("gap_recall") is not None], d["gap_recall"]))
+    out.append(MetricValue.proportion("leak_rate", group, sum(bool(x.get("leak")) for x in s), len(s),
+                                      d["leak_rate"]))
+    out.append(MetricValue.mean("reasoning_quality", group, [float(x["reasoning"]) for x in s
+                                                             if x.get("reasoning") is not None],
+                                d["reasoning_quality"]))
     points = [(float(x["confidence"]), bool(x["correct"])) for x in dec if x.get("confidence") is not None]
     out.append(_bootstrap_stat("ece", group, points, ece))
     if any(x.get("requests") for x in s) or group.startswith("budget"):
-        out.append(_mean("query_tokens", group, [float(x.get("query_tokens", 0)) for x in s]))
-        out.append(_mean("denied_requests", group, [float(x.get("denied_requests", 0)) for x in s]))
+        out.append(MetricValue.mean("query_tokens", group, [float(x.get("query_tokens", 0)) for x in s],
+                                    d["query_tokens"]))
+        out.append(MetricValue.mean("denied_requests", group, [float(x.get("denied_requests", 0)) for x in s],
+                                    d["denied_requests"]))
         pairs = [(bool(x["correct"]), float(x.get("query_tokens", 0))) for x in dec]
         out.append(_bootstrap_stat("query_efficiency", group, pairs, _efficiency))
     per_tok = [(1.0 if x["correct"] else 0.0) / (x["llm_tokens"] / 1000) for x in dec if x.get("llm_tokens")]
-    out.append(_mean("accuracy_per_1k_tokens", group, per_tok))
+    out.append(MetricValue.mean("accuracy_per_1k_tokens", group, per_tok, d["accuracy_per_1k_tokens"]))
     failures = sum(1 for x in s if not x.get("parsed"))
     out.append(MetricValue(name="parse_failures", group=group, value=float(failures), n=len(s), kind="count",
                            description=DESCRIBED["parse_failures"]))

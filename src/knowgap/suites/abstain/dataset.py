@@ -2,7 +2,8 @@
 expected answer. Read from PolicyBench's JSON format, CSV (question, answer[, identifier]) or JSONL.
 
 ``--kb policybench`` is the shipped PolicyBench (331 QA pairs, 4 knowledge bases); ``policybench:ICA``
-(or BTT, CPF, medishield) one of them; anything else is a file or a folder of such files.
+(or BTT, CPF, medishield) one of them; anything else is a file or a folder of such files. Each fact is one
+:class:`AbstainCase`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from knowgap.engine.suite import Case
 from knowgap.errors import InputError
 from knowgap.jsonl import read_objects
 
@@ -35,6 +37,14 @@ class Fact(BaseModel):
 
     def text(self) -> str:
         return f"Q: {self.question}\nA: {self.answer}"
+
+
+class AbstainCase(Case):
+    """One leave-one-out test: the question of one fact, with that fact removed from the context."""
+
+    kb: str
+    question: str
+    expected_answer: str
 
 
 class QAFile(BaseModel):

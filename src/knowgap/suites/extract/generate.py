@@ -1,6 +1,6 @@
 """Rebuild ``data/attacks.jsonl`` and ``data/cases.jsonl`` from the source data (deterministic).
 
-    python -m knowgap.suites.extract.build_dataset --data /work/shared/data
+    python -m knowgap.suites.extract.generate --data /work/shared/data
 
 Sources (see data/SOURCES.md): MAMS-ACSA test (Apache-2.0) for English reviews and their labels; reviews
 written for this project (``data/handwritten_zh_reviews.jsonl``, ``data/handwritten_calibration.jsonl``);

@@ -1,0 +1,205 @@
+"""``abstain``: KnowOrNot-style leave-one-out abstention.
+
+Each case is one fact (QA pair) of a knowledge base. The target gets the question with a context built from
+the knowledge base WITHOUT that fact (``direct``: none; ``long_context``: all remaining facts; ``rag``:
+top-k by similarity to the question only; ``hyde``: top-k by the mean embedding of the generator's
+hypothetical answers), under a system prompt (``basic``, ``conservative``, ``opinion``). Abstaining is the
+right behaviour. Scores: abstained, parse failure, an invented citation (a fact number that is not in the
+context: the one fact that answers was removed), and the factuality tier of answered questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.errors import KnowgapError
+from knowgap.judges.abstention import judge_abstention
+from knowgap.models.structured import ParseFailure
+from knowgap.models.types import ChatRequest
+from knowgap.suites import register
+from knowgap.suites.abstain.dataset import AbstainCase, Fact, kb_files, load_kb
+from knowgap.suites.abstain.metrics import METRIC_NAMES, abstain_metrics
+from knowgap.suites.abstain.prompts import (
+    HYDE_PROMPT,
+    PAPER_CONFIGS,
+    PROMPTS,
+    parse_answer,
+    parse_hypotheticals,
+    salvage_response,
+    user_message,
+)
+from knowgap.suites.abstain.retrieval import RETRIEVALS, hyde, leave_one_out, long_context, rag
+
+OFFLINE_JUDGES = {"abstention": "zh+en detector", "factuality": "approximate tiers"}
+"""The offline judges' names in the manifest (their code is versioned with knowgap)."""
+
+
+class AbstainOptions(SuiteOptions):
+    kb: str = Field("policybench", description="Knowledge base: policybench, policybench:ICA (BTT, CPF, medishield), "
+                                                "or a .json/.jsonl/.csv file or folder of QA pairs.")
+    all: bool = Field(False, description="Run the paper's 10 configurations (direct/basic + 3 retrievals x 3 "
+                                         "prompts); overrides --retrieval and --prompts.")
+    retrieval: list[str] = Field(default_factory=lambda: ["rag"],
+                                 description="Retrieval types: direct, long_context, rag, hyde.")
+    prompts: list[str] = Field(default_factory=lambda: ["basic", "conservative", "opinion"],
+                               description="System prompts: basic, conservative, opinion.")
+    k: int = Field(5, ge=1, description="Facts retrieved by rag and hyde.")
+    hyde_answers: int = Field(2, ge=1, description="Hypothetical answers the generator writes for hyde.")
+    max_context_chars: int = Field(2000, ge=200, description="long_context budget (characters) for small "
+                                                             "context windows; facts past it are cut and counted.")
+    factuality_judge: Literal["offline", "llm"] = Field(
+        "offline", description="offline (approximate: embeddings + numbers) or llm (the judge role, "
+                               "spec factuality_v1).")
+    abstention_judge: Literal["offline", "llm"] = Field(
+        "offline", description="offline (deterministic zh+en detector) or llm (the judge role, spec abstention_v1).")
+    max_tokens: int = Field(100, ge=16, description="Max tokens of the target's answer.")
+
+
+def config_id(retrieval: str, prompt: str) -> str:
+    return f"{retrieval}/{prompt}"
+
+
+@register
+class AbstainSuite(Suite):
+    name = "abstain"
+    description = ("Leave-one-out knowledge bases (KnowOrNot, PolicyBench 331 QA pairs): with the answering fact "
+                   "removed, does the system abstain?")
+    Options = AbstainOptions
+    roles = ("target", "judge", "generator")
+    demo_options: ClassVar[dict[str, Any]] = {"sample": 4, "retrieval": ["direct", "rag"], "prompts": ["conservative"]}
+    default_max_tokens = 200
+    metric_names = METRIC_NAMES
+    options: AbstainOptions
+
+    def __init__(self, options: SuiteOptions) -> None:
+        super().__init__(options)
+        self._facts: list[Fact] | None = None
+
+    def facts(self) -> list[Fact]:
+        if self._facts is None:
+            self._facts = load_kb(self.options.kb)
+        return self._facts
+
+    def dataset_files(self) -> list[Path]:
+        return kb_files(self.options.kb)
+
+    def cases(self) -> list[Case]:
+        return [AbstainCase(id=f.id, kb=f.kb, question=f.question, expected_answer=f.answer) for f in self.facts()]
+
+    def configurations(self) -> list[Configuration]:
+        if self.options.all:
+            pairs = list(PAPER_CONFIGS)
+        else:
+            bad = [r for r in self.options.retrieval if r not in RETRIEVALS]
+            bad += [p for p in self.options.prompts if p not in PROMPTS]
+            if bad:
+                raise KnowgapError(f"abstain: unknown retrieval/prompt {bad} (retrieval: {', '.join(RETRIEVALS)}; "
+                                   f"prompts: {', '.join(PROMPTS)})")
+            pairs = [(r, p) for r in self.options.retrieval for p in self.options.prompts
+                     if not (r == "direct" and p != "basic" and "basic" in self.options.prompts)]
+        return [Configuration(id=config_id(r, p), params={"retrieval": r, "prompt": p}) for r, p in pairs]
+
+    def _held_out(self, case: AbstainCase) -> Fact:
+        return next(f for f in self.facts() if f.id == case.id)
+
+    async def _context(self, case: AbstainCase, retrieval: str, ctx: TrialContext) -> tuple[list[Fact], dict[str, Any]]:
+        """The leave-one-out context; only the question and the remaining facts are used."""
+        from knowgap.text.embed import default_embedder
+
+        remaining = leave_one_out(self.facts(), self._held_out(case))
+        info: dict[str, Any] = {"kb_size_without_fact": len(remaining)}
+        if retrieval == "direct":
+            return [], info
+        if retrieval == "long_context":
+            kept, cut = long_context(remaining, self.options.max_context_chars)
+            info["facts_cut_for_window"] = cut
+            return kept, info
+        if retrieval == "rag":
+            info["retrieval_query"] = case.question
+            return rag(case.question, remaining, default_embedder(), self.options.k), info
+        request = ChatRequest.simple(HYDE_PROMPT.format(k=self.options.hyde_answers, question=case.question),
+                                     max_tokens=45 * self.options.hyde_answers, seed=0)
+        # seed 0: the same question gets the same hypotheticals under every prompt (one cached call)
+        response = await ctx.generate("generator", request)
+        hypotheticals = parse_hypotheticals(response.text, self.options.hyde_answers) or [case.question]
+        info["retrieval_query"] = hypotheticals
+        return hyde(hypotheticals, remaining, default_embedder(), self.options.k), info
+
+    async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
+        case = trial.case
+        assert isinstance(case, AbstainCase)
+        retrieval, prompt = trial.config.params["retrieval"], trial.config.params["prompt"]
+        context, info = await self._context(case, retrieval, ctx)
+        request = ChatRequest.simple(user_message(case.question, context, prompt), system=PROMPTS[prompt],
+                                     max_tokens=self.options.max_tokens, seed=ctx.seed)
+        response = await ctx.generate("target", request)
+        parsed = parse_answer(response.text)
+        failed = isinstance(parsed, ParseFailure)
+        answer_text = salvage_response(response.text) if isinstance(parsed, ParseFailure) else parsed.response
+        citation = None if isinstance(parsed, ParseFailure) else parsed.citation
+        abst = judge_abstention(answer_text)
+        abstained: bool | None = abst.abstained
+        output: dict[str, Any] = {
+            "experiment": {"retrieval": retrieval, "prompt": prompt, "held_out": case.id,
+                           "context_ids": [f.id for f in context], **info},
+            "response": answer_text, "citation": citation,
+            "parse_failure": parsed.reason if isinstance(parsed, ParseFailure) else None,
+            "abstention": {"method": "offline", "phrase": abst.phrase, "reason": abst.reason},
+        }
+        if self.options.abstention_judge == "llm":
+            outcome = await self._llm_outcome("abstention", {"question": case.question, "response": answer_text},
+                                              ctx, output)
+            abstained = None if outcome is None else outcome == "yes"
+        invented = citation is not None and not (0 <= citation < len(context))
+        tier = None
+        if abstained is False:
+            tier = await self._tier(case, answer_text, ctx, output)
+        return TrialResult(output=output, scores={
+            "abstained": abstained, "parse_failed": failed, "cited": citation is not None,
+            "invented_citation": invented, "tier": tier})
+
+    def judge_versions(self) -> dict[str, str]:
+        from knowgap.judges.spec import load_spec
+
+        return {name: load_spec(name).version if choice == "llm" else f"offline:{OFFLINE_JUDGES[name]}"
+                for name, choice in (("abstention", self.options.abstention_judge),
+                                     ("factuality", self.options.factuality_judge))}
+
+    async def _llm_outcome(self, spec_name: str, record: dict[str, Any], ctx: TrialContext,
+                           output: dict[str, Any]) -> str | None:
+        from knowgap.judges.spec import load_spec
+
+        spec = load_spec(spec_name)
+        response = await ctx.generate("judge", spec.request(record))
+        outcome = spec.parse(response.text)
+        if isinstance(outcome, ParseFailure):
+            output[f"{spec_name}_llm_parse_failure"] = outcome.reason
+            return None
+        output[f"{spec_name}_llm"] = {"outcome": outcome, "version": spec.version}
+        return outcome
+
+    async def _tier(self, case: AbstainCase, answer: str, ctx: TrialContext, output: dict[str, Any]) -> str | None:
+        if self.options.factuality_judge == "llm":
+            return await self._llm_outcome("factuality", {"question": case.question, "response": answer,
+                                                          "expected_answer": case.expected_answer}, ctx, output)
+        from knowgap.suites.abstain.factuality import approximate_tier
+        from knowgap.text.embed import default_embedder
+
+        verdict = approximate_tier(answer, case.expected_answer, default_embedder(), question=case.question)
+        output["factuality"] = verdict.model_dump()
+        return verdict.tier
+
+    def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
+        return abstain_metrics(records, factuality_judge=self.options.factuality_judge)
+
+    @staticmethod
+    def render_tables(metrics: list[MetricValue]) -> str:
+        from knowgap.suites.abstain.tables import paper_tables
+
+        return paper_tables(metrics)

@@ -1,0 +1,205 @@
+"""``clarify``: underspecified legal questions (InsufficiencyBench, seed 000), Chinese first, with English.
+
+Does the model name the missing facts, ask specific questions and answer only conditionally when a legal
+question is underspecified, and answer directly when it is complete? Each (case, system prompt) trial:
+
+1. the target answers the question under one system prompt version (configurations compare versions);
+2. automatic scores (no model): asked a clarifying question, conditional statements, dangerous assertions,
+   length, similarity to the missing information and to the expected questions, element coverage (recall,
+   precision, F2), silent answer / false flag, and the automatic screen for the review queue;
+3. the judge scores the seed's four-dimension rubric (deficient cases) and, for complete controls and in the
+   multi-turn mode, final-answer correctness against the reference conclusion (plus an offline approximation);
+4. with ``--turns N`` a simulated user (generator role) who knows the hidden facts answers the model's
+   clarifying questions for up to N turns before the final answer is judged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
+from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.errors import KnowgapError
+from knowgap.judges.clarification import clarification_signals
+from knowgap.models.structured import ParseFailure
+from knowgap.models.types import ChatRequest, Message
+from knowgap.suites import register
+from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
+from knowgap.suites.clarify.judging import approximate_correct, parse_rubric, parse_verdict
+from knowgap.suites.clarify.metrics import METRIC_NAMES, clarify_metrics
+from knowgap.suites.clarify.prompts import (
+    CORRECTNESS_VERSION,
+    PROMPT_VERSIONS,
+    RUBRIC_VERSION,
+    SIMULATED_USER_VERSION,
+    SYSTEM_PROMPTS,
+    correctness_prompt,
+    final_turn_nudge,
+    rubric_prompt,
+    simulated_user_system,
+)
+from knowgap.suites.clarify.scoring import score_response, screen
+
+DEFAULT_PROMPTS = ["plain", "clarify-first"]
+
+
+class ClarifyOptions(SuiteOptions):
+    data: str | None = Field(None, description="A JSONL file of cases in the clarify format "
+                                               "(default: the shipped set).")
+    prompts: list[str] = Field(default_factory=lambda: list(DEFAULT_PROMPTS),
+                               description=f"System prompt versions to compare ({', '.join(SYSTEM_PROMPTS)}).")
+    turns: int = Field(0, ge=0, le=8, description="Multi-turn mode: up to N simulated-user replies (0: single turn).")
+    lang: Literal["zh", "en"] | None = Field(None, description="Only cases in this language (zh or en).")
+    no_rubric: bool = Field(False, description="Skip the LLM rubric judge (automatic scores only).")
+    no_correctness: bool = Field(False, description="Skip the LLM correctness judge (keeps the offline approximation).")
+    max_tokens: int = Field(256, ge=16, le=4096, description="Maximum tokens of each target answer.")
+
+
+def _transcript(messages: list[Message], lang: str) -> str:
+    names = {"user": "用户" if lang == "zh" else "User", "assistant": "助手" if lang == "zh" else "Assistant"}
+    return "\n\n".join(f"{names[m.role]}: {m.content}" for m in messages if m.role in names)
+
+
+@register
+class ClarifySuite(Suite):
+    name = "clarify"
+    description = ("Underspecified legal questions (zh + en): does the model ask for the missing facts instead of "
+                   "assuming, and answer complete ones directly?")
+    Options = ClarifyOptions
+    roles = ("target", "judge", "generator")
+    demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "prompts": ["plain", "clarify-first"], "max_tokens": 160,
+                                              "no_rubric": True}
+    default_max_tokens = 256
+    metric_names = METRIC_NAMES
+    options: ClarifyOptions
+
+    def __init__(self, options: SuiteOptions) -> None:
+        super().__init__(options)
+        self._guidelines: dict[str, str] = {}
+
+    def dataset_files(self) -> list[Path]:
+        files = [Path(self.options.data) if self.options.data else CASES_FILE]
+        if not self.options.no_rubric:
+            files.extend(GUIDELINE_FILES.values())
+        return files
+
+    def cases(self) -> list[Case]:
+        cases = load_cases(self.dataset_files()[0])
+        if self.options.lang:
+            cases = [c for c in cases if c.lang == self.options.lang]
+        return list(cases)
+
+    def configurations(self) -> list[Configuration]:
+        unknown = [p for p in self.options.prompts if p not in SYSTEM_PROMPTS]
+        if unknown:
+            raise KnowgapError(f"clarify: unknown prompt {unknown} (known: {', '.join(SYSTEM_PROMPTS)})")
+        return [Configuration(id=f"prompt={p}", params={"prompt": p, "prompt_version": PROMPT_VERSIONS[p],
+                                                        "turns": self.options.turns})
+                for p in dict.fromkeys(self.options.prompts)]
+
+    def guideline(self, lang: str) -> str:
+        if lang not in self._guidelines:
+            self._guidelines[lang] = load_guideline(lang)
+        return self._guidelines[lang]
+
+    async def _target(self, ctx: TrialContext, messages: list[Message]) -> str:
+        request = ChatRequest(messages=messages, max_tokens=self.options.max_tokens, seed=ctx.seed)
+        return (await ctx.generate("target", request)).text
+
+    async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
+        case = trial.case
+        assert isinstance(case, ClarifyCase)
+        system = SYSTEM_PROMPTS[trial.config.params["prompt"]][case.lang]
+        messages = [Message(role="system", content=system), Message(role="user", content=case.query)]
+        first = await self._target(ctx, messages)
+        messages.append(Message(role="assistant", content=first))
+        output, scores = await asyncio.to_thread(score_response, case, first)
+        output["response"] = first
+        if case.deficient and not self.options.no_rubric:
+            await self._rubric(case, first, ctx, output, scores)
+        final = first
+        if self.options.turns > 0:
+            final = await self._converse(case, messages, ctx, output, scores)
+        if self.options.turns > 0 or not case.deficient:
+            await self._correctness(case, messages, final, ctx, output, scores)
+        verdict, reasons = screen(scores)
+        scores["screen"] = verdict
+        output["screen_reasons"] = reasons
+        return TrialResult(output=output, scores=scores)
+
+    def judge_versions(self) -> dict[str, str]:
+        used = {"rubric": not self.options.no_rubric, "correctness": not self.options.no_correctness,
+                "simulated_user": self.options.turns > 0}
+        versions = {"rubric": RUBRIC_VERSION, "correctness": CORRECTNESS_VERSION,
+                    "simulated_user": SIMULATED_USER_VERSION}
+        return {name: versions[name] for name, on in used.items() if on}
+
+    async def _rubric(self, case: ClarifyCase, response: str, ctx: TrialContext, output: dict[str, Any],
+                      scores: dict[str, ScoreValue]) -> None:
+        request = ChatRequest.simple(rubric_prompt(self.guideline(case.lang), case, response), max_tokens=200,
+                                     seed=ctx.seed)
+        reply = (await ctx.generate("judge", request)).text
+        parsed = parse_rubric(reply)
+        output["rubric_version"] = RUBRIC_VERSION
+        if isinstance(parsed, ParseFailure):
+            scores["rubric_parse_failure"] = True
+            output["rubric_parse_failure"] = parsed.reason
+            return
+        scores["rubric_parse_failure"] = False
+        for dim in ("gap_identification", "question_quality", "conditional_caution", "risk_control"):
+            scores[f"rubric_{dim}"] = getattr(parsed, dim)
+        scores["rubric_total"] = parsed.total
+        output["rubric_rationale"] = parsed.rationale
+
+    async def _converse(self, case: ClarifyCase, messages: list[Message], ctx: TrialContext,
+                        output: dict[str, Any], scores: dict[str, ScoreValue]) -> str:
+        """Simulated user answers the target's questions for up to ``turns`` replies; returns the final answer."""
+        final = messages[-1].content
+        used = 0
+        while used < self.options.turns and clarification_signals(final, case.query).asked:
+            header = "对话记录：\n" if case.lang == "zh" else "Conversation so far:\n"
+            prompt = header + _transcript(messages, case.lang)
+            prompt += ("\n\n请以用户身份回复助手的最新消息。" if case.lang == "zh"
+                       else "\n\nReply to the assistant's latest message as the user.")
+            request = ChatRequest.simple(prompt, system=simulated_user_system(case), max_tokens=150, seed=ctx.seed)
+            reply = (await ctx.generate("generator", request)).text.strip() or "…"
+            used += 1
+            if used == self.options.turns:
+                reply = f"{reply}\n{final_turn_nudge(case.lang)}"
+            messages.append(Message(role="user", content=reply))
+            final = await self._target(ctx, messages)
+            messages.append(Message(role="assistant", content=final))
+        output["conversation"] = [m.model_dump() for m in messages[1:]]
+        output["simulated_user_version"] = SIMULATED_USER_VERSION
+        scores["turns_used"] = used
+        scores["resolved"] = not clarification_signals(final, case.query).asked
+        return final
+
+    async def _correctness(self, case: ClarifyCase, messages: list[Message], final: str, ctx: TrialContext,
+                           output: dict[str, Any], scores: dict[str, ScoreValue]) -> None:
+        asked = clarification_signals(final, case.query).asked
+        approx, share = approximate_correct(final, case.conclusion_terms, asked)
+        scores["final_correct_approx"] = approx
+        scores["final_terms_share"] = round(share, 4)
+        if self.options.no_correctness:
+            return
+        prompt = correctness_prompt(case, _transcript(messages[:-1], case.lang), final)
+        reply = (await ctx.generate("judge", ChatRequest.simple(prompt, max_tokens=150, seed=ctx.seed))).text
+        parsed = parse_verdict(reply)
+        output["correctness_version"] = CORRECTNESS_VERSION
+        if isinstance(parsed, ParseFailure):
+            scores["correctness_parse_failure"] = True
+            output["correctness_parse_failure"] = parsed.reason
+            return
+        scores["correctness_parse_failure"] = False
+        scores["final_verdict"] = parsed.verdict
+        scores["final_correct"] = parsed.verdict == "correct"
+        output["correctness_reason"] = parsed.reason
+
+    def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
+        return clarify_metrics(records)

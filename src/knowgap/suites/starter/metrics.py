@@ -1,0 +1,37 @@
+"""Metrics of a starter run per configuration (system prompt), with Wilson 95% CIs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.tally import Tally
+
+DESCRIBED = {
+    "abstention_unanswerable": "share of unanswerable questions where the model said it didn't know",
+    "accuracy": "share of answerable questions answered correctly",
+    "over_abstention": "share of answerable questions where the model declined anyway",
+}
+METRIC_NAMES = frozenset({*DESCRIBED, "errors"})
+"""Every metric name :func:`starter_metrics` can produce."""
+
+
+def starter_metrics(records: Iterable[TrialRecord]) -> list[MetricValue]:
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    for r in records:
+        t = tallies[r.config_id]
+        if r.status != "ok":
+            t.count("errors")
+            continue
+        if r.scores["answerable"]:
+            t.hit("accuracy", bool(r.scores["correct"]))
+            t.hit("over_abstention", bool(r.scores["abstained"]))
+        else:
+            t.hit("abstention_unanswerable", bool(r.scores["abstained"]))
+    out = []
+    for group in sorted(tallies):
+        t = tallies[group]
+        out += [t.proportion(name, group, description=text) for name, text in DESCRIBED.items()]
+        out.append(t.counted("errors", group, description="trials whose model call failed for good"))
+    return out
