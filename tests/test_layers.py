@@ -48,7 +48,7 @@ def _sources_copy(tmp_path: Path) -> Path:
      "knowgap.engine is not allowed to import knowgap.report"),
     ("models/base.py", "from knowgap.engine.records import RunConfig",
      "knowgap.models is not allowed to import knowgap.engine"),
-    ("suites/starter/__init__.py", "from knowgap.suites.abstain.kb import load_kb",
+    ("suites/starter/suite.py", "from knowgap.suites.abstain.dataset import load_kb",
      "knowgap.suites.starter is not allowed to import knowgap.suites.abstain"),
     ("suites/partial/transforms.py", "from knowgap.suites.partial.view import Secret",
      "No cycles are allowed in knowgap.suites.partial"),

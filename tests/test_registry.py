@@ -171,5 +171,5 @@ def test_register_provider(monkeypatch: pytest.MonkeyPatch) -> None:
     model = create_model("echo:anything:at all")
     assert isinstance(model, _Echo)
     assert (model.spec, model.rest) == ("echo:anything:at all", "anything:at all")
-    with pytest.raises(ModelUnavailableError, match=r"known: anthropic, echo, local"):
+    with pytest.raises(ModelUnavailableError, match=r"known: anthropic, echo, http"):
         create_model("nope:x")
