@@ -16,6 +16,7 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
     import json
 
     from knowgap.errors import KnowgapError
+    from knowgap.suites.partial.dataset import load_policies, load_scenario
     from knowgap.suites.partial.prompts import (
         Protocol,
         budget_prompt,
@@ -24,7 +25,6 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
         system_prompt,
         task_prompt,
     )
-    from knowgap.suites.partial.schema import load_policies, load_scenario
     from knowgap.suites.partial.view import build_view, render_view
 
     scenario = load_scenario(scenario_file)

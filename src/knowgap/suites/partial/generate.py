@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from knowgap.suites.partial.schema import DIMENSIONS
+from knowgap.suites.partial.dataset import DIMENSIONS
 
 Facts = dict[str, bool]
 Rule = Callable[[Facts], str]

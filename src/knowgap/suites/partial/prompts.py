@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from knowgap.models.types import ToolSpec
-from knowgap.suites.partial.schema import Scenario, Task
+from knowgap.suites.partial.dataset import Scenario, Task
 
 Protocol = Literal["json", "native"]
 """How the agent calls request_evidence: a JSON reply (every model) or the provider's native tool calling."""

@@ -24,6 +24,7 @@ from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall
 from knowgap.suites import register
 from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.suites.partial import metrics as partial_metrics
+from knowgap.suites.partial.dataset import FAMILIES, RoleOracle, Scenario, load_scenarios
 from knowgap.suites.partial.leak import find_leaks, fingerprints
 from knowgap.suites.partial.prompts import (
     FINAL_NOW,
@@ -37,7 +38,6 @@ from knowgap.suites.partial.prompts import (
     system_prompt,
     task_prompt,
 )
-from knowgap.suites.partial.schema import FAMILIES, RoleOracle, Scenario, load_scenarios
 from knowgap.suites.partial.scoring import Answer, gap_scores, match_label, parse_answer
 from knowgap.suites.partial.view import BuiltView, build_view, full_policy, render_view, serve_request
 

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from knowgap.errors import InputError
-from knowgap.suites.partial.schema import Policy, RecordRule, RowFilter, Scenario, Transform
+from knowgap.suites.partial.dataset import Policy, RecordRule, RowFilter, Scenario, Transform
 from knowgap.suites.partial.transforms import REDACTED, as_number, bucket, keep_last, mask_middle
 
 Summariser = Callable[[str, str], str | None]
