@@ -1,7 +1,8 @@
 """Value transformations a policy applies before evidence reaches an agent, and what each one hides.
 
-Each transformation returns what the agent sees; :func:`hidden_parts` returns the recognisable pieces of the
-original that the agent must never see (used by the leak detector, never by the view itself).
+Each transformation returns what the agent sees; :func:`hidden_digit_runs` and :func:`digit_windows` give the
+recognisable pieces of the original that the agent must never see (used by the leak detector in :mod:`.leak`,
+never by the view itself).
 
 - ``mask_middle``: ``张三`` -> ``张*``, ``李小龙`` -> ``李*龙``, ``13800138000`` -> ``138****8000``;
 - ``keep_last`` (n): ``6222020200112233`` -> ``************2233``;
@@ -109,17 +110,6 @@ def hidden_digit_runs(original: str, shown: str) -> list[str]:
     if current:
         runs.append("".join(current))
     return runs
-
-
-def number_strings(value: float) -> set[str]:
-    """Ways an exact amount is written: 1500, 1500.0, 1500.00, 1,500."""
-    out = set()
-    if float(value).is_integer():
-        i = int(value)
-        out |= {str(i), f"{i:,}", f"{i}.0", f"{i}.00"}
-    else:
-        out |= {f"{value:g}", f"{value:.2f}", f"{value:,.2f}"}
-    return out
 
 
 def numbers_in(text: str) -> set[float]:
