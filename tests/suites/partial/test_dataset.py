@@ -7,9 +7,8 @@ from collections import Counter
 
 import pytest
 
-from knowgap.suites.partial.dataset import DIMENSIONS, FAMILIES, TASK_TYPES, Scenario, load_scenarios
+from knowgap.suites.partial.dataset import DATA, DIMENSIONS, FAMILIES, TASK_TYPES, Scenario, load_scenarios
 from knowgap.suites.partial.generate import dataset_text
-from knowgap.suites.partial.suite import DATA
 from knowgap.suites.partial.view import build_view
 
 

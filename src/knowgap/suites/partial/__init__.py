@@ -7,8 +7,16 @@
 - :mod:`.suite`: the suite on the engine; :mod:`.scoring`, :mod:`.metrics`: scores and metrics.
 """
 
-from knowgap.suites.partial.dataset import Policy, Scenario, load_policies, load_policy, load_scenario, load_scenarios
-from knowgap.suites.partial.suite import DATA, PartialSuite
+from knowgap.suites.partial.dataset import (
+    DATA,
+    Policy,
+    Scenario,
+    load_policies,
+    load_policy,
+    load_scenario,
+    load_scenarios,
+)
+from knowgap.suites.partial.suite import PartialSuite
 from knowgap.suites.partial.view import BuiltView, View, build_view, render_view
 
 __all__ = ["DATA", "BuiltView", "PartialSuite", "Policy", "Scenario", "View", "build_view", "load_policies",

@@ -95,8 +95,8 @@ def register(app: typer.Typer, **_groups: Any) -> None:
 
             Example: knowgap generate partial --out /tmp/scenarios.jsonl
             """
+            from knowgap.suites.partial.dataset import DATA
             from knowgap.suites.partial.generate import write_dataset
-            from knowgap.suites.partial.suite import DATA
 
             target = out or DATA
             typer.echo(f"wrote {write_dataset(target)} scenarios to {target}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from importlib.resources import files
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,7 +23,7 @@ from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall
 from knowgap.suites import register
 from knowgap.suites.base import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.suites.partial import metrics as partial_metrics
-from knowgap.suites.partial.dataset import FAMILIES, RoleOracle, Scenario, load_scenarios
+from knowgap.suites.partial.dataset import DATA, FAMILIES, RoleOracle, Scenario, load_dataset
 from knowgap.suites.partial.leak import find_leaks, fingerprints
 from knowgap.suites.partial.prompts import (
     FINAL_NOW,
@@ -40,8 +39,6 @@ from knowgap.suites.partial.prompts import (
 )
 from knowgap.suites.partial.scoring import Answer, gap_scores, match_label, parse_answer
 from knowgap.suites.partial.view import BuiltView, build_view, full_policy, render_view, serve_request
-
-DATA = Path(str(files("knowgap.suites.partial") / "data" / "scenarios.jsonl"))
 
 
 class PartialCase(Case):
@@ -72,16 +69,6 @@ class PartialOptions(SuiteOptions):
         if value not in ("auto", "native", "json"):
             raise ValueError(f"tool_protocol must be auto, native or json, not {value!r}")
         return value
-
-
-def load_dataset(path: Path) -> dict[str, Scenario]:
-    scenarios = load_scenarios(path)
-    out: dict[str, Scenario] = {}
-    for s in scenarios:
-        if s.scenario_id in out:
-            raise KnowgapError(f"{path}: duplicate scenario_id '{s.scenario_id}'")
-        out[s.scenario_id] = s
-    return out
 
 
 @register
