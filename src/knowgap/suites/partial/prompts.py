@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
+from knowgap.engine.tools import Protocol
 from knowgap.models.types import ToolSpec
 from knowgap.suites.partial.dataset import Scenario, Task
-
-Protocol = Literal["json", "native"]
-"""How the agent calls request_evidence: a JSON reply (every model) or the provider's native tool calling."""
 
 SYSTEM = {
     "zh": ("你是{role_desc}（角色：{role}）。你只能看到按权限过滤、脱敏后的证据。请严格仅依据提供的证据推理，"
