@@ -67,6 +67,12 @@ def request_evidence_tool(lang: str) -> ToolSpec:
         "required": ["path"]})
 
 
+def summary_prompt(lang: str, text: str) -> str:
+    """What the generator role is asked for a summary the policy needs and the scenario does not fix."""
+    return (f"用一句话概括以下内容，不要包含任何姓名、号码、金额或编号：\n{text}" if lang == "zh" else
+            f"Summarise in one sentence, without any names, numbers, amounts or codes:\n{text}")
+
+
 def system_prompt(scenario: Scenario, role: str, role_desc: str) -> str:
     lang = scenario.effective_lang()
     return SYSTEM[lang].format(role=role, role_desc=role_desc or role)
