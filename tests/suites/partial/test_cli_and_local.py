@@ -27,7 +27,7 @@ def test_view_command_prints_the_seed_view() -> None:
 
 def test_view_command_prompt_and_errors(tmp_path: Path) -> None:
     data = tmp_path / "one.json"
-    from knowgap.suites.partial.suite import DATA
+    from knowgap.suites.partial.dataset import DATA
     data.write_text(DATA.read_text(encoding="utf-8").splitlines()[0], encoding="utf-8")
     ok = knowgap_cli("partial", "view", str(data), "--role", "tier1_support_agent", "--task", "urgency")
     assert ok.returncode == 0, ok.stderr

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from knowgap.suites.partial.generate import dataset_text
-from knowgap.suites.partial.schema import DIMENSIONS, FAMILIES, TASK_TYPES, Scenario, load_scenarios
-from knowgap.suites.partial.suite import DATA
+from knowgap.suites.partial.dataset import DATA, DIMENSIONS, FAMILIES, TASK_TYPES, Scenario, load_scenarios
+from knowgap.suites.partial.generate import build_scenario, dataset_text, evaluate, load_families
 from knowgap.suites.partial.view import build_view
 
 
@@ -18,8 +19,61 @@ def scenarios() -> list[Scenario]:
     return load_scenarios(DATA)
 
 
+SHIPPED_SHA256 = "0a18a75cbf624e89603c0fdc827c6f7fc899b273208183a203130a6fe753444e"
+"""The shipped scenarios.jsonl: runs pin it in their manifest, so regenerating it from data/families.yaml must
+give the same bytes (change it only with the dataset, on purpose)."""
+
+
 def test_committed_file_is_the_generator_output() -> None:
     assert DATA.read_text(encoding="utf-8") == dataset_text(), "run: knowgap generate partial"
+
+
+def test_regenerated_dataset_has_the_shipped_bytes() -> None:
+    assert hashlib.sha256(dataset_text().encode("utf-8")).hexdigest() == SHIPPED_SHA256
+    assert hashlib.sha256(DATA.read_bytes()).hexdigest() == SHIPPED_SHA256
+
+
+def test_family_data_tags(tmp_path: Path) -> None:
+    data = tmp_path / "families.yaml"
+    data.write_text("""
+family: demo
+prefix: dm
+variants: [{lang: en, conflict: false, requestable: true, facts: {a: true, b: false}}]
+vars: {who: !t ["张三", "Ann"], n: !k [10, 20, 30]}
+title: !f "Case {i+7} of {who}"
+ground_truth:
+  rec: {when: 2023-10-01, n: !v n, flag: !if ["a and not b", yes, no], text: !cat ["x", !if [b, "1", "2"]]}
+  cache: !when [conflict, {x: 1}]
+  rows: [1, !when [requestable, 2], !when [conflict, 3]]
+sources: {}
+summaries: {}
+field_labels: {}
+leak_markers: {}
+policies: []
+visibility: {r: {a: visible, b: hidden}}
+facts: {a: rec.a, b: rec.b}
+labels: {l: ["hi", "mid", "lo"]}
+rules: {r: {cases: [["b", 0], ["True", {level: "a + 2 * b", high: 2, mid: 1}]]}}
+tasks: [{id: t, type: classification, labels: l, rule: r, question: "q?"}]
+""", encoding="utf-8")
+    scenario = build_scenario(load_families(data), 0, "plan?")
+    assert scenario["scenario_id"] == "dm-en-01" and scenario["title"] == "Case 7 of Ann"
+    # dates stay strings, yes/no are strings, a failed !when leaves the key or item out
+    assert scenario["ground_truth"] == {"rec": {"when": "2023-10-01", "n": 10, "flag": "yes", "text": "x2"},
+                                        "rows": [1, 2]}
+    [task] = scenario["tasks"]
+    # a hidden b could be true: then "hi" instead of "mid"
+    assert task["oracle_full"] == "mid" and task["oracle"]["r"] == {"answer": "mid", "sufficient": False,
+                                                                   "hidden_relevant": ["rec.b"]}
+    assert task["dimensions"] == ["breadth", "depth", "cost"]
+
+
+def test_rule_expressions_are_a_closed_language() -> None:
+    facts = {"a": True, "b": False}
+    assert evaluate("a + 2 * b - (a and b)", facts) == 1 and evaluate("b or not a or True", facts) is True
+    for bad in ("__import__('os')", "a.real", "a if b else 1", "[a]"):
+        with pytest.raises(ValueError, match="unsupported"):
+            evaluate(bad, facts)
 
 
 def test_shape(scenarios: list[Scenario]) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from knowgap.suites.partial.dataset import Policy, Scenario
 from knowgap.suites.partial.leak import find_leaks, fingerprints
-from knowgap.suites.partial.schema import Policy, Scenario
 from knowgap.suites.partial.view import build_view, render_view
 
 SCENARIO = Scenario(scenario_id="collide", lang="en", ground_truth={"acct": {

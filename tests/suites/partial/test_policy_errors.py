@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from knowgap.errors import InputError
-from knowgap.suites.partial.schema import load_policies, load_scenario
+from knowgap.suites.partial.dataset import load_policies, load_scenario
 from knowgap.suites.partial.view import build_view
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "partial"

@@ -13,9 +13,8 @@ import knowgap
 from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse, ToolCall, Usage
+from knowgap.suites.partial.dataset import DATA, Scenario, load_scenarios
 from knowgap.suites.partial.prompts import example_path, system_prompt, task_prompt
-from knowgap.suites.partial.schema import Scenario, load_scenarios
-from knowgap.suites.partial.suite import DATA
 from knowgap.suites.partial.view import build_view, full_policy, render_view
 
 SCENARIOS = {s.scenario_id: s for s in load_scenarios(DATA)}

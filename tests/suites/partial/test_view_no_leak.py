@@ -17,8 +17,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from knowgap.suites.partial.dataset import Policy, Scenario, Task
 from knowgap.suites.partial.prompts import system_prompt, task_prompt
-from knowgap.suites.partial.schema import Policy, Scenario, Task
 from knowgap.suites.partial.transforms import bucket, keep_last, mask_middle, numbers_in
 from knowgap.suites.partial.view import build_view, render_view
 

@@ -1,14 +1,24 @@
 """``partial``: Partial Evidence Bench (seed 001). Agents under authorization-limited evidence.
 
-- :mod:`.schema`: scenario and policy files (the seed's JSON is accepted as written);
+- :mod:`.dataset`: scenario and policy files (the seed's JSON is accepted as written), the shipped dataset;
 - :mod:`.view`: the view builder (fields, rows, endpoints, masking, buckets, summaries, stale sources);
+  :mod:`.transforms`: the masking rules;
 - :mod:`.leak`: recognisable parts of denied values, and the detector;
-- :mod:`.generate`: the shipped 24-scenario dataset and its oracles;
-- :mod:`.suite`: the suite on the engine; :mod:`.scoring`, :mod:`.metrics`: scores and metrics.
+- :mod:`.generate`: builds the shipped 24 scenarios and their oracles from ``data/families.yaml``;
+- :mod:`.suite`: the suite on the engine; :mod:`.prompts`; :mod:`.budget`: budget mode's request_evidence tool;
+  :mod:`.scoring`, :mod:`.metrics`: scores and metrics; :mod:`.commands`: ``knowgap partial view``,
+  ``knowgap generate partial``.
 """
 
-from knowgap.suites.partial.schema import Policy, Scenario, load_policies, load_scenario, load_scenarios
-from knowgap.suites.partial.suite import DATA, PartialSuite
+from knowgap.suites.partial.dataset import (
+    DATA,
+    Policy,
+    Scenario,
+    load_policies,
+    load_scenario,
+    load_scenarios,
+)
+from knowgap.suites.partial.suite import PartialSuite
 from knowgap.suites.partial.view import BuiltView, View, build_view, render_view
 
 __all__ = ["DATA", "BuiltView", "PartialSuite", "Policy", "Scenario", "View", "build_view", "load_policies",

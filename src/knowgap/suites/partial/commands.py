@@ -18,6 +18,7 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
     import json
 
     from knowgap.errors import KnowgapError
+    from knowgap.suites.partial.dataset import load_policies, load_scenario
     from knowgap.suites.partial.prompts import (
         Protocol,
         budget_prompt,
@@ -26,7 +27,6 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
         system_prompt,
         task_prompt,
     )
-    from knowgap.suites.partial.schema import load_policies, load_scenario
     from knowgap.suites.partial.view import build_view, render_view
 
     scenario = load_scenario(scenario_file)
@@ -95,8 +95,8 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
 
         Example: knowgap generate partial --out /tmp/scenarios.jsonl
         """
+        from knowgap.suites.partial.dataset import DATA
         from knowgap.suites.partial.generate import write_dataset
-        from knowgap.suites.partial.suite import DATA
 
         target = out or DATA
         typer.echo(f"wrote {write_dataset(target)} scenarios to {target}")

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
+from knowgap.engine.tools import Protocol
 from knowgap.models.types import ToolSpec
-from knowgap.suites.partial.schema import Scenario, Task
-
-Protocol = Literal["json", "native"]
-"""How the agent calls request_evidence: a JSON reply (every model) or the provider's native tool calling."""
+from knowgap.suites.partial.dataset import Scenario, Task
 
 SYSTEM = {
     "zh": ("你是{role_desc}（角色：{role}）。你只能看到按权限过滤、脱敏后的证据。请严格仅依据提供的证据推理，"
@@ -69,6 +65,12 @@ def request_evidence_tool(lang: str) -> ToolSpec:
     return ToolSpec(name="request_evidence", description=TOOL_DESCRIPTION[lang], parameters={
         "type": "object", "properties": {"path": {"type": "string", "description": "source or source.field"}},
         "required": ["path"]})
+
+
+def summary_prompt(lang: str, text: str) -> str:
+    """What the generator role is asked for a summary the policy needs and the scenario does not fix."""
+    return (f"用一句话概括以下内容，不要包含任何姓名、号码、金额或编号：\n{text}" if lang == "zh" else
+            f"Summarise in one sentence, without any names, numbers, amounts or codes:\n{text}")
 
 
 def system_prompt(scenario: Scenario, role: str, role_desc: str) -> str:

@@ -1,7 +1,8 @@
 """Value transformations a policy applies before evidence reaches an agent, and what each one hides.
 
-Each transformation returns what the agent sees; :func:`hidden_parts` returns the recognisable pieces of the
-original that the agent must never see (used by the leak detector, never by the view itself).
+Each transformation returns what the agent sees; :func:`hidden_digit_runs` and :func:`digit_windows` give the
+recognisable pieces of the original that the agent must never see (used by the leak detector in :mod:`.leak`,
+never by the view itself).
 
 - ``mask_middle``: ``张三`` -> ``张*``, ``李小龙`` -> ``李*龙``, ``13800138000`` -> ``138****8000``;
 - ``keep_last`` (n): ``6222020200112233`` -> ``************2233``;

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from knowgap.errors import InputError
-from knowgap.suites.partial.schema import (
+from knowgap.suites.partial.dataset import (
     Policy,
     RecordRule,
     RowFilter,

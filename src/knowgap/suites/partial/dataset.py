@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from knowgap.errors import InputError
+from knowgap.errors import InputError, KnowgapError
 from knowgap.jsonl import read_lines
 from knowgap.suites.partial.transforms import as_number
 
@@ -29,6 +30,9 @@ TaskType = Literal["classification", "root_cause", "next_action", "gap_identific
 TASK_TYPES: tuple[str, ...] = ("classification", "root_cause", "next_action", "gap_identification",
                                "query_planning")
 Op = Literal["mask_middle", "keep_last", "bucket", "summarise", "redact", "drop", "show_full"]
+DATA = Path(str(files("knowgap.suites.partial") / "data" / "scenarios.jsonl"))
+"""The shipped dataset (written by :mod:`.generate`)."""
+
 _OP_ALIASES = {"summarize": "summarise", "summary": "summarise", "mask": "mask_middle", "show": "show_full",
                "full": "show_full", "hide": "drop"}
 
@@ -411,3 +415,13 @@ def load_scenarios(path: Path) -> list[Scenario]:
     data = read_json(path)
     items = data if isinstance(data, list) else [data]
     return [parse_scenario(item, str(path)) for item in items]
+
+
+def load_dataset(path: Path) -> dict[str, Scenario]:
+    """A suite's dataset: the scenarios of ``path`` by id (ids must be unique)."""
+    out: dict[str, Scenario] = {}
+    for s in load_scenarios(path):
+        if s.scenario_id in out:
+            raise KnowgapError(f"{path}: duplicate scenario_id '{s.scenario_id}'")
+        out[s.scenario_id] = s
+    return out
