@@ -94,22 +94,27 @@ class MetricValue(BaseModel):
         return cls(name=name, group=group, value=float(k), n=k, kind="count", description=description)
 
 
-class RunConfig(BaseModel):
+class RunSettings(BaseModel):
+    """How a run calls its models and repeats its trials: shared by a run's configuration and evaluation files."""
+
+    models: dict[str, str] = Field(default_factory=dict,
+                                   description="Model spec per role (target, judge, generator).")
+    repeats: int = Field(default=1, ge=1, description="Repeats per (case, configuration).")
+    seed: int = Field(default=0, description="Seed for sampling and model calls.")
+    concurrency: int | None = Field(default=None, ge=1, description="Trials in flight at once; null lets each "
+                                                                      "model's default decide.")
+    use_cache: bool = Field(default=True, description="Reuse cached responses from other runs.")
+    timeout_s: float = Field(default=300.0, gt=0, description="Seconds per model call before a retry.")
+    max_retries: int = Field(default=6, ge=0, description="Retries of a transient model error.")
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict,
+                                                   description="USD per 1M (prompt, completion) tokens by spec.")
+
+
+class RunConfig(RunSettings):
     """The whole configuration of a run: enough to resume it or run it again."""
 
     suite: str
     options: dict[str, Any] = Field(default_factory=dict)
-    models: dict[str, str] = Field(default_factory=dict)
-    """Model spec per role (target, judge, generator)."""
-    repeats: int = Field(default=1, ge=1)
-    seed: int = 0
-    concurrency: int | None = Field(default=None, ge=1)
-    """Trials in flight at once; None lets each model's default decide."""
-    use_cache: bool = True
-    timeout_s: float = Field(default=300.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
-    """USD per million (prompt, completion) tokens, by model spec."""
 
 
 class ErrorCause(BaseModel):

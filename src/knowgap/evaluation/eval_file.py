@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from knowgap.engine.records import RunSettings
 from knowgap.errors import InputError
 from knowgap.report.gate import SHORT_FORM, GateResult, Threshold
 from knowgap.yamlfile import field_path as _path
@@ -75,23 +76,14 @@ class EvalReport(BaseModel):
     examples: int = Field(default=20, ge=0, description="Worst examples per run in the HTML report.")
 
 
-class EvalConfig(BaseModel):
-    """A whole knowgap evaluation, committed beside a team's code."""
+class EvalConfig(RunSettings):
+    """A whole knowgap evaluation, committed beside a team's code. The run settings (models per role for every
+    suite, repeats, seed, concurrency, cache, time-out, retries, prices) apply to each suite entry."""
 
     model_config = ConfigDict(extra="forbid", title="knowgap evaluation")
 
     name: str = Field(default="evaluation", pattern=r"^[\w.-]+$", description="Name, used in report file names.")
     description: str = ""
-    models: dict[str, str] = Field(default_factory=dict,
-                                   description="Model spec per role (target, judge, generator) for every suite.")
-    repeats: int = Field(default=1, ge=1)
-    seed: int = 0
-    concurrency: int | None = Field(default=None, ge=1)
-    use_cache: bool = True
-    timeout_s: float = Field(default=300.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    prices: dict[str, tuple[float, float]] = Field(default_factory=dict,
-                                                   description="USD per 1M (prompt, completion) tokens by spec.")
     runs_dir: str | None = Field(default=None, description="Where runs are stored, relative to this file "
                                                    "(default: KNOWGAP_RUNS or ./runs).")
     suites: list[EvalSuite] = Field(min_length=1)
