@@ -1,4 +1,4 @@
-"""Helpers for tests: free ports, the real CLI in a subprocess, waiting for servers."""
+"""Helpers for tests: the repository root, free ports, the real CLI in a subprocess, waiting for servers."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+"""The repository root (README.md, examples/, src/, pyproject.toml), wherever a test file sits below tests/."""
 
 
 def free_port() -> int:

@@ -13,9 +13,8 @@ import knowgap
 from knowgap.jsonl import read_lines
 from knowgap.models.scripted import ScriptedModel
 from knowgap.models.types import ChatRequest
-from tests.helpers import knowgap_cli
+from tests.helpers import REPO, knowgap_cli
 
-REPO = Path(__file__).resolve().parents[1]
 BOM = "\ufeff"
 
 

@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 
 import knowgap
-from tests.helpers import knowgap_cli
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO, knowgap_cli
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:

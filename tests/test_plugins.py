@@ -22,9 +22,8 @@ from knowgap.plugins import Plugin, PluginWarning
 from knowgap.suites import registry as suite_registry
 from knowgap.suites.starter import StarterSuite
 from tests.fakes.plugin_package import write_package
-from tests.helpers import knowgap_cli
+from tests.helpers import REPO, knowgap_cli
 
-REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "plugin-suite"
 
 TINY_SUITE = '''

@@ -95,7 +95,7 @@ def test_unknown_metric_group_and_suite(perfect_run: knowgap.RunResult) -> None:
 
 
 def test_metric_without_data_fails(tmp_path: Path, runs_root: Path) -> None:
-    from tests.test_scripted_engine import write_jsonl
+    from tests.engine.test_scripted_engine import write_jsonl
 
     file = write_jsonl(tmp_path / "s.jsonl", [{"request_hash": "0" * 64, "response": "never"}])
     result = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)

@@ -130,7 +130,7 @@ def test_combined_report_and_link_template(hostile_run: knowgap.RunResult, perfe
 
 
 def test_report_of_errored_trials(tmp_path: Path, runs_root: Path) -> None:
-    from tests.test_scripted_engine import write_jsonl
+    from tests.engine.test_scripted_engine import write_jsonl
 
     file = write_jsonl(tmp_path / "s.jsonl", [{"request_hash": "0" * 64, "response": "never"}])
     result = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)

@@ -13,7 +13,7 @@ import pytest
 
 import knowgap
 from knowgap.engine.store import MANIFEST
-from tests.test_run_status import _half_answered
+from tests.engine.test_run_status import _half_answered
 from tests.web.test_web_browser import browser, pytestmark, text_of, wait  # noqa: F401 - fixtures and marks
 
 
