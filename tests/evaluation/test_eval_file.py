@@ -10,8 +10,7 @@ import pytest
 
 from knowgap.errors import InputError
 from knowgap.evaluation.eval_file import eval_schema, load_eval, run_eval
-from tests.engine.test_scripted_engine import write_jsonl
-from tests.helpers import REPO, knowgap_cli
+from tests.helpers import REPO, knowgap_cli, write_jsonl
 
 EXAMPLE = REPO / "examples" / "knowgap-eval.yaml"
 

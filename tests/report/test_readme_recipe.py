@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 import knowgap
-from tests.engine.test_scripted_engine import write_jsonl
-from tests.helpers import REPO
+from tests.helpers import REPO, write_jsonl
 
 README = REPO / "README.md"
 
