@@ -15,6 +15,7 @@ from knowgap.models.openai_http import OPENAI_URL, OpenAIChatModel
 from knowgap.models.registry import create_model, register_provider, split_spec
 from knowgap.models.scripted import ScriptedModel
 from tests.fakes.models import Echo
+from tests.helpers import script_file
 
 KNOWN = "anthropic, http, https, local, openai, openai-compat, python, scripted"
 
@@ -106,8 +107,7 @@ def test_anthropic_without_key(no_keys: pytest.MonkeyPatch) -> None:
 
 
 def test_scripted(tmp_path: Path) -> None:
-    file = tmp_path / "s.jsonl"
-    file.write_text('{"response": "hello"}\n', encoding="utf-8")
+    file = script_file(tmp_path / "s.jsonl", "hello")
     model = create_model(f"  scripted:{file}  ")  # surrounding whitespace is ignored
     assert isinstance(model, ScriptedModel)
     assert model.spec == f"scripted:{file}"
