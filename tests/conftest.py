@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-REPO = Path(__file__).resolve().parents[1]
-
 # Property tests are reproducible: by default (and in CI) hypothesis draws the same examples on every run and
 # keeps no example database, so a failure seen once is seen again. KNOWGAP_HYPOTHESIS_PROFILE=explore draws
 # fresh random examples (to hunt for new failures locally); a failure then prints the blob that replays it

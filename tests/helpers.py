@@ -1,7 +1,9 @@
-"""Helpers for tests: free ports, the real CLI in a subprocess, waiting for servers."""
+"""Helpers for tests: the repository root, scripted-model files, free ports, the real CLI in a subprocess,
+waiting for servers."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -10,8 +12,36 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+"""The repository root (README.md, examples/, src/, pyproject.toml), wherever a test file sits below tests/."""
+
+Answer = str | dict[str, Any]
+"""One line of a scripted-model file: a response text, or a whole row (``{"request_hash": ..., "response": ...}``)."""
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    """``rows`` as a UTF-8 JSONL file at ``path`` (its folder made if needed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def script_file(path: Path, *answers: Answer) -> Path:
+    """A scripted-model file at ``path`` (written again if it exists): a text becomes ``{"response": text}``.
+    The model answers in trial order, cycling, unless the rows are keyed by ``request_hash``."""
+    return write_jsonl(path, [{"response": a} if isinstance(a, str) else a for a in answers])
+
+
+def scripted(folder: Path, *answers: Answer, name: str | None = None) -> str:
+    """The spec (``scripted:PATH``) of a scripted model answering ``answers`` from ``folder/name``; without a
+    name each call writes a new file (``script-1.jsonl``, ``script-2.jsonl``...) in ``folder``."""
+    if name is None:
+        name = f"script-{len(list(folder.glob('script-*.jsonl'))) + 1}.jsonl"
+    return f"scripted:{script_file(folder / name, *answers)}"
 
 
 def free_port() -> int:

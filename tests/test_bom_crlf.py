@@ -13,9 +13,8 @@ import knowgap
 from knowgap.jsonl import read_lines
 from knowgap.models.scripted import ScriptedModel
 from knowgap.models.types import ChatRequest
-from tests.helpers import knowgap_cli
+from tests.helpers import REPO, knowgap_cli, script_file
 
-REPO = Path(__file__).resolve().parents[1]
 BOM = "\ufeff"
 
 
@@ -40,9 +39,7 @@ def test_run_with_cases_and_scripted_files_from_windows(tmp_path: Path, runs_roo
          "answerable": True, "answers": ["blue"]},
         {"id": "b", "lang": "en", "context": "The sky is blue.", "question": "How old is the sky?",
          "answerable": False}]), encoding="utf-8")
-    answers = tmp_path / "answers.jsonl"
-    answers.write_text(json.dumps({"response": "Blue."}) + "\n" + json.dumps({"response": "I don't know."}) + "\n",
-                       encoding="utf-8")
+    answers = script_file(tmp_path / "answers.jsonl", "Blue.", "I don't know.")
     result = knowgap.run("starter", models={"target": f"scripted:{as_windows(answers)}"},
                          options={"data": str(as_windows(cases)), "prompts": ["grounded"]}, runs_root=runs_root)
     assert result.manifest.trials_ok == 2

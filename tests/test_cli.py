@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 
 import knowgap
-from tests.helpers import knowgap_cli
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO, knowgap_cli, script_file, scripted
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -28,9 +26,7 @@ def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture
 def answers(tmp_path: Path) -> Path:
-    file = tmp_path / "answers.jsonl"
-    file.write_text('{"response": "I don\'t know."}\n', encoding="utf-8")
-    return file
+    return script_file(tmp_path / "answers.jsonl", "I don't know.")
 
 
 def test_help_shows_an_example() -> None:
@@ -225,16 +221,14 @@ def test_every_role_of_a_suite_gets_its_own_flag(tmp_path: Path, monkeypatch: py
     assert "Critic model spec (default: the target)." in help_text and "--judge" not in help_text
     assert "--model/--critic/--fact-checker" in help_text  # what --resume takes again
 
-    target, critic = tmp_path / "target.jsonl", tmp_path / "critic.jsonl"
-    target.write_text('{"response": "target here"}\n', encoding="utf-8")
-    critic.write_text('{"response": "critic here"}\n', encoding="utf-8")
-    result = CliRunner().invoke(app, ["run", _Panel.name, "--model", f"scripted:{target}", "--critic",
-                                      f"scripted:{critic}", "--runs-dir", str(tmp_path / "runs"), "-q"])
+    target, critic = scripted(tmp_path, "target here"), scripted(tmp_path, "critic here")
+    result = CliRunner().invoke(app, ["run", _Panel.name, "--model", target, "--critic", critic,
+                                      "--runs-dir", str(tmp_path / "runs"), "-q"])
     assert result.exit_code == 0, result.output
     [run_dir] = (tmp_path / "runs").iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["config"]["models"] == {"target": f"scripted:{target}", "critic": f"scripted:{critic}",
-                                            "fact_checker": f"scripted:{target}"}  # not given: the target
+    assert manifest["config"]["models"] == {"target": target, "critic": critic,
+                                            "fact_checker": target}  # not given: the target
     [record] = knowgap.iter_trials(str(run_dir))
     assert record.output == {"target": "target here", "critic": "critic here", "fact_checker": "target here"}
 

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import REPO
+
 pytest.importorskip("importlinter", reason="import-linter is not installed (it is in the dev extras: "
                                            "pip install -e '.[dev]')")
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
@@ -26,7 +27,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_package_keeps_every_import_contract() -> None:
-    result = lint_imports(ROOT)
+    result = lint_imports(REPO)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
 
@@ -36,8 +37,8 @@ def _sources_copy(tmp_path: Path) -> Path:
     def data_files(folder: str, names: list[str]) -> list[str]:
         return [n for n in names if not n.endswith(".py") and not (Path(folder) / n).is_dir()]
 
-    shutil.copytree(ROOT / "src" / "knowgap", tmp_path / "src" / "knowgap", ignore=data_files)
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copytree(REPO / "src" / "knowgap", tmp_path / "src" / "knowgap", ignore=data_files)
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path
 
 

@@ -22,9 +22,8 @@ from knowgap.plugins import Plugin, PluginWarning
 from knowgap.suites import registry as suite_registry
 from knowgap.suites.starter import StarterSuite
 from tests.fakes.plugin_package import write_package
-from tests.helpers import knowgap_cli
+from tests.helpers import REPO, knowgap_cli, scripted
 
-REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "plugin-suite"
 
 TINY_SUITE = '''
@@ -191,13 +190,11 @@ def test_the_example_plugin_package_installs_and_runs(tmp_path: Path) -> None:
 
     # one scripted answer per case, in case order: 2 of 4 answerable right (1 needless handover, 1 wrong
     # fee), 3 of 4 unanswerable handed over (one invents a refund)
-    answers = tmp_path / "answers.jsonl"
-    answers.write_text("".join(json.dumps({"response": r}) + "\n" for r in [
-        "You have 30 days from delivery.", "Let me check. [HANDOVER]", "Within 5 business days.",
-        "You pay 6.90 EUR.", "[HANDOVER]", "Yes, we refund the delivery fee.", "[handover]", "[HANDOVER]"]),
-        encoding="utf-8")
+    answers = scripted(tmp_path, "You have 30 days from delivery.", "Let me check. [HANDOVER]",
+                       "Within 5 business days.", "You pay 6.90 EUR.", "[HANDOVER]", "Yes, we refund the delivery fee.",
+                       "[handover]", "[HANDOVER]")
     runs = tmp_path / "runs"
-    proc = knowgap_cli("run", "refund-desk", "--model", f"scripted:{answers}", "--prompts", "strict",
+    proc = knowgap_cli("run", "refund-desk", "--model", answers, "--prompts", "strict",
                        "--concurrency", "1", "--runs-dir", str(runs), "-q", env=env)
     assert proc.returncode == 0, proc.stderr
     [run_dir] = runs.iterdir()

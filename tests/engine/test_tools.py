@@ -1,12 +1,11 @@
-"""The engine's tool-use loop, driven directly: a scripted agent (a real ChatModel) behind a trial context that
-records every request, with native tool calls and with the JSON-text protocol; step exhaustion, a call to a tool
-that is not offered, and malformed calls."""
+"""The engine's tool-use loop, driven directly: a scripted agent (a real ChatModel replying in order) behind a
+trial context that records every request, with native tool calls and with the JSON-text protocol; step
+exhaustion, a call to a tool that is not offered, and malformed calls."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -22,26 +21,11 @@ from knowgap.engine.tools import (
 )
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall, ToolSpec
+from tests.fakes.models import Replies
 
 LOOKUP = ToolSpec(name="lookup", description="The value of a key.", parameters={
     "type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]})
 TABLE = {"capital": "Paris", "river": "Seine"}
-
-Reply = ChatResponse | Callable[[ChatRequest], ChatResponse]
-
-
-class Agent(ChatModel):
-    """Replies in order from a script (a reply, or a function of the request)."""
-
-    def __init__(self, script: Sequence[Reply], *, tools: bool) -> None:
-        self.spec = "agent"
-        self.script = list(script)
-        self.supports_tools = tools
-
-    async def chat(self, request: ChatRequest) -> ChatResponse:
-        reply = self.script.pop(0)
-        return reply(request) if callable(reply) else reply
-
 
 class Context:
     """A trial context over one model: every call is recorded, as the runner does."""
@@ -70,7 +54,7 @@ START = ChatRequest(messages=[Message(role="system", content="Answer with the to
                               Message(role="user", content="Where does the Seine flow?")], max_tokens=99, seed=7)
 
 
-def run(agent: Agent, *, max_steps: int = 3, protocol: str = "auto", **kwargs: Any) -> tuple[ToolLoopResult, Context]:
+def run(agent: Replies, *, max_steps: int = 3, protocol: str = "auto", **kwargs: Any) -> tuple[ToolLoopResult, Context]:
     ctx = Context(agent)
     result = asyncio.run(run_tool_loop(ctx, "target", START, [Tool(LOOKUP, lookup)], max_steps=max_steps,
                                        protocol=resolve_protocol(ctx, "target", protocol), **kwargs))
@@ -83,8 +67,8 @@ def native(*calls: tuple[str, str, dict[str, Any]], raw: str | None = None) -> C
 
 
 def test_native_calls_are_served_and_answered_as_tool_messages() -> None:
-    agent = Agent([native(("c1", "lookup", {"key": "river"}), ("c2", "lookup", {"key": "capital"})),
-                   ChatResponse(text="It flows through Paris.")], tools=True)
+    agent = Replies(native(("c1", "lookup", {"key": "river"}), ("c2", "lookup", {"key": "capital"})),
+                    ChatResponse(text="It flows through Paris."), tools=True)
     result, ctx = run(agent)
     assert result.protocol == "native" and result.final.text == "It flows through Paris."
     assert [(e.use.call_id, e.use.protocol, e.reply) for e in result.calls] == [("c1", "native", "Seine"),
@@ -100,9 +84,9 @@ def test_native_calls_are_served_and_answered_as_tool_messages() -> None:
 
 
 def test_json_protocol_reads_calls_from_the_text_and_answers_as_user_messages() -> None:
-    agent = Agent([ChatResponse(text='Let me check. {"action": "lookup", "key": "river"}'),
-                   ChatResponse(text='{"name": "lookup", "arguments": {"key": "capital"}}'),
-                   ChatResponse(text='{"action": "answer", "answer": "Paris"}')], tools=False)
+    agent = Replies(ChatResponse(text='Let me check. {"action": "lookup", "key": "river"}'),
+                    ChatResponse(text='{"name": "lookup", "arguments": {"key": "capital"}}'),
+                    ChatResponse(text='{"action": "answer", "answer": "Paris"}'), tools=False)
     result, ctx = run(agent)
     assert result.protocol == "json"
     assert [(e.use.name, e.use.arguments, e.use.protocol, e.reply) for e in result.calls] == [
@@ -114,8 +98,8 @@ def test_json_protocol_reads_calls_from_the_text_and_answers_as_user_messages() 
 
 
 def test_a_model_with_tools_can_be_held_to_the_json_protocol() -> None:
-    agent = Agent([ChatResponse(text='{"action": "lookup", "key": "river"}'), ChatResponse(text="Seine.")],
-                  tools=True)
+    agent = Replies(ChatResponse(text='{"action": "lookup", "key": "river"}'), ChatResponse(text="Seine."),
+                    tools=True)
     result, ctx = run(agent, protocol="json")
     assert result.protocol == "json" and [e.reply for e in result.calls] == ["Seine"]
     assert all(call.request.tools is None for call in ctx.calls)
@@ -123,19 +107,19 @@ def test_a_model_with_tools_can_be_held_to_the_json_protocol() -> None:
 
 def test_steps_run_out_then_the_final_prompt_asks_for_an_answer() -> None:
     calling = native(("c", "lookup", {"key": "river"}))
-    agent = Agent([calling, calling, calling], tools=True)
+    agent = Replies(calling, calling, calling, tools=True)
     result, ctx = run(agent, max_steps=2, final_prompt="Answer now.")
     assert len(ctx.calls) == 3 and len(result.calls) == 2  # the third reply's call is not served
     last = ctx.calls[2].request
     assert last.messages[-1] == Message(role="user", content="Answer now.") and last.tools == [LOOKUP]
     assert result.final.tool_calls and result.transcript[-1].role == "assistant"
     # no steps at all: one request, no call served
-    result, ctx = run(Agent([calling], tools=True), max_steps=0)
+    result, ctx = run(Replies(calling, tools=True), max_steps=0)
     assert len(ctx.calls) == 1 and result.calls == [] and ctx.calls[0].request.messages == START.messages
 
 
 def test_a_call_to_a_tool_not_offered_is_answered_with_the_tools() -> None:
-    agent = Agent([native(("c1", "weather", {"city": "Paris"})), ChatResponse(text="done")], tools=True)
+    agent = Replies(native(("c1", "weather", {"city": "Paris"})), ChatResponse(text="done"), tools=True)
     result, _ = run(agent)
     assert [e.reply for e in result.calls] == ["weather: no such tool (tools: lookup)."]
     # a suite may serve such calls itself
@@ -145,23 +129,23 @@ def test_a_call_to_a_tool_not_offered_is_answered_with_the_tools() -> None:
         seen.append(use.name)
         return "not here"
 
-    agent = Agent([native(("c1", "weather", {"city": "Paris"})), ChatResponse(text="done")], tools=True)
+    agent = Replies(native(("c1", "weather", {"city": "Paris"})), ChatResponse(text="done"), tools=True)
     result, _ = run(agent, unknown=unknown)
     assert seen == ["weather"] and [e.reply for e in result.calls] == ["not here"]
     # as JSON text, a name that is no tool is an answer, not a call
-    result, ctx = run(Agent([ChatResponse(text='{"action": "weather", "city": "Paris"}')], tools=False))
+    result, ctx = run(Replies(ChatResponse(text='{"action": "weather", "city": "Paris"}'), tools=False))
     assert result.calls == [] and len(ctx.calls) == 1
 
 
 def test_malformed_calls() -> None:
     # native arguments that were not a JSON object reach the handler empty, with their text
-    agent = Agent([native(("c1", "lookup", {}), raw="{key: river"), ChatResponse(text="sorry")], tools=True)
+    agent = Replies(native(("c1", "lookup", {}), raw="{key: river"), ChatResponse(text="sorry"), tools=True)
     result, _ = run(agent)
     assert result.calls[0].use.raw_arguments == "{key: river"
     assert result.calls[0].reply == "lookup needs a key (got {key: river)"
     # text that is not JSON, or JSON without an action, is the final answer
     for text in ('{"action": "lookup", "key": "river"', "I'd look up the river.", '{"key": "river"}'):
-        result, ctx = run(Agent([ChatResponse(text=text)], tools=False))
+        result, ctx = run(Replies(ChatResponse(text=text), tools=False))
         assert result.calls == [] and result.final.text == text and len(ctx.calls) == 1
 
 
@@ -170,7 +154,7 @@ def test_a_suite_reads_text_calls_its_own_way() -> None:
         data = json.loads(text)
         return [ToolUse(name="lookup", arguments=data)] if "answer" not in data else []
 
-    agent = Agent([ChatResponse(text='{"key": "river"}'), ChatResponse(text='{"answer": "Seine"}')], tools=False)
+    agent = Replies(ChatResponse(text='{"key": "river"}'), ChatResponse(text='{"answer": "Seine"}'), tools=False)
     result, _ = run(agent, text_calls=bare_key)
     assert [e.reply for e in result.calls] == ["Seine"] and result.final.text == '{"answer": "Seine"}'
 
@@ -186,7 +170,7 @@ def test_json_text_calls() -> None:
 
 
 def test_resolve_protocol() -> None:
-    with_tools, without = Context(Agent([], tools=True)), Context(Agent([], tools=False))
+    with_tools, without = Context(Replies(tools=True)), Context(Replies(tools=False))
     assert resolve_protocol(with_tools, "target", "auto") == "native"
     assert resolve_protocol(without, "target", "auto") == "json"
     assert resolve_protocol(with_tools, "target", "json") == "json"

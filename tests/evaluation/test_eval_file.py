@@ -10,10 +10,8 @@ import pytest
 
 from knowgap.errors import InputError
 from knowgap.evaluation.eval_file import eval_schema, load_eval, run_eval
-from tests.helpers import knowgap_cli
-from tests.test_scripted_engine import write_jsonl
+from tests.helpers import REPO, knowgap_cli, write_jsonl
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "knowgap-eval.yaml"
 
 

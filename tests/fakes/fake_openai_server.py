@@ -37,7 +37,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
 FAULT_KINDS = ("429", "500", "hang")
 
 
@@ -290,7 +289,7 @@ class FakeServer:
 @contextmanager
 def fake_server(workdir: Path, *flags: str, name: str = "server") -> Iterator[FakeServer]:
     """Start the fake server in a subprocess, wait until it answers, stop it (always) on exit."""
-    from tests.helpers import free_port, wait_for_http  # the server itself stays standard-library only
+    from tests.helpers import REPO, free_port, wait_for_http  # the server itself stays standard-library only
 
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import knowgap
+from knowgap.models.errors import PermanentModelError
+from tests.fakes.models import Failing
+from tests.helpers import scripted
 
 SCRIPT = '<script>window.__pwned = 1; document.title = "pwned"</script><img src=x onerror="window.__pwned=2">'
 RESPONSES = [
@@ -22,10 +24,8 @@ RESPONSES = [
 
 def starter_run(tmp_path: Path, runs_root: Path, responses: list[str] | None = None) -> knowgap.RunResult:
     """A finished starter run (32 trials) whose responses cycle through ``responses``."""
-    file = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.jsonl"
-    file.write_text("".join(json.dumps({"response": r}, ensure_ascii=False) + "\n" for r in responses or RESPONSES),
-                    encoding="utf-8")
-    return knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root, use_cache=False)
+    return knowgap.run("starter", models={"target": scripted(tmp_path, *(responses or RESPONSES))},
+                       runs_root=runs_root, use_cache=False)
 
 
 def cli(*args: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -36,16 +36,6 @@ def cli(*args: str, stdin: str = "", timeout: float = 120) -> subprocess.Complet
 
 def errored_run(runs_root: Path) -> knowgap.RunResult:
     """A finished starter run whose every trial errored: the model refuses each call for good."""
-    from knowgap.models.base import ChatModel
-    from knowgap.models.errors import PermanentModelError
-    from knowgap.models.types import ChatRequest, ChatResponse
-
-    class Down(ChatModel):
-        spec = "test:down"
-
-        async def chat(self, request: ChatRequest) -> ChatResponse:
-            raise PermanentModelError("test:down: connection refused")
-
-    down = Down()
+    down = Failing(PermanentModelError("test:down: connection refused"), spec="test:down")
     return knowgap.run("starter", models={"target": down.spec}, providers={down.spec: down}, runs_root=runs_root,
                        options={"sample": 3}, use_cache=False)

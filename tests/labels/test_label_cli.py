@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from knowgap.labels.store import LabelStore
+from tests.helpers import scripted
 from tests.labels.starter_runs import cli, starter_run
 
 
@@ -65,13 +66,12 @@ def test_judge_spec_versions_side_by_side(tmp_path: Path, runs_root: Path) -> No
     cli("label", run.run_id, "--annotator", "alice", *rd, stdin="y\ny\nn\nn\n")
     lexicon = tmp_path / "lexicon.yaml"
     lexicon.write_text("name: lexicon\nversion: '1'\nfield: abstained\nkind: lexicon\n", encoding="utf-8")
-    always_yes = tmp_path / "yes.jsonl"
-    always_yes.write_text('{"response": "Yes, it declines."}\n', encoding="utf-8")
+    always_yes = scripted(tmp_path, "Yes, it declines.")
     llm = tmp_path / "llm.yaml"
     llm.write_text("name: asks\nversion: '2'\nfield: abstained\nkind: llm\n"
                    "prompt: 'Does this answer decline? {response} Reply yes or no.'\n", encoding="utf-8")
     out = cli("label", "judges", run.run_id, "--spec", str(lexicon), "--spec", str(llm),
-              "--judge-model", f"scripted:{always_yes}", "--reps", "200", *rd)
+              "--judge-model", always_yes, "--reps", "200", *rd)
     assert out.returncode == 0, out.stderr
     assert "lexicon@1: 4 verdicts" in out.stdout and "asks@2: 4 verdicts" in out.stdout
     rows = [line for line in out.stdout.splitlines() if "asks@2" in line and "│" in line]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 import knowgap
-from tests.test_scripted_engine import perfect_file, write_jsonl
+from tests.engine.test_scripted_engine import perfect_file
+from tests.helpers import write_jsonl
 
 # In trial order (plain then grounded; cases in file order) even positions are the answerable cases, so an
 # ordered file of two responses gives every answerable case the first and every unanswerable case the second.

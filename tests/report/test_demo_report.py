@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from knowgap.suites import available
-from tests.helpers import knowgap_cli
-from tests.test_scripted_engine import write_jsonl
+from tests.helpers import knowgap_cli, write_jsonl
 
 
 def test_demo_writes_combined_html(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import knowgap
 from knowgap.errors import InputError
 from knowgap.report import Threshold, evaluate_gate, junit_xml, load_run_data, load_thresholds
 from knowgap.report.gate import parse_thresholds
-from tests.helpers import knowgap_cli
+from tests.helpers import knowgap_cli, scripted
 
 
 def write(path: Path, text: str) -> Path:
@@ -95,10 +95,8 @@ def test_unknown_metric_group_and_suite(perfect_run: knowgap.RunResult) -> None:
 
 
 def test_metric_without_data_fails(tmp_path: Path, runs_root: Path) -> None:
-    from tests.test_scripted_engine import write_jsonl
-
-    file = write_jsonl(tmp_path / "s.jsonl", [{"request_hash": "0" * 64, "response": "never"}])
-    result = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)
+    never = scripted(tmp_path, {"request_hash": "0" * 64, "response": "never"})
+    result = knowgap.run("starter", models={"target": never}, runs_root=runs_root)
     gate = evaluate_gate([load_run_data(result.path)], parse_thresholds(["accuracy[prompt=plain] >= 0"]))
     assert not gate.passed
     assert gate.checks[0].message == "accuracy[prompt=plain] has no value (n=0): no data to gate on"

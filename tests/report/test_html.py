@@ -11,6 +11,7 @@ import pytest
 import knowgap
 from knowgap.report import ReportSection, load_run_data, render_html, write_html
 from knowgap.suites.starter import StarterSuite
+from tests.helpers import scripted
 from tests.report.conftest import IMG, SCRIPT
 
 
@@ -130,10 +131,8 @@ def test_combined_report_and_link_template(hostile_run: knowgap.RunResult, perfe
 
 
 def test_report_of_errored_trials(tmp_path: Path, runs_root: Path) -> None:
-    from tests.test_scripted_engine import write_jsonl
-
-    file = write_jsonl(tmp_path / "s.jsonl", [{"request_hash": "0" * 64, "response": "never"}])
-    result = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)
+    never = scripted(tmp_path, {"request_hash": "0" * 64, "response": "never"})
+    result = knowgap.run("starter", models={"target": never}, runs_root=runs_root)
     html = (result.path / "report.html").read_text(encoding="utf-8")
     tags = parse(html)
     assert tags.classes["div.err"] == 20

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_scripted_engine import write_jsonl
+from tests.helpers import write_jsonl
 
 TEAM_TESTS = '''
 import pytest

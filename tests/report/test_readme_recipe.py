@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import knowgap
-from tests.test_scripted_engine import write_jsonl
+from tests.helpers import REPO, write_jsonl
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = REPO / "README.md"
 
 
 def recipe() -> str:

@@ -11,6 +11,7 @@ import pytest
 import knowgap
 from knowgap.engine.suite import Suite
 from knowgap.suites import BUILTIN, available
+from tests.helpers import scripted
 
 
 def _declared(result: knowgap.RunResult) -> tuple[set[str], list[str]]:
@@ -29,18 +30,14 @@ def test_every_builtin_suite_declares_its_metrics() -> None:
 def test_starter_and_abstain(tmp_path: Path, runs_root: Path) -> None:
     from tests.suites.abstain.conftest import FACTS
 
-    answers = tmp_path / "answers.jsonl"
-    answers.write_text(json.dumps({"response": "I don't know."}) + "\n", encoding="utf-8")
-    names, undeclared = _declared(knowgap.run("starter", models={"target": f"scripted:{answers}"},
+    names, undeclared = _declared(knowgap.run("starter", models={"target": scripted(tmp_path, "I don't know.")},
                                               options={"sample": 4}, runs_root=runs_root))
     assert not undeclared and {"accuracy", "errors"} <= names
     kb = tmp_path / "kb.jsonl"
     kb.write_text("".join(json.dumps({"identifier": i, "question": q, "answer": a}) + "\n" for i, q, a in FACTS),
                   encoding="utf-8")
-    reply = tmp_path / "abstain.jsonl"
-    reply.write_text(json.dumps({"response": json.dumps({"response": "The answer is 27 months.",
-                                                         "citation": "1"})}) + "\n", encoding="utf-8")
-    names, undeclared = _declared(knowgap.run("abstain", models={"target": f"scripted:{reply}"},
+    reply = scripted(tmp_path, json.dumps({"response": "The answer is 27 months.", "citation": "1"}))
+    names, undeclared = _declared(knowgap.run("abstain", models={"target": reply},
                                               options={"kb": str(kb), "sample": 3, "retrieval": ["direct"]},
                                               runs_root=runs_root))
     assert not undeclared and {"abstention_rate", "factuality_answered"} <= names

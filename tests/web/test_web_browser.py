@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from knowgap.labels.store import LabelStore
+from tests.helpers import REPO
 from tests.labels.starter_runs import SCRIPT, cli, errored_run, starter_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -229,7 +230,7 @@ def test_a_report_link_opens_its_trial(served: tuple[str, str, Path], browser: A
     import re
 
     url, run_id, runs_root = served
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text(encoding="utf-8")
+    docs = (REPO / "docs" / "reports.md").read_text(encoding="utf-8")
     [template] = re.findall(r"--link-template '([^']+)'", docs)
     trial = sorted(LabelStore.open(run_id, runs_root).records())[-1]  # not in the sample shown by default
     browser.get(template.replace("http://127.0.0.1:8765/", url.rstrip("/") + "/").format(

@@ -13,6 +13,7 @@ from knowgap.errors import KnowgapError
 from knowgap.labels.records import JudgeVerdict
 from knowgap.labels.store import LabelStore
 from knowgap.web.server import KnowgapServer, make_server
+from tests.helpers import REPO
 from tests.labels.starter_runs import SCRIPT, errored_run, starter_run
 
 pytestmark = pytest.mark.server
@@ -135,7 +136,7 @@ def test_the_documented_link_template_is_served(tmp_path: Path, runs_root: Path)
 
     from tests.helpers import knowgap_cli
 
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text(encoding="utf-8")
+    docs = (REPO / "docs" / "reports.md").read_text(encoding="utf-8")
     [documented] = re.findall(r"--link-template '([^']+)'", docs)
     help_text = knowgap_cli("report", "--help", env={"COLUMNS": "300"}).stdout
     assert documented in help_text

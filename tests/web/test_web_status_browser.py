@@ -13,18 +13,17 @@ import pytest
 
 import knowgap
 from knowgap.engine.store import MANIFEST
-from tests.test_run_status import _half_answered
+from tests.engine.test_run_status import _half_answered
+from tests.helpers import scripted
 from tests.web.test_web_browser import browser, pytestmark, text_of, wait  # noqa: F401 - fixtures and marks
 
 
 @pytest.fixture
 def served_runs(tmp_path: Path, runs_root: Path) -> Iterator[tuple[str, str, str]]:
     """A run where half the trials errored, and one that died mid-way (its manifest still says running)."""
-    errored = knowgap.run("starter", models={"target": f"scripted:{_half_answered(tmp_path, runs_root)}"},
+    errored = knowgap.run("starter", models={"target": _half_answered(tmp_path, runs_root)},
                           runs_root=runs_root)
-    file = tmp_path / "a.jsonl"
-    file.write_text('{"response": "x"}\n', encoding="utf-8")
-    dead = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)
+    dead = knowgap.run("starter", models={"target": scripted(tmp_path, "x")}, runs_root=runs_root)
     manifest = dead.path / MANIFEST
     manifest.write_text(manifest.read_text(encoding="utf-8").replace('"status": "finished"', '"status": "running"'),
                         encoding="utf-8")

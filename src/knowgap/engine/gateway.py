@@ -10,7 +10,7 @@ and closes them all at the end. Calls are async (``call``, ``generate``) or sync
 one private event loop per gateway, for commands that are not async).
 
 ``ModelClient`` is its per-model part: one provider with its semaphore, retry policy and usage.
-No other module calls a provider's ``chat`` (tests/test_gateway.py checks the source).
+No other module calls a provider's ``chat`` (tests/engine/test_gateway.py checks the source).
 """
 
 from __future__ import annotations

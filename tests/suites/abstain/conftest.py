@@ -24,9 +24,3 @@ def small_kb(tmp_path: Path) -> Path:
     path.write_text("".join(json.dumps({"identifier": i, "question": q, "answer": a}) + "\n" for i, q, a in FACTS),
                     encoding="utf-8")
     return path
-
-
-def scripted(tmp_path: Path, *responses: str, name: str = "script.jsonl") -> str:
-    path = tmp_path / name
-    path.write_text("".join(json.dumps({"response": r}) + "\n" for r in responses), encoding="utf-8")
-    return f"scripted:{path}"

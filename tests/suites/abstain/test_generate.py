@@ -21,6 +21,7 @@ from knowgap.suites.abstain.generate import (
     split_facts,
     template_question,
 )
+from tests.helpers import scripted
 
 
 class BagEmbedder:
@@ -129,13 +130,12 @@ def test_generator_path_through_the_model_layer(tmp_path: Path) -> None:
     docs.mkdir()
     (docs / "a.md").write_text("# Kettle\nThe Aurora kettle has a warranty of 27 months, and library cards cost "
                                "14 dollars.\n", encoding="utf-8")
-    script = tmp_path / "gen.jsonl"
-    script.write_text("".join(json.dumps({"response": r}) + "\n" for r in [
-        '```json\n{"facts": ["The Aurora kettle warranty lasts 27 months.", "Library cards cost 14 dollars."]}\n```',
-        "How long is the Aurora kettle warranty?", "What does a library card cost?"]), encoding="utf-8")
+    found = '{"facts": ["The Aurora kettle warranty lasts 27 months.", "Library cards cost 14 dollars."]}'
+    generator = scripted(tmp_path, f"```json\n{found}\n```", "How long is the Aurora kettle warranty?",
+                         "What does a library card cost?")
     out = tmp_path / "out"
     seen: list[tuple[str, int, int]] = []
-    summary = generate_kb(GenerateOptions(docs=str(docs), out=str(out), generator=f"scripted:{script}"),
+    summary = generate_kb(GenerateOptions(docs=str(docs), out=str(out), generator=generator),
                           embedder=BagEmbedder(), progress=lambda *step: seen.append(step))
     # each model stage advances its progress bar: one chunk, two questions, two sole-answerability checks
     assert seen == [("facts (generator, per chunk)", 1, 1), ("questions (generator)", 1, 2),

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import knowgap
 from knowgap.suites.abstain.groundedness import evaluate_detector, unsupported_answers
-
-from .conftest import scripted
+from tests.helpers import scripted
 
 
 def test_detection_rate_of_callables(tmp_path: Path, small_kb: Path, runs_root: Path) -> None:

@@ -10,8 +10,9 @@ import pytest
 
 import knowgap
 from knowgap.errors import KnowgapError
+from tests.helpers import scripted
 
-from .conftest import FACTS, scripted
+from .conftest import FACTS
 
 ABSTAIN = '{"response": "I cannot answer from the given information.", "citation": "no citation"}'
 MARKER = {i: a.split()[-1].rstrip(".") for i, _, a in FACTS}

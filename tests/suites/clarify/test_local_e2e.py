@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import knowgap
+from tests.helpers import scripted
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 
@@ -35,13 +36,10 @@ def test_simulated_user_answers_from_the_hidden_facts_on_the_embedded_model(smal
     """The embedded models rarely ask, so a scripted target asks once; the simulated user (generator role) and
     both judges are the real 0.5B model. The user's reply reaches the target as a user turn, the final answer
     is judged, and the trial records the whole conversation."""
-    import json
-
-    script = tmp_path / "asks.jsonl"
-    script.write_text("".join(json.dumps({"response": r}) + "\n" for r in [
-        "Before I can answer: did you sign a written labour contract, and what reason did your employer give?",
-        "Thank you. On those facts the dismissal is unlawful and you can claim compensation."]), encoding="utf-8")
-    result = knowgap.run("clarify", models={"target": f"scripted:{script}", "generator": "local:qwen2.5-0.5b",
+    script = scripted(tmp_path, "Before I can answer: did you sign a written labour contract, and what reason did "
+                                "your employer give?",
+                      "Thank you. On those facts the dismissal is unlawful and you can claim compensation.")
+    result = knowgap.run("clarify", models={"target": script, "generator": "local:qwen2.5-0.5b",
                                             "judge": "local:qwen2.5-0.5b"},
                          options={"sample": 1, "lang": "en", "turns": 2, "prompts": ["plain"],
                                   "data": str(_one_deficient_case(tmp_path))}, runs_root=runs_root)

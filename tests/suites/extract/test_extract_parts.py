@@ -11,12 +11,12 @@ import pytest
 from knowgap.engine.records import TrialRecord
 from knowgap.jsonl import read_models
 from knowgap.models.structured import ParseFailure
-from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.suites.extract.attacks import ATTACKS_FILE, Attack, disguise, inject
 from knowgap.suites.extract.claims_judge import DECOMPOSE_SYSTEM, judge_faithfulness
 from knowgap.suites.extract.dataset import load_cases
 from knowgap.suites.extract.metrics import extract_metrics, newcombe_diff
 from knowgap.suites.extract.summarizer import SCHEMA, Extraction, Summarizer
+from tests.fakes.models import Replies
 
 GOOD = '{"summary": "Great food.", "overall_sentiment": "positive", "contains_conflicting_signals": false}'
 
@@ -79,25 +79,14 @@ def test_shipped_dataset_and_attacks() -> None:
     assert all(c.label_source for c in cases)
 
 
-def _scripted(responses: list[str]) -> Any:
-    queue = list(responses)
-    seen: list[ChatRequest] = []
-
-    async def generate(request: ChatRequest) -> ChatResponse:
-        seen.append(request)
-        return ChatResponse(text=queue.pop(0))
-
-    generate.seen = seen  # type: ignore[attr-defined]
-    return generate
-
-
 def test_judge_scores_supported_over_total() -> None:
-    gen = _scripted(['{"claims": ["Food was great.", "Service was fast."]}',
-                     '{"verdicts": [{"claim": 1, "verdict": "supported"}, {"claim": 2, "verdict": "not_supported"}]}'])
-    result = asyncio.run(judge_faithfulness("Food great, service slow.", "Food was great and service fast.", gen))
+    judge = Replies('{"claims": ["Food was great.", "Service was fast."]}',
+                    '{"verdicts": [{"claim": 1, "verdict": "supported"}, {"claim": 2, "verdict": "not_supported"}]}')
+    result = asyncio.run(judge_faithfulness("Food great, service slow.", "Food was great and service fast.",
+                                            judge.chat))
     assert result.outcome == "scored" and result.score == 0.5
     assert [c.supported for c in result.claims] == [True, False]
-    assert gen.seen[0].messages[0].content == DECOMPOSE_SYSTEM
+    assert judge.requests[0].messages[0].content == DECOMPOSE_SYSTEM
 
 
 @pytest.mark.parametrize(("summary", "responses", "outcome"), [
@@ -109,7 +98,7 @@ def test_judge_scores_supported_over_total() -> None:
      "judge_parse_failure"),
 ])
 def test_judge_outcomes_are_never_nan(summary: str, responses: list[str], outcome: str) -> None:
-    result = asyncio.run(judge_faithfulness("Food great.", summary, _scripted(responses)))
+    result = asyncio.run(judge_faithfulness("Food great.", summary, Replies(*responses).chat))
     assert result.outcome == outcome and result.score is None
 
 

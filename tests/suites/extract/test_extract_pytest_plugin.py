@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[3] / "src"
+from tests.helpers import REPO
+
+SRC = REPO / "src"
 
 TEST_FILE = '''
 import pytest

@@ -18,8 +18,9 @@ from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.suites.extract.calibration import balanced_accuracy, best_threshold, calibrate
 from knowgap.suites.extract.claims_judge import DECOMPOSE_SYSTEM, VERIFY_SYSTEM
 from knowgap.suites.extract.dataset import load_cases
+from tests.helpers import REPO
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "extract" / "faithfulness"
+FIXTURES = REPO / "tests" / "fixtures" / "extract" / "faithfulness"
 CASES = {c.review: c for c in load_cases() if c.kind == "normal"}
 CASES.update({c.injected_review or "": CASES[c.review] for c in load_cases() if c.kind == "adversarial"})
 

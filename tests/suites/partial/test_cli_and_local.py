@@ -10,9 +10,9 @@ import pytest
 
 import knowgap
 from knowgap.suites.partial.generate import dataset_text
-from tests.helpers import knowgap_cli
+from tests.helpers import REPO, knowgap_cli
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "partial"
+EXAMPLES = REPO / "examples" / "partial"
 
 
 def test_view_command_prints_the_seed_view() -> None:

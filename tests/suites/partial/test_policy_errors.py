@@ -10,8 +10,9 @@ import pytest
 from knowgap.errors import InputError
 from knowgap.suites.partial.dataset import load_policies, load_scenario
 from knowgap.suites.partial.view import build_view
+from tests.helpers import REPO
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "partial"
+EXAMPLES = REPO / "examples" / "partial"
 SCENARIO = EXAMPLES / "scenario_001_customer_complaint.json"
 
 

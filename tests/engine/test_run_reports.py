@@ -16,26 +16,10 @@ from knowgap.engine.records import MetricValue, RunConfig, TrialRecord
 from knowgap.engine.runner import RunInterrupted, RunResult, start_run
 from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialContext, TrialResult
 from knowgap.errors import KnowgapError
-from knowgap.models.base import ChatModel
-from knowgap.models.types import ChatRequest, ChatResponse, Message
+from knowgap.models.types import ChatRequest, Message
+from tests.fakes.models import Echo, Failing
 
 REPORTS = ("report.md", "report.html")
-
-
-class Echo(ChatModel):
-    spec = "test:echo"
-
-    async def chat(self, request: ChatRequest) -> ChatResponse:
-        return ChatResponse(text=f"echo: {request.messages[-1].content}")
-
-
-class Interrupted(ChatModel):
-    """Ctrl-C arrives while the first call is in flight (as the KeyboardInterrupt Python raises for it)."""
-
-    spec = "test:ctrl-c"
-
-    async def chat(self, request: ChatRequest) -> ChatResponse:
-        raise KeyboardInterrupt
 
 
 class Tiny(Suite):
@@ -101,8 +85,10 @@ def test_run_and_resume_write_both_reports(runs_root: Path) -> None:
 
 
 def test_an_interrupted_run_writes_no_report(runs_root: Path) -> None:
+    # Ctrl-C arrives while the first call is in flight (as the KeyboardInterrupt Python raises for it)
+    interrupted = Failing(KeyboardInterrupt(), spec="test:ctrl-c")
     with pytest.raises(RunInterrupted, match="knowgap resume"):
-        knowgap.run("starter", models={"target": Interrupted.spec}, providers={Interrupted.spec: Interrupted()},
+        knowgap.run("starter", models={"target": interrupted.spec}, providers={interrupted.spec: interrupted},
                     options={"sample": 2}, runs_root=runs_root)
     [run_dir] = list(runs_root.iterdir())
     assert json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))["status"] == "interrupted"

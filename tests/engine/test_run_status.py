@@ -14,7 +14,7 @@ from knowgap.engine.records import Manifest
 from knowgap.engine.store import MANIFEST
 from knowgap.models.types import ChatRequest
 from knowgap.web.data import RunsView
-from tests.helpers import free_port, knowgap_cli
+from tests.helpers import free_port, knowgap_cli, script_file, scripted
 
 DEAD = f"openai-compat:m@http://127.0.0.1:{free_port()}/v1"  # nothing listens there: connection refused
 
@@ -28,19 +28,15 @@ def _only_run(runs: Path) -> Path:
     return run_dir
 
 
-def _half_answered(tmp_path: Path, runs: Path) -> Path:
-    """A by-hash scripted file that answers the grounded prompt's 16 requests and no plain one."""
-    probe = tmp_path / "probe.jsonl"
-    probe.write_text('{"response": "probe"}\n', encoding="utf-8")
-    first = knowgap.run("starter", models={"target": f"scripted:{probe}"}, runs_root=tmp_path / "probe-runs")
+def _half_answered(tmp_path: Path, runs: Path) -> str:
+    """A by-hash scripted model that answers the grounded prompt's 16 requests and no plain one."""
+    first = knowgap.run("starter", models={"target": scripted(tmp_path, "probe")}, runs_root=tmp_path / "probe-runs")
     rows = []
     for record in knowgap.iter_trials(first.run_id, tmp_path / "probe-runs"):
         if record.config_id == "prompt=grounded":
             request: ChatRequest = record.calls[0].request
             rows.append({"request_hash": request.fingerprint(), "response": "I don't know."})
-    file = tmp_path / "half.jsonl"
-    file.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return file
+    return scripted(tmp_path, *rows, name="half.jsonl")
 
 
 def test_every_trial_errored_is_a_failed_run_exit_3_with_the_cause(tmp_path: Path) -> None:
@@ -78,26 +74,25 @@ def test_every_trial_errored_is_a_failed_run_exit_3_with_the_cause(tmp_path: Pat
 
 
 def test_some_trials_errored_is_finished_with_errors(tmp_path: Path, runs_root: Path) -> None:
-    file = _half_answered(tmp_path, runs_root)
-    result = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)  # no raise
+    half = _half_answered(tmp_path, runs_root)
+    result = knowgap.run("starter", models={"target": half}, runs_root=runs_root)  # no raise
     assert result.status == "finished_with_errors" and not result.ok
     assert (result.manifest.trials_ok, result.manifest.trials_error) == (16, 16)
     [cause] = result.error_causes
     assert cause.trials == 16 and "no scripted response for request" in cause.message
     assert _manifest(result.path).status == "finished_with_errors"
 
-    proc = knowgap_cli("run", "starter", "--model", f"scripted:{file}", "--runs-dir", str(runs_root), "-q",
+    proc = knowgap_cli("run", "starter", "--model", half, "--runs-dir", str(runs_root), "-q",
                        cwd=tmp_path)
     assert proc.returncode == 3, proc.stderr
     assert "16 trials: " in proc.stderr and "status: finished_with_errors (16 of 32" in proc.stdout
 
 
 def test_a_clean_run_is_finished_and_exits_0(tmp_path: Path, runs_root: Path) -> None:
-    file = tmp_path / "a.jsonl"
-    file.write_text('{"response": "I don\'t know."}\n', encoding="utf-8")
-    result = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)
+    spec = scripted(tmp_path, "I don't know.")
+    result = knowgap.run("starter", models={"target": spec}, runs_root=runs_root)
     assert result.ok and result.status == "finished" and result.error_causes == []
-    proc = knowgap_cli("run", "starter", "--model", f"scripted:{file}", "--runs-dir", str(runs_root), "-q",
+    proc = knowgap_cli("run", "starter", "--model", spec, "--runs-dir", str(runs_root), "-q",
                        cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "errored" not in proc.stderr
@@ -106,9 +101,7 @@ def test_a_clean_run_is_finished_and_exits_0(tmp_path: Path, runs_root: Path) ->
 
 
 def test_old_manifest_statuses_still_read(tmp_path: Path, runs_root: Path) -> None:
-    file = tmp_path / "a.jsonl"
-    file.write_text('{"response": "x"}\n', encoding="utf-8")
-    result = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)
+    result = knowgap.run("starter", models={"target": scripted(tmp_path, "x")}, runs_root=runs_root)
     raw = json.loads((result.path / MANIFEST).read_text(encoding="utf-8"))
     for old in ("running", "finished", "interrupted", "failed"):
         raw["status"] = old
@@ -151,9 +144,7 @@ def test_python_api_rejects_bad_settings(runs_root: Path, kwargs: dict[str, obje
 
 
 def test_sample_larger_than_the_suite_says_it_runs_all(tmp_path: Path) -> None:
-    file = tmp_path / "a.jsonl"
-    file.write_text('{"response": "x"}\n', encoding="utf-8")
-    proc = knowgap_cli("run", "starter", "--model", f"scripted:{file}", "--sample", "1000",
+    proc = knowgap_cli("run", "starter", "--model", scripted(tmp_path, "x"), "--sample", "1000",
                        "--runs-dir", str(tmp_path / "runs"), "-q", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "--sample 1000 is more than the 16 cases: running all 16" in proc.stderr
@@ -161,8 +152,7 @@ def test_sample_larger_than_the_suite_says_it_runs_all(tmp_path: Path) -> None:
 
 
 def test_eval_exits_3_when_a_trial_errored_even_if_a_threshold_also_fails(tmp_path: Path) -> None:
-    none = tmp_path / "none.jsonl"
-    none.write_text(json.dumps({"request_hash": "0" * 64, "response": "never"}) + "\n", encoding="utf-8")
+    script_file(tmp_path / "none.jsonl", {"request_hash": "0" * 64, "response": "never"})
     (tmp_path / "eval.yaml").write_text(
         "name: broken\nmodels: {target: \"scripted:none.jsonl\"}\nsuites:\n  - suite: starter\n"
         "    options: {sample: 2}\nthresholds:\n  - errors == 0\n", encoding="utf-8")

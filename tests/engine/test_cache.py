@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 import knowgap
 from knowgap.engine.cache import ResponseCache, cache_key
-from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.paths import cache_path
-from tests.helpers import knowgap_cli
-
-
-def scripted(tmp_path: Path, name: str, *responses: str) -> str:
-    file = tmp_path / name
-    file.write_text("".join(json.dumps({"response": r}) + "\n" for r in responses), encoding="utf-8")
-    return f"scripted:{file}"
+from tests.fakes.models import Fixed
+from tests.helpers import knowgap_cli, scripted
 
 
 def scores(run: knowgap.RunResult, runs_root: Path) -> dict[str, dict[str, object]]:
@@ -26,7 +19,7 @@ def scores(run: knowgap.RunResult, runs_root: Path) -> dict[str, dict[str, objec
 
 
 def test_second_identical_run_makes_no_provider_calls(tmp_path: Path, runs_root: Path) -> None:
-    spec = scripted(tmp_path, "s.jsonl", "I don't know.", "20:00", "30", "45")
+    spec = scripted(tmp_path, "I don't know.", "20:00", "30", "45")
     first = knowgap.run("starter", models={"target": spec}, runs_root=runs_root)
     second = knowgap.run("starter", models={"target": spec}, runs_root=runs_root)
     assert first.provider_calls == 32
@@ -42,22 +35,13 @@ def test_second_identical_run_makes_no_provider_calls(tmp_path: Path, runs_root:
     assert knowgap.cache_info()["entries"] == 32
 
 
-class _Changing(ChatModel):
-    """A provider whose answer changes between runs while the model stays the same (same identity)."""
-
-    def __init__(self, spec: str, text: str) -> None:
-        self.spec, self.text = spec, text
-
-    async def chat(self, request: ChatRequest) -> ChatResponse:
-        return ChatResponse(text=self.text)
-
-
 def test_cache_serves_the_first_runs_responses(runs_root: Path) -> None:
-    """A hit returns what was stored, not what the (same) model would say now."""
+    """A hit returns what was stored, not what the (same) model would say now: the provider's answer changes
+    between the runs while the model stays the same (same identity)."""
     first = knowgap.run("starter", models={"target": "mine:m"}, runs_root=runs_root,
-                        providers={"mine:m": _Changing("mine:m", "I don't know.")})
+                        providers={"mine:m": Fixed("I don't know.", spec="mine:m")})
     again = knowgap.run("starter", models={"target": "mine:m"}, runs_root=runs_root,
-                        providers={"mine:m": _Changing("mine:m", "something else")})
+                        providers={"mine:m": Fixed("something else", spec="mine:m")})
     assert again.provider_calls == 0
     texts = {r.calls[0].response.text for r in knowgap.iter_trials(again.run_id, runs_root)
              if r.calls[0].response is not None}
@@ -66,7 +50,7 @@ def test_cache_serves_the_first_runs_responses(runs_root: Path) -> None:
 
 
 def test_use_cache_false_calls_again(tmp_path: Path, runs_root: Path) -> None:
-    spec = scripted(tmp_path, "s.jsonl", "I don't know.")
+    spec = scripted(tmp_path, "I don't know.")
     knowgap.run("starter", models={"target": spec}, runs_root=runs_root)
     fresh = knowgap.run("starter", models={"target": spec}, runs_root=runs_root, use_cache=False)
     assert fresh.provider_calls == 32
@@ -78,8 +62,8 @@ def test_use_cache_false_calls_again(tmp_path: Path, runs_root: Path) -> None:
 
 @pytest.mark.slow  # four CLI subprocesses, about a second
 def test_cli_cache_info_and_clear(tmp_path: Path, runs_root: Path, kg_home: Path) -> None:
-    spec_a = scripted(tmp_path, "a.jsonl", "I don't know.")
-    spec_b = scripted(tmp_path, "b.jsonl", "42")
+    spec_a = scripted(tmp_path, "I don't know.")
+    spec_b = scripted(tmp_path, "42")
     knowgap.run("starter", models={"target": spec_a}, runs_root=runs_root)
     knowgap.run("starter", models={"target": spec_b}, runs_root=runs_root)
     env = {"KNOWGAP_HOME": str(kg_home)}
@@ -128,7 +112,7 @@ def test_cache_get_by_run(tmp_path: Path) -> None:
 
 def test_repeats_get_their_own_cache_entries(tmp_path: Path, runs_root: Path) -> None:
     # in trial order each (case, prompt) runs repeat 0 then repeat 1: they get "A" then "B"
-    spec = scripted(tmp_path, "s.jsonl", "A", "B")
+    spec = scripted(tmp_path, "A", "B")
     first = knowgap.run("starter", models={"target": spec}, runs_root=runs_root, repeats=2)
     assert first.manifest.trials_total == 64 and first.provider_calls == 64
     records = knowgap.iter_trials(first.run_id, runs_root)
@@ -144,6 +128,6 @@ def test_repeats_get_their_own_cache_entries(tmp_path: Path, runs_root: Path) ->
 
 
 def test_cache_file_lives_in_knowgap_home(kg_home: Path, tmp_path: Path, runs_root: Path) -> None:
-    knowgap.run("starter", models={"target": scripted(tmp_path, "s.jsonl", "x")}, runs_root=runs_root)
+    knowgap.run("starter", models={"target": scripted(tmp_path, "x")}, runs_root=runs_root)
     assert cache_path() == kg_home / "cache.sqlite"
     assert (kg_home / "cache.sqlite").exists()

@@ -14,12 +14,9 @@ import knowgap
 from knowgap.errors import KnowgapError
 from knowgap.models.identity import remembered_sha256, url_without_credentials
 from knowgap.models.registry import create_model
+from tests.helpers import script_file
 
 STARTER_TRIALS = 32
-
-
-def write_script(file: Path, *responses: str) -> None:
-    file.write_text("".join(json.dumps({"response": r}) + "\n" for r in responses), encoding="utf-8")
 
 
 def texts(run: knowgap.RunResult, runs_root: Path) -> set[str]:
@@ -30,9 +27,9 @@ def texts(run: knowgap.RunResult, runs_root: Path) -> set[str]:
 def test_an_edited_scripted_file_is_a_cache_miss(tmp_path: Path, runs_root: Path) -> None:
     file = tmp_path / "s.jsonl"
     spec = f"scripted:{file}"
-    write_script(file, "I don't know.")
+    script_file(file, "I don't know.")
     first = knowgap.run("starter", models={"target": spec}, runs_root=runs_root)
-    write_script(file, "something else")
+    script_file(file, "something else")
     again = knowgap.run("starter", models={"target": spec}, runs_root=runs_root)
     assert first.provider_calls == again.provider_calls == STARTER_TRIALS
     assert texts(again, runs_root) == {"something else"}
@@ -45,7 +42,7 @@ def test_the_same_relative_path_in_two_folders_is_two_models(tmp_path: Path, run
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     for name, answer in (("a", "I don't know."), ("b", "20:00")):
         (tmp_path / name).mkdir()
-        write_script(tmp_path / name / "s.jsonl", answer)
+        script_file(tmp_path / name / "s.jsonl", answer)
     monkeypatch.chdir(tmp_path / "a")
     in_a = knowgap.run("starter", models={"target": "scripted:s.jsonl"}, runs_root=runs_root)
     monkeypatch.chdir(tmp_path / "b")
@@ -100,14 +97,14 @@ def test_http_identity_is_endpoint_and_model_without_credentials(monkeypatch: py
 
 def test_the_manifest_records_identity_and_resume_refuses_a_changed_model(tmp_path: Path, runs_root: Path) -> None:
     file = tmp_path / "s.jsonl"
-    write_script(file, "I don't know.")
+    script_file(file, "I don't know.")
     run = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)
     stored = json.loads((run.path / "manifest.json").read_text(encoding="utf-8"))
     identity = "scripted:sha256:" + hashlib.sha256(file.read_bytes()).hexdigest()
     assert stored["models"]["target"]["identity"] == identity
 
     assert knowgap.resume(run.run_id, runs_root=runs_root).provider_calls == 0  # unchanged: resumes
-    write_script(file, "something else")
+    script_file(file, "something else")
     with pytest.raises(KnowgapError, match="target model .* changed since it started"):
         knowgap.resume(run.run_id, runs_root=runs_root)
     assert json.loads((run.path / "manifest.json").read_text(encoding="utf-8"))["models"]["target"][
@@ -125,7 +122,7 @@ def test_a_cache_written_before_identities_is_upgraded_and_misses(tmp_path: Path
     db.commit()
     db.close()
     file = tmp_path / "s.jsonl"
-    write_script(file, "I don't know.")
+    script_file(file, "I don't know.")
     run = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)
     assert run.provider_calls == STARTER_TRIALS
     assert knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root).provider_calls == 0

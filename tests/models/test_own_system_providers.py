@@ -21,9 +21,8 @@ from knowgap.models.errors import ModelUnavailableError, PermanentModelError
 from knowgap.models.http_json import json_path
 from knowgap.models.registry import create_model
 from knowgap.models.types import ChatRequest
-from tests.helpers import free_port, knowgap_cli, wait_for_http
+from tests.helpers import REPO, free_port, knowgap_cli, wait_for_http
 
-REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "own_system"
 RAG = f"python:{EXAMPLE / 'rag_app.py'}:answer"
 EXTRACT = f"python:{EXAMPLE / 'rag_app.py'}:extract_review"

@@ -23,7 +23,7 @@ from knowgap.engine.records import Manifest, TrialRecord
 from knowgap.engine.store import MANIFEST, TRIALS, RunStore
 from knowgap.web.data import RunsView
 from tests.fakes.fake_openai_server import fake_server
-from tests.helpers import knowgap_cli
+from tests.helpers import knowgap_cli, scripted
 
 pytestmark = [pytest.mark.server]
 
@@ -133,9 +133,7 @@ def test_a_killed_run_shows_interrupted_not_running(tmp_path: Path, kg_home: Pat
 
 
 def test_a_process_holding_the_lock_keeps_the_python_api_out(tmp_path: Path, runs_root: Path) -> None:
-    file = tmp_path / "a.jsonl"
-    file.write_text('{"response": "x"}\n', encoding="utf-8")
-    result = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root)
+    result = knowgap.run("starter", models={"target": scripted(tmp_path, "x")}, runs_root=runs_root)
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time; from pathlib import Path; from knowgap.engine.store import RunStore; "
         f"s = RunStore(Path({str(result.path)!r})); s.lock(); print('locked', flush=True); time.sleep(60)")],

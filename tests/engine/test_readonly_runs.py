@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import knowgap
-from tests.helpers import knowgap_cli
+from tests.helpers import knowgap_cli, scripted
 
 _RO_MOUNT = 'mount --bind -o ro "$0" "$0" && exec "$@"'
 
@@ -64,16 +64,14 @@ def _one_line_error(proc: subprocess.CompletedProcess[str], *expected: str) -> s
 
 
 @pytest.fixture
-def scripted(tmp_path: Path) -> str:
-    file = tmp_path / "a.jsonl"
-    file.write_text('{"response": "I don\'t know."}\n', encoding="utf-8")
-    return f"scripted:{file}"
+def target(tmp_path: Path) -> str:
+    return scripted(tmp_path, "I don't know.")
 
 
-def test_run_into_a_read_only_runs_folder(tmp_path: Path, scripted: str) -> None:
+def test_run_into_a_read_only_runs_folder(tmp_path: Path, target: str) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()
-    proc = _cli_on_read_only(runs, tmp_path, "run", "starter", "--model", scripted, "--runs-dir", str(runs), "-q")
+    proc = _cli_on_read_only(runs, tmp_path, "run", "starter", "--model", target, "--runs-dir", str(runs), "-q")
     line = _one_line_error(proc, "cannot write to", str(runs))
     assert "read-only file system" in line or "permission denied" in line
     assert list(runs.iterdir()) == []
@@ -85,9 +83,9 @@ def test_run_into_a_read_only_runs_folder(tmp_path: Path, scripted: str) -> None
     ["report", "{run}"],
     ["label", "sample", "{run}", "--judge-field", "abstained", "--n", "4"],
 ])
-def test_commands_on_a_run_in_a_read_only_folder(tmp_path: Path, scripted: str, command: list[str]) -> None:
+def test_commands_on_a_run_in_a_read_only_folder(tmp_path: Path, target: str, command: list[str]) -> None:
     runs = tmp_path / "runs"
-    result = knowgap.run("starter", models={"target": scripted}, runs_root=runs)
+    result = knowgap.run("starter", models={"target": target}, runs_root=runs)
     before = sorted(p.name for p in result.path.iterdir())
     args = [a.replace("{run}", result.run_id) for a in command]
     proc = _cli_on_read_only(runs, tmp_path, *args, "--runs-dir", str(runs))
@@ -96,16 +94,16 @@ def test_commands_on_a_run_in_a_read_only_folder(tmp_path: Path, scripted: str, 
     assert sorted(p.name for p in result.path.iterdir()) == before
 
 
-def test_runs_path_that_is_a_file(tmp_path: Path, scripted: str) -> None:
+def test_runs_path_that_is_a_file(tmp_path: Path, target: str) -> None:
     runs = tmp_path / "runs"
     runs.write_text("not a folder\n", encoding="utf-8")
-    proc = knowgap_cli("run", "starter", "--model", scripted, "--runs-dir", str(runs), "-q", cwd=tmp_path)
+    proc = knowgap_cli("run", "starter", "--model", target, "--runs-dir", str(runs), "-q", cwd=tmp_path)
     _one_line_error(proc, "cannot write to", str(runs), "not a directory")
 
 
-def test_report_where_a_folder_stands_in_the_way(tmp_path: Path, scripted: str) -> None:
+def test_report_where_a_folder_stands_in_the_way(tmp_path: Path, target: str) -> None:
     runs = tmp_path / "runs"
-    result = knowgap.run("starter", models={"target": scripted}, runs_root=runs)
+    result = knowgap.run("starter", models={"target": target}, runs_root=runs)
     (result.path / "report.html").unlink()
     (result.path / "report.html").mkdir()
     proc = knowgap_cli("report", result.run_id, "--runs-dir", str(runs), cwd=tmp_path)

@@ -11,10 +11,10 @@ import pytest
 
 from knowgap.engine import gateway as gateway_module
 from knowgap.engine.gateway import ModelClient, RetryPolicy
-from knowgap.models.base import ChatModel
 from knowgap.models.errors import TransientModelError
 from knowgap.models.http_errors import retry_after_seconds
-from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.models.types import ChatRequest
+from tests.fakes.models import Failing
 
 
 def test_retry_after_seconds_parses_delta_and_http_date() -> None:
@@ -38,21 +38,6 @@ def test_delay_never_shorter_than_retry_after_and_capped() -> None:
     assert policy.delay(0, rng, retry_after=10_000.0) == policy.max_retry_after_s
 
 
-class _Throttled(ChatModel):
-    spec = "throttled:test"
-
-    def __init__(self, fails: int, retry_after: float) -> None:
-        self.fails = fails
-        self.retry_after = retry_after
-        self.calls = 0
-
-    async def chat(self, request: ChatRequest) -> ChatResponse:
-        self.calls += 1
-        if self.calls <= self.fails:
-            raise TransientModelError("HTTP 429", status=429, retry_after=self.retry_after)
-        return ChatResponse(text="ok")
-
-
 def test_client_waits_what_the_server_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     waits: list[float] = []
 
@@ -60,7 +45,7 @@ def test_client_waits_what_the_server_asked(monkeypatch: pytest.MonkeyPatch) -> 
         waits.append(seconds)
 
     monkeypatch.setattr(gateway_module.asyncio, "sleep", fake_sleep)
-    model = _Throttled(fails=2, retry_after=3.0)
+    model = Failing(TransientModelError("HTTP 429", status=429, retry_after=3.0), times=2)  # throttled twice
     client = ModelClient(model, run_id="r", cache=None, use_cache=False, concurrency=1,
                          retry=RetryPolicy(max_retries=5, base_s=0.01, cap_s=0.02))
     record = asyncio.run(client.call("target", ChatRequest.simple("hi"), 0))

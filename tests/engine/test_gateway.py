@@ -14,9 +14,9 @@ from knowgap.engine.gateway import ModelCallFailed, ModelGateway, RetryPolicy
 from knowgap.models.types import ChatRequest
 from knowgap.suites.extract.summarizer import Summarizer
 from tests.fakes.fake_openai_server import fake_server
-from tests.helpers import knowgap_cli
+from tests.helpers import REPO, knowgap_cli
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "knowgap"
+SRC = REPO / "src" / "knowgap"
 GATEWAY = SRC / "engine" / "gateway.py"
 PROVIDERS = SRC / "models"
 

@@ -16,6 +16,7 @@ import knowgap
 from knowgap.errors import InputError
 from knowgap.models.types import ChatRequest
 from knowgap.suites.starter import DATA, PROMPTS
+from tests.helpers import write_jsonl
 
 CASES: dict[str, dict[str, Any]] = {
     row["id"]: row for row in map(json.loads, DATA.read_text(encoding="utf-8").splitlines()) if row}
@@ -32,11 +33,6 @@ def right_answer(case: dict[str, Any]) -> str:
     if case["lang"] == "en":
         return f"According to the context, it is {case['answers'][0]}."
     return f"根据上下文，答案是{case['answers'][0]}。"
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def trial_requests(run_id: str, runs_root: Path) -> dict[str, tuple[str, ChatRequest]]:

@@ -18,7 +18,7 @@ import knowgap
 from knowgap.engine.records import Manifest, ModelUsage
 from knowgap.engine.store import MANIFEST, TRIALS
 from tests.fakes.fake_openai_server import fake_server
-from tests.helpers import knowgap_cli
+from tests.helpers import knowgap_cli, scripted
 
 PAUSE_AFTER = 12
 
@@ -93,11 +93,10 @@ def test_cached_calls_are_counted_apart_across_a_crash(tmp_path: Path, runs_root
     """What SIGKILL leaves on disk (some trials stored, the manifest still 'running' with no usage), resumed
     with the rest of the answers in the cache: calls of the whole run, the cached ones apart, tokens only
     for calls that reached the model."""
-    file = tmp_path / "a.jsonl"
-    file.write_text("".join(json.dumps({"response": f"answer {i}"}) + "\n" for i in range(5)), encoding="utf-8")
-    prices = {f"scripted:{file}": (1.0, 2.0)}
-    first = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root, prices=prices)
-    full = first.manifest.usage["target"][f"scripted:{file}"]
+    spec = scripted(tmp_path, *(f"answer {i}" for i in range(5)))
+    prices = {spec: (1.0, 2.0)}
+    first = knowgap.run("starter", models={"target": spec}, runs_root=runs_root, prices=prices)
+    full = first.manifest.usage["target"][spec]
     assert full.calls == 32 and full.cached_calls == 0 and full.prompt_tokens > 0
     lines = (first.path / TRIALS).read_bytes().splitlines(keepends=True)
     (first.path / TRIALS).write_bytes(b"".join(lines[:10]))
@@ -109,7 +108,7 @@ def test_cached_calls_are_counted_apart_across_a_crash(tmp_path: Path, runs_root
     completion = sum(r["calls"][0]["response"]["usage"]["completion_tokens"] for r in kept)
 
     result = knowgap.resume(first.run_id, runs_root=runs_root)
-    usage: ModelUsage = result.manifest.usage["target"][f"scripted:{file}"]
+    usage: ModelUsage = result.manifest.usage["target"][spec]
     assert (usage.calls, usage.cached_calls) == (32, 22)
     assert (usage.prompt_tokens, usage.completion_tokens) == (prompt, completion)
     assert usage.cost_usd == pytest.approx((prompt * 1.0 + completion * 2.0) / 1e6)

@@ -9,13 +9,13 @@ import pytest
 from knowgap.errors import InputError
 from knowgap.models import registry
 from knowgap.models.anthropic_api import AnthropicChatModel
-from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError
 from knowgap.models.local import LocalModel, resolve_local_path
 from knowgap.models.openai_http import OPENAI_URL, OpenAIChatModel
 from knowgap.models.registry import create_model, register_provider, split_spec
 from knowgap.models.scripted import ScriptedModel
-from knowgap.models.types import ChatRequest, ChatResponse
+from tests.fakes.models import Echo
+from tests.helpers import script_file
 
 KNOWN = "anthropic, http, https, local, openai, openai-compat, python, scripted"
 
@@ -107,8 +107,7 @@ def test_anthropic_without_key(no_keys: pytest.MonkeyPatch) -> None:
 
 
 def test_scripted(tmp_path: Path) -> None:
-    file = tmp_path / "s.jsonl"
-    file.write_text('{"response": "hello"}\n', encoding="utf-8")
+    file = script_file(tmp_path / "s.jsonl", "hello")
     model = create_model(f"  scripted:{file}  ")  # surrounding whitespace is ignored
     assert isinstance(model, ScriptedModel)
     assert model.spec == f"scripted:{file}"
@@ -157,19 +156,11 @@ def test_split_spec() -> None:
     assert split_spec("openai-compat:m@http://h:1/v1") == ("openai-compat", "m@http://h:1/v1")
 
 
-class _Echo(ChatModel):
-    def __init__(self, spec: str, rest: str) -> None:
-        self.spec, self.rest = spec, rest
-
-    async def chat(self, request: ChatRequest) -> ChatResponse:
-        return ChatResponse(text=request.messages[-1].content, model=self.spec)
-
-
 def test_register_provider(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
-    register_provider("echo", _Echo)
+    register_provider("echo", Echo)
     model = create_model("echo:anything:at all")
-    assert isinstance(model, _Echo)
+    assert isinstance(model, Echo)
     assert (model.spec, model.rest) == ("echo:anything:at all", "anything:at all")
     with pytest.raises(ModelUnavailableError, match=r"known: anthropic, echo, http"):
         create_model("nope:x")
