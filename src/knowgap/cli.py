@@ -181,7 +181,9 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
           annotation=str),
         P("runs_dir", P.KEYWORD_ONLY, default=typer.Option(None, help="Where runs are stored (default ./runs)."),
           annotation=str),
-        P("timeout", P.KEYWORD_ONLY, default=typer.Option(300.0, help="Seconds per model call before a retry (> 0)."),
+        P("timeout", P.KEYWORD_ONLY, default=typer.Option(300.0, help=(
+            "Seconds per model call before a retry (> 0); not applied to in-process llama.cpp calls, which "
+            "cannot be interrupted.")),
           annotation=float),
         P("max_retries", P.KEYWORD_ONLY, default=typer.Option(6, help="Retries of a transient model error (>= 0)."),
           annotation=int),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -11,9 +12,10 @@ import pytest
 
 from knowgap.engine import gateway as gateway_module
 from knowgap.engine.gateway import ModelClient, RetryPolicy
+from knowgap.models.base import ChatModel
 from knowgap.models.errors import TransientModelError
 from knowgap.models.http_errors import retry_after_seconds
-from knowgap.models.types import ChatRequest
+from knowgap.models.types import ChatRequest, ChatResponse
 from tests.fakes.models import Failing
 
 
@@ -52,3 +54,29 @@ def test_client_waits_what_the_server_asked(monkeypatch: pytest.MonkeyPatch) -> 
     assert record.response is not None and record.response.text == "ok"
     assert model.calls == 3 and record.attempts == 3
     assert waits == [3.0, 3.0]
+
+
+class _SlowThread(ChatModel):
+    """Answers after ``seconds`` of work in a thread, as in-process llama.cpp does (the work cannot be stopped)."""
+
+    def __init__(self, seconds: float, interruptible: bool) -> None:
+        self.spec, self.seconds, self.interruptible, self.calls = "slow:x", seconds, interruptible, 0
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.calls += 1
+        await asyncio.to_thread(time.sleep, self.seconds)
+        return ChatResponse(text="done")
+
+
+def test_a_call_that_cannot_be_interrupted_is_not_timed_out_and_retried() -> None:
+    retry = RetryPolicy(max_retries=2, base_s=0.0, cap_s=0.0, timeout_s=0.05)
+    stuck = _SlowThread(0.3, interruptible=False)
+    record = asyncio.run(ModelClient(stuck, run_id="r", cache=None, use_cache=False, concurrency=1,
+                                     retry=retry).call("target", ChatRequest.simple("hi"), 0))
+    assert record.response is not None and record.attempts == 1 and stuck.calls == 1
+    remote = _SlowThread(0.3, interruptible=True)  # an HTTP call is abandoned at the time-out and retried
+    record = asyncio.run(ModelClient(remote, run_id="r", cache=None, use_cache=False, concurrency=1,
+                                     retry=retry).call("target", ChatRequest.simple("hi"), 0))
+    assert record.response is None and record.attempts == 3 and "no answer within" in (record.error or "")
+    from knowgap.models.local import LocalModel
+    assert LocalModel.interruptible is False

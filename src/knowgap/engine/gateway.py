@@ -95,7 +95,8 @@ class ModelClient:
             try:
                 async with self._sem:
                     self.provider_calls += 1
-                    response = await asyncio.wait_for(self.model.chat(request), self.retry.timeout_s)
+                    timeout = self.retry.timeout_s if self.model.interruptible else None
+                    response = await asyncio.wait_for(self.model.chat(request), timeout)
                 break
             except (TimeoutError, ModelError) as exc:
                 error: ModelError = exc if isinstance(exc, ModelError) else TransientModelError(

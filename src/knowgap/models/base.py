@@ -20,6 +20,11 @@ class ChatModel(ABC):
     supports_tools: bool = False
     """Whether ``chat`` accepts ``ChatRequest.tools`` (native tool calling); providers without it refuse them."""
 
+    interruptible: bool = True
+    """Whether a call can be abandoned at a time-out. An in-process llama.cpp call cannot: it runs to the end in its
+    thread whatever the caller does, so a time-out would only queue the retry behind it (measured: 2 x 300 s lost
+    on one 175 s call); the per-call time-out is not applied to such providers (``max_tokens`` bounds them)."""
+
     @abstractmethod
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Answer one request."""

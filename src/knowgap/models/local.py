@@ -143,6 +143,7 @@ def _free_models() -> None:
 
 class LocalModel(ChatModel):
     default_concurrency = 1
+    interruptible = False
 
     def __init__(self, spec: str, target: str, n_ctx: int = DEFAULT_CTX) -> None:
         self.spec = spec
