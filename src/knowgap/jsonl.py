@@ -34,6 +34,11 @@ def read_lines(path: str | Path) -> list[tuple[int, Any]]:
         raise InputError(str(file), "is a folder, expected a JSONL file") from None
     except UnicodeDecodeError as exc:
         raise InputError(str(file), f"not UTF-8 text ({exc.reason})") from None
+    return parse_lines(text, file)
+
+
+def parse_lines(text: str, file: str | Path) -> list[tuple[int, Any]]:
+    """(line number, parsed JSON value) for each non-blank line of ``text``, read from ``file``."""
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from knowgap.errors import InputError
-from knowgap.jsonl import read_lines
+from knowgap.jsonl import parse_lines
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import PermanentModelError
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
@@ -41,7 +41,7 @@ def _load_entries(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], str]:
         except ValueError as exc:
             raise InputError(str(path), f"not valid JSON: {exc}") from None
         return list(enumerate(items, start=1)), digest
-    return read_lines(path), digest
+    return parse_lines(text, path), digest
 
 
 class ScriptedModel(ChatModel):
