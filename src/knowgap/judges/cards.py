@@ -1,0 +1,282 @@
+"""Validity cards: how well a judge agrees with human (or reference) labels, measured on a named labelled set.
+
+A :class:`ValidityCard` records one measurement of one judge version (and, for a model-backed judge, one
+judge model): the labelled set and its sha256, n, the confusion counts against the judge's positive class,
+balanced accuracy / agreement / Cohen's kappa with 95% CIs, sensitivity and specificity, seconds per item,
+parse failures and the date. :func:`binary_card` builds one from verdicts and labels.
+
+A judge's verdict that could not be parsed (``None``) never leaves the denominator: it counts as a wrong
+verdict (a missed positive, or a false positive), and ``parse_failures`` says how many there were.
+
+:func:`assess` decides whether a number from a judge may be reported: a judge with no card, or a card below
+balanced accuracy :data:`REPORTABLE_BALANCED_ACCURACY`, makes the number a **screen** (for screening, not
+for reporting). :func:`rogan_gladen` corrects an observed rate for the judge's known sensitivity and
+specificity, with an interval that also carries the card's own uncertainty.
+
+Cards ship with knowgap in ``judges/cards/*.json``; ``knowgap judge validate`` writes measured ones to
+``KNOWGAP_HOME/judge_cards/``, which :func:`find_card` prefers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Sequence
+from datetime import date
+from importlib.resources import files
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from knowgap.engine.stats import wilson
+
+REPORTABLE_BALANCED_ACCURACY = 0.80
+"""A judge below this balanced accuracy (or without a card) produces screens, not reportable numbers."""
+SHIPPED_DIR = Path(str(files("knowgap.judges") / "cards"))
+_BOOTSTRAP_REPS = 2000
+
+
+class Estimate(BaseModel):
+    """A measured quantity with its 95% interval (None when it cannot be computed, e.g. no positives)."""
+
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class Confusion(BaseModel):
+    """Counts against the judge's positive class; a parse failure is counted as a wrong verdict."""
+
+    tp: int = 0
+    fn: int = 0
+    fp: int = 0
+    tn: int = 0
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fn + self.fp + self.tn
+
+
+class ValidityCard(BaseModel):
+    """One measurement of one judge version on one labelled set."""
+
+    judge: str = Field(description="The judge's name in the catalogue (knowgap judges).")
+    version: str = Field(description="The judge version measured; a card never applies to another version.")
+    judge_model: str | None = Field(default=None, description="The judge model spec, for model-backed judges.")
+    positive: str = Field(description="What the judge's positive verdict means, e.g. 'abstained'.")
+    dataset: str = Field(description="The labelled set, e.g. 'policybench/responses_dev.jsonl'.")
+    dataset_sha256: str
+    n: int
+    confusion: Confusion | None = None
+    balanced_accuracy: Estimate | None = None
+    agreement: Estimate | None = None
+    kappa: Estimate | None = None
+    sensitivity: Estimate | None = None
+    specificity: Estimate | None = None
+    parse_failures: int = 0
+    seconds_per_item: float | None = None
+    measured: str = Field(default_factory=lambda: date.today().isoformat())
+    method: str = Field(default="", description="How it was measured: sample, cross-validation, limit.")
+    extra: dict[str, Estimate | float | str] = Field(default_factory=dict,
+                                                    description="Other measures (exact tier agreement, ...).")
+    notes: str = ""
+
+    @property
+    def key(self) -> str:
+        return card_key(self.judge, self.version, self.judge_model)
+
+
+def card_key(judge: str, version: str, judge_model: str | None = None) -> str:
+    """The file stem a card is stored under."""
+    raw = f"{judge}@{version}" + (f"@{judge_model}" if judge_model else "")
+    return "".join(c if c.isalnum() or c in "@._-" else "_" for c in raw)
+
+
+def sha256_files(paths: Iterable[str | Path]) -> str:
+    """One sha256 over the bytes of ``paths`` in the given order (a labelled set may span several files)."""
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()
+
+
+def _rate(k: int, n: int) -> Estimate:
+    if n <= 0:
+        return Estimate(value=None)
+    lo, hi = wilson(k, n)
+    return Estimate(value=k / n, ci_low=lo, ci_high=hi)
+
+
+def _kappa(tp: float, fn: float, fp: float, tn: float) -> float | None:
+    n = tp + fn + fp + tn
+    if n <= 0:
+        return None
+    po = (tp + tn) / n
+    pe = ((tp + fp) * (tp + fn) + (tn + fn) * (tn + fp)) / n ** 2
+    return None if pe >= 1 else (po - pe) / (1 - pe)
+
+
+def confusion_of(verdicts: Sequence[bool | None], labels: Sequence[bool]) -> tuple[Confusion, int]:
+    """The confusion counts and the number of parse failures (``None`` verdicts, counted as wrong)."""
+    if len(verdicts) != len(labels):
+        raise ValueError(f"{len(verdicts)} verdicts for {len(labels)} labels")
+    c = Confusion()
+    failures = 0
+    for verdict, label in zip(verdicts, labels, strict=True):
+        if verdict is None:
+            failures += 1
+            verdict = not label
+        if label:
+            c.tp += verdict
+            c.fn += not verdict
+        else:
+            c.fp += verdict
+            c.tn += not verdict
+    return c, failures
+
+
+def binary_measures(c: Confusion, *, seed: int = 0) -> dict[str, Estimate]:
+    """Balanced accuracy, agreement, kappa, sensitivity and specificity with 95% CIs. Balanced accuracy and
+    kappa use a seeded parametric bootstrap that resamples positives and negatives separately."""
+    pos, neg = c.tp + c.fn, c.fp + c.tn
+    out = {"agreement": _rate(c.tp + c.tn, c.n), "sensitivity": _rate(c.tp, pos), "specificity": _rate(c.tn, neg)}
+    kappa = _kappa(c.tp, c.fn, c.fp, c.tn)
+    if not pos or not neg:
+        out["balanced_accuracy"] = Estimate(value=None)
+        out["kappa"] = Estimate(value=kappa)
+        return out
+    rng = np.random.default_rng(seed)
+    tp = rng.binomial(pos, c.tp / pos, _BOOTSTRAP_REPS)
+    tn = rng.binomial(neg, c.tn / neg, _BOOTSTRAP_REPS)
+    ba = (tp / pos + tn / neg) / 2
+    kappas = [k for k in (_kappa(a, pos - a, neg - b, b) for a, b in zip(tp, tn, strict=True)) if k is not None]
+    out["balanced_accuracy"] = Estimate(value=(c.tp / pos + c.tn / neg) / 2, ci_low=float(np.quantile(ba, 0.025)),
+                                        ci_high=float(np.quantile(ba, 0.975)))
+    out["kappa"] = Estimate(value=kappa, ci_low=float(np.quantile(kappas, 0.025)) if kappas else None,
+                            ci_high=float(np.quantile(kappas, 0.975)) if kappas else None)
+    return out
+
+
+def binary_card(judge: str, version: str, verdicts: Sequence[bool | None], labels: Sequence[bool], *,
+                positive: str, dataset: str, dataset_sha256: str, seconds: float | None = None,
+                judge_model: str | None = None, method: str = "", notes: str = "",
+                extra: dict[str, Estimate | float | str] | None = None) -> ValidityCard:
+    """A card from a judge's verdicts (``None`` = could not be parsed) and the reference labels."""
+    c, failures = confusion_of(verdicts, labels)
+    measures = binary_measures(c)
+    return ValidityCard(judge=judge, version=version, judge_model=judge_model, positive=positive, dataset=dataset,
+                        dataset_sha256=dataset_sha256, n=c.n, confusion=c, parse_failures=failures,
+                        seconds_per_item=None if seconds is None or not c.n else seconds / c.n, method=method,
+                        notes=notes, extra=extra or {}, balanced_accuracy=measures["balanced_accuracy"],
+                        agreement=measures["agreement"], kappa=measures["kappa"],
+                        sensitivity=measures["sensitivity"], specificity=measures["specificity"])
+
+
+# --- what a card means for a reported number ------------------------------------------------------------------
+
+Status = Literal["reportable", "screen", "computed"]
+
+
+class Assessment(BaseModel):
+    """Whether a metric may be reported, given the card of the judge that produced it."""
+
+    status: Status
+    reason: str
+    card: ValidityCard | None = None
+
+
+def assess(card: ValidityCard | None, *, judged: bool = True) -> Assessment:
+    """``computed`` for a metric no judge decided (an exact rule on structured output); ``screen`` when the
+    judge has no card or a balanced accuracy below the bar; else ``reportable``."""
+    if not judged:
+        return Assessment(status="computed", reason="computed by an exact rule, no judgement")
+    if card is None:
+        return Assessment(status="screen", reason="the judge has no validity card: its accuracy is unmeasured")
+    ba = card.balanced_accuracy.value if card.balanced_accuracy else None
+    if ba is None:
+        return Assessment(status="screen", card=card,
+                          reason=f"the judge's card ({card.dataset}) has no balanced accuracy")
+    if ba < REPORTABLE_BALANCED_ACCURACY:
+        return Assessment(status="screen", card=card,
+                          reason=f"judge balanced accuracy {ba:.2f} < {REPORTABLE_BALANCED_ACCURACY:.2f} "
+                                 f"on {card.dataset} (n={card.n})")
+    return Assessment(status="reportable", card=card,
+                      reason=f"judge balanced accuracy {ba:.2f} on {card.dataset} (n={card.n})")
+
+
+def rogan_gladen(k: int, n: int, card: ValidityCard, *, reps: int = 4000, seed: int = 0) -> Estimate | None:
+    """The rate corrected for the judge's sensitivity and specificity (Rogan-Gladen), clipped to [0, 1], with a
+    95% interval from a seeded Monte Carlo over the observed rate and the card's sensitivity and specificity
+    (Jeffreys Beta draws), so the judge's own uncertainty widens it. None when the card has no confusion counts
+    or the judge is no better than chance (sensitivity + specificity <= 1)."""
+    c = card.confusion
+    if c is None or n <= 0 or not (c.tp + c.fn) or not (c.tn + c.fp):
+        return None
+    sens, spec = c.tp / (c.tp + c.fn), c.tn / (c.tn + c.fp)
+    if sens + spec <= 1:
+        return None
+    point = min(1.0, max(0.0, (k / n + spec - 1) / (sens + spec - 1)))
+    rng = np.random.default_rng(seed)
+    p = rng.beta(k + 0.5, n - k + 0.5, reps)
+    se = rng.beta(c.tp + 0.5, c.fn + 0.5, reps)
+    sp = rng.beta(c.tn + 0.5, c.fp + 0.5, reps)
+    youden = se + sp - 1
+    ok = youden > 1e-6
+    corrected = np.clip((p[ok] + sp[ok] - 1) / youden[ok], 0.0, 1.0)
+    if corrected.size < reps / 2:
+        return Estimate(value=point)
+    return Estimate(value=point, ci_low=float(np.quantile(corrected, 0.025)),
+                    ci_high=float(np.quantile(corrected, 0.975)))
+
+
+# --- where cards live ----------------------------------------------------------------------------------------
+
+
+def measured_dir() -> Path:
+    from knowgap.paths import home
+
+    return home() / "judge_cards"
+
+
+def _read(path: Path) -> ValidityCard | None:
+    try:
+        return ValidityCard.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def find_card(judge: str, version: str, judge_model: str | None = None) -> ValidityCard | None:
+    """The card for this judge version (and judge model): one measured here (``knowgap judge validate``) first,
+    else the one shipped with knowgap; None when neither exists."""
+    stem = card_key(judge, version, judge_model)
+    for folder in (measured_dir(), SHIPPED_DIR):
+        path = folder / f"{stem}.json"
+        if path.is_file() and (card := _read(path)) is not None:
+            return card
+    return None
+
+
+def save_card(card: ValidityCard, folder: Path | None = None) -> Path:
+    """Write ``card`` to ``folder`` (default: KNOWGAP_HOME/judge_cards) under its key; returns the path."""
+    folder = folder or measured_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{card.key}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(card.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def shipped_cards() -> list[ValidityCard]:
+    return [c for p in sorted(SHIPPED_DIR.glob("*.json")) if (c := _read(p)) is not None]
+
+
+def fmt(e: Estimate | None, digits: int = 2) -> str:
+    """``0.85 [0.80, 0.89]``, or ``n/a``."""
+    if e is None or e.value is None or (isinstance(e.value, float) and math.isnan(e.value)):
+        return "n/a"
+    if e.ci_low is None or e.ci_high is None:
+        return f"{e.value:.{digits}f}"
+    return f"{e.value:.{digits}f} [{e.ci_low:.{digits}f}, {e.ci_high:.{digits}f}]"
