@@ -19,6 +19,9 @@ from pydantic import BaseModel, Field
 from knowgap.models.structured import ParseFailure, parse_as
 from knowgap.text import detect_lang, tokens
 
+APPROX_VERSION = "clarify-correctness-approx-1"
+"""Judge ``clarify-correctness-approx`` (:func:`approximate_correct`); change with the term matching."""
+
 RUBRIC_WEIGHTS: dict[str, float] = {"gap_identification": 0.3, "question_quality": 0.3,
                                     "conditional_caution": 0.25, "risk_control": 0.15}
 
