@@ -126,6 +126,7 @@ def print_report(report: Any) -> None:
         if g is not None:
             out.print(f"{name} among people: {_fmt(g.value.value, (g.value.ci_low, g.value.ci_high))} "
                       f"on {g.n_items} items")
+    print_cards(report.cards)
     for c in report.calibration:
         out.print(f"[bold]{c.judge}[/bold] vs majority (positive {verdict_text(c.positive)}, n={c.n}, {c.counts}): "
                   f"sensitivity {_fmt(c.sensitivity, c.sensitivity_ci)}, "
@@ -137,6 +138,29 @@ def print_report(report: Any) -> None:
             for r in c.corrected:
                 t.add_row(r.group, str(r.n), f"{r.observed:.3f}", _fmt(r.corrected, (r.ci_low, r.ci_high)))
             out.print(t)
+
+
+def print_cards(cards: list[Any]) -> None:
+    """Each judge's validity card on these labels: balanced accuracy, sensitivity, specificity (95% CIs), and
+    whether its numbers are reportable or a screen."""
+    from knowgap.judges.cards import REPORTABLE_BALANCED_ACCURACY, assess, fmt
+
+    if not cards:
+        return
+    table = Table(title="validity cards on these labels (truth: the people's majority; items unweighted; 95% CI)",
+                  title_justify="left")
+    for col in ("judge", "version", "n", "balanced accuracy", "sensitivity", "specificity", "kappa",
+                "parse failures", "status"):
+        table.add_column(col)
+    for card in cards:
+        verdict = assess(card)
+        table.add_row(card.judge, card.version, str(card.n), fmt(card.balanced_accuracy, 3), fmt(card.sensitivity, 3),
+                      fmt(card.specificity, 3), fmt(card.kappa, 3), str(card.parse_failures),
+                      verdict.status)
+    out.print(table)
+    out.print(f"positive: {cards[0].positive}; labels file {cards[0].dataset} (sha256 {cards[0].dataset_sha256[:12]}); "
+              f"screen: balanced accuracy below {REPORTABLE_BALANCED_ACCURACY:.2f} or not measurable, "
+              f"not for reporting")
 
 
 @label_app.command("agreement")

@@ -50,6 +50,35 @@ def context_of(record: TrialRecord) -> SampleContext:
                          response=response, judge_verdicts=dict(record.scores))
 
 
+def read_events(file: Path) -> list[LabelEvent]:
+    """The label events of a ``labels.jsonl`` file, oldest first (none when it does not exist). A torn last line
+    (a crash mid-write) is ignored; a bad line is one error naming the file, the line and the field."""
+    if not file.exists():
+        return []
+    out = []
+    with file.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.endswith(b"\n"):
+                break
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+            if not line:
+                continue
+            try:
+                out.append(LabelEvent.model_validate_json(line))
+            except ValidationError as exc:
+                raise InputError.from_validation(str(file), exc, line=number) from None
+    return out
+
+
+def current_labels(events: list[LabelEvent], field: str | None = None) -> dict[tuple[str, str, str], LabelEvent]:
+    """(trial_id, field, annotator) -> the latest event, labels withdrawn (value None) left out."""
+    latest: dict[tuple[str, str, str], LabelEvent] = {}
+    for e in events:
+        if field is None or e.field == field:
+            latest[(e.trial_id, e.field, e.annotator)] = e
+    return {k: v for k, v in latest.items() if v.value is not None}
+
+
 class LabelStore:
     def __init__(self, run_path: Path) -> None:
         self.run_path = run_path
@@ -82,29 +111,11 @@ class LabelStore:
 
     def events(self) -> list[LabelEvent]:
         """Every label event, oldest first. A torn last line (a crash mid-write) is ignored."""
-        if not self.file.exists():
-            return []
-        out = []
-        with self.file.open("rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                if not raw.endswith(b"\n"):
-                    break
-                line = raw.decode("utf-8").strip()
-                if not line:
-                    continue
-                try:
-                    out.append(LabelEvent.model_validate_json(line))
-                except ValidationError as exc:
-                    raise InputError.from_validation(str(self.file), exc, line=number) from None
-        return out
+        return read_events(self.file)
 
     def current(self, field: str | None = None) -> dict[tuple[str, str, str], LabelEvent]:
         """(trial_id, field, annotator) -> the latest event (a value of None means the label was withdrawn)."""
-        latest: dict[tuple[str, str, str], LabelEvent] = {}
-        for e in self.events():
-            if field is None or e.field == field:
-                latest[(e.trial_id, e.field, e.annotator)] = e
-        return {k: v for k, v in latest.items() if v.value is not None}
+        return current_labels(self.events(), field)
 
     def human_labels(self, field: str) -> dict[str, dict[str, ScoreValue]]:
         """annotator -> trial_id -> current value."""
