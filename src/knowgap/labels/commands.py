@@ -47,7 +47,8 @@ def start(run: Annotated[str, typer.Argument(help="Run id or folder.")],
           annotator: Annotated[str, typer.Option(help="Your name, stored with every label.")],
           field: Annotated[str | None, typer.Option(help="Judge field (default: the latest sample's).")] = None,
           sample: Annotated[str | None, typer.Option(help="Sample name (default: the latest for the field).")] = None,
-          show_judge: Annotated[bool, typer.Option("--show-judge", help="Show the judges' verdicts.")] = False,
+          show_judge: Annotated[bool, typer.Option("--show-judge", help="Show the judges' verdicts once your "
+                                                                        "label is saved (never before).")] = False,
           redo: Annotated[bool, typer.Option("--redo", help="Go over trials you labelled already.")] = False,
           runs_dir: RunsDir = None) -> None:
     """Label a run's sample one trial at a time (resumable; each label saved at once)."""

@@ -3,7 +3,9 @@
 
 Keys: for a yes/no field ``y`` (true) and ``n`` (false); otherwise the number of a category. ``s`` skips,
 ``b`` goes back to the previous trial (re-labelling it is an edit, its history kept), ``q`` quits.
-The judge's verdicts are hidden unless asked for (``--show-judge``), so they do not anchor the annotator.
+Each trial shows its prompt, the response and the reference the judges used (expected answer, missing
+information, hidden fields...: see reference.py). The judges' verdicts are never shown before the label is
+given: ``--show-judge`` shows them once it is saved, so they cannot anchor the annotator.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import IO
 from knowgap.engine.records import ScoreValue, TrialRecord
 from knowgap.errors import KnowgapError
 from knowgap.labels.records import Sample, verdict_key, verdict_text
+from knowgap.labels.reference import References
 from knowgap.labels.store import LabelStore, context_of
 
 
@@ -37,7 +40,8 @@ def choices(records: dict[str, TrialRecord], field: str) -> list[tuple[str, Scor
     return [(str(i), values[k]) for i, k in enumerate(sorted(values), start=1)]
 
 
-def show(record: TrialRecord, field: str, position: str, show_judge: bool, echo: Callable[[str], None]) -> None:
+def show(record: TrialRecord, position: str, reference: dict[str, str], echo: Callable[[str], None]) -> None:
+    """The trial as the annotator sees it before labelling: prompt, response, the judges' reference."""
     ctx = context_of(record)
     echo("")
     echo(f"=== {position}  trial {record.trial_id}  ({record.config_id}) ===")
@@ -46,8 +50,14 @@ def show(record: TrialRecord, field: str, position: str, show_judge: bool, echo:
         echo(m.content)
     echo("--- response ---")
     echo(ctx.response)
-    if show_judge:
-        echo(f"--- judge verdicts --- {', '.join(f'{k}={verdict_key(v)}' for k, v in ctx.judge_verdicts.items())}")
+    for heading, text in reference.items():
+        echo(f"--- reference: {heading} ---")
+        echo(text)
+
+
+def show_verdicts(record: TrialRecord, echo: Callable[[str], None]) -> None:
+    """The judges' verdicts, shown only after the label is saved."""
+    echo(f"--- judge verdicts --- {', '.join(f'{k}={verdict_key(v)}' for k, v in record.scores.items())}")
 
 
 def label_session(store: LabelStore, annotator: str, *, field: str | None = None, sample_name: str | None = None,
@@ -59,6 +69,7 @@ def label_session(store: LabelStore, annotator: str, *, field: str | None = None
     records = store.records()
     done = {t for (t, _f, a) in store.current(field) if a == annotator}
     todo = [t for t in sample.trial_ids if redo or t not in done]
+    references = References(store.run_store())
     options = choices(records, field)
     keys = dict(options)
     prompt = (f"{field}? " + " / ".join(f"[{k}] {verdict_text(verdict_key(v))}" for k, v in options)
@@ -68,7 +79,8 @@ def label_session(store: LabelStore, annotator: str, *, field: str | None = None
     saved, i = 0, 0
     while 0 <= i < len(todo):
         record = records[todo[i]]
-        show(record, field, f"[{i + 1}/{len(todo)}]", show_judge, echo)
+        reference = references.of(record)
+        show(record, f"[{i + 1}/{len(todo)}]", reference, echo)
         while True:
             echo(prompt)
             line = stdin.readline()
@@ -77,10 +89,13 @@ def label_session(store: LabelStore, annotator: str, *, field: str | None = None
                 return saved
             answer = line.strip().lower()
             if answer in keys:
-                event = store.add(record, field, annotator, keys[answer], source="terminal", sample=sample.name)
+                event = store.add(record, field, annotator, keys[answer], source="terminal", sample=sample.name,
+                                  reference=reference)
                 saved += 1
                 edit = f" (edit, revision {event.revision})" if event.revision > 1 else ""
                 echo(f"saved {field}={verdict_key(event.value)}{edit}")
+                if show_judge:
+                    show_verdicts(record, echo)
                 i += 1
                 break
             if answer == "s":
