@@ -188,6 +188,56 @@ def agreement_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
     print_report(report)
 
 
+@label_app.command("rubric")
+def rubric_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
+               rubric: Annotated[str | None, typer.Option(help="Rubric name (default: the suite's first).")] = None,
+               reps: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 1000,
+               seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+               as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+               runs_dir: RunsDir = None) -> None:
+    """People's 1-5 rubric scores against the judge's: weighted kappa and Krippendorff's alpha (ordinal) per
+    dimension, and the people's weighted total against the judge's and the automatic scores (Spearman).
+
+    Example: knowgap label sample RUN --judge-field rubric_gap_identification --n 30; knowgap label RUN
+    --annotator alice; knowgap label rubric RUN
+    """
+    from knowgap.labels.rubric import rubric_for_run
+
+    report = rubric_for_run(run, rubric, runs_root=runs_dir, reps=reps, seed=seed)
+    if as_json:
+        print(report.model_dump_json(indent=2))
+        return
+    print_rubric(report)
+
+
+def print_rubric(report: Any) -> None:
+    def est(e: Any) -> str:
+        return _fmt(e.value, (e.ci_low, e.ci_high)) if e is not None else "-"
+
+    weights = ", ".join(f"{k} {w:g}" for k, w in report.rubric.weights.items())
+    out.print(f"[bold]{report.run_id}[/bold] rubric {report.rubric.name} (weights: {weights}; judge scale "
+              f"{report.rubric.scale[0]:g}-{report.rubric.scale[1]:g} put on 1-5), annotators "
+              f"{', '.join(report.annotators)} (bootstrap {report.reps} reps, seed {report.seed})")
+    table = Table(title="per dimension: quadratic-weighted kappa and Krippendorff's alpha (ordinal), 95% CI",
+                  title_justify="left")
+    for col in ("dimension", "labelled", "pair", "n", "weighted kappa", "alpha among people", "alpha with judge"):
+        table.add_column(col)
+    for d in report.dimensions:
+        rows = d.pairs or [None]
+        for k, p in enumerate(rows):
+            table.add_row(d.field if k == 0 else "", str(d.labelled_items) if k == 0 else "",
+                          f"{p.a} vs {p.b}" if p else "-", str(p.n) if p else "-", est(p.kappa) if p else "-",
+                          est(d.alpha_people) if k == 0 else "", est(d.alpha_with_judge) if k == 0 else "")
+    out.print(table)
+    corr = Table(title="weighted totals: Spearman's rho (Fisher z 95% CI)", title_justify="left")
+    for col in ("a", "b", "n", "rho"):
+        corr.add_column(col)
+    for c in report.totals:
+        corr.add_row(c.a, c.b, str(c.n), est(c.rho))
+    out.print(corr)
+    out.print("'-': undefined on these labels (too few items, or no spread)")
+
+
 @label_app.command("judges")
 def judges_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
                spec: Annotated[list[str], typer.Option("--spec", help="A judge spec file (YAML/JSON), repeatable.")],

@@ -117,14 +117,15 @@ def fisher_z_interval(r: float, n: int, alpha: float = 0.05) -> tuple[float, flo
     return (math.tanh(z - half), math.tanh(z + half))
 
 
-def weighted_total(scores: Mapping[str, float], weights: Mapping[str, float]) -> float | None:
+def weighted_total(scores: Mapping[str, float | None], weights: Mapping[str, float]) -> float | None:
     """sum(weight * score) over the rubric's dimensions, divided by the sum of the weights (so a rubric whose
     weights sum to 1, like clarify's 0.3 / 0.3 / 0.25 / 0.15, stays on the 1-5 scale); None when a dimension
     is missing."""
-    if any(scores.get(k) is None for k in weights):
-        return None
+    values = [scores.get(k) for k in weights]
     total = sum(weights.values())
-    return sum(scores[k] * w for k, w in weights.items()) / total if total else None
+    if not total or any(v is None for v in values):
+        return None
+    return sum(v * w for v, w in zip(values, weights.values(), strict=True) if v is not None) / total
 
 
 def to_scale(value: float, scale: tuple[float, float], points: int = 5) -> float:

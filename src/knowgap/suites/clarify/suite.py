@@ -143,17 +143,20 @@ class ClarifySuite(Suite):
         return TrialResult(output=output, scores=scores)
 
     def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
-        """What the rubric judge is shown (missing information, expected questions) and what the correctness
-        judge grades against (the reference conclusion, with the facts the user knows)."""
+        """What the rubric judge is shown (missing information, expected questions; with the conditional answer)
+        and, where the correctness judge grades (complete questions, multi-turn runs), its reference conclusion
+        and the facts the simulated user knows."""
         assert isinstance(case, ClarifyCase)
         out: dict[str, str] = {}
         if case.deficient:
             out["missing information"] = "\n".join(f"- {m.text} ({m.category})" for m in case.missing_information)
             out["expected clarifying questions"] = "\n".join(f"- {q}" for q in case.expected_clarifying_questions)
             out["conditional answer"] = case.conditional_answer
-            out["facts the user knows (answers to the questions)"] = "\n".join(f"- {f}" for f in case.hidden_facts)
-        out["reference conclusion"] = case.conclusion
-        out["legal basis"] = "\n".join(f"- {b}" for b in case.legal_basis)
+        if not case.deficient or int(config.get("turns") or 0) > 0:
+            if case.hidden_facts:
+                out["facts the user knows"] = "\n".join(f"- {f}" for f in case.hidden_facts)
+            out["reference conclusion"] = case.conclusion
+            out["legal basis"] = "\n".join(f"- {b}" for b in case.legal_basis)
         return out
 
     def judge_versions(self) -> dict[str, str]:
