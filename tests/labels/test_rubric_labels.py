@@ -36,6 +36,11 @@ class VaryingJudge(FakeLawyer):
 
 @pytest.fixture
 def clarify_run(tmp_path: Path, runs_root: Path) -> tuple[str, list[ClarifyCase]]:
+    return make_clarify_run(tmp_path, runs_root)
+
+
+def make_clarify_run(tmp_path: Path, runs_root: Path) -> tuple[str, list[ClarifyCase]]:
+    """A stored clarify run: 6 deficient cases x 2 prompts, rubric scores that differ from case to case."""
     rows = [line for line in CASES_FILE.read_text(encoding="utf-8").splitlines()
             if json.loads(line)["kind"] == "deficient"][:6]
     data = tmp_path / "six.jsonl"

@@ -10,6 +10,7 @@ from knowgap.engine.records import TrialRecord
 from knowgap.engine.store import RunStore, list_runs
 from knowgap.engine.suite import RubricSpec
 from knowgap.errors import KnowgapError
+from knowgap.judges.cards import assess
 from knowgap.labels.agreement import agreement_report
 from knowgap.labels.records import field_kind, verdict_key
 from knowgap.labels.reference import References
@@ -134,7 +135,9 @@ class RunsView:
         fields = sorted({k for r in self.records(run_id).values() for k, v in r.scores.items() if v is not None})
         if field not in fields:
             raise KnowgapError(f"run {run_id} has no judge field '{field}' (fields: {', '.join(fields) or 'none'})")
-        return agreement_report(self.store(run_id), field, reps=500, by=by).model_dump(mode="json")
+        report = agreement_report(self.store(run_id), field, reps=500, by=by)
+        return {**report.model_dump(mode="json"),
+                "card_status": {c.judge: assess(c).model_dump(include={"status", "reason"}) for c in report.cards}}
 
     def compare(self, a: str, b: str) -> dict[str, Any]:
         sides = {}

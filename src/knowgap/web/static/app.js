@@ -298,10 +298,16 @@ async function loadAgreement() {
         el("td", {}, r.corrected === null ? "–" : `${fmt(r.corrected)} [${fmt(r.ci_low)}, ${fmt(r.ci_high)}]`))))
       : null));
   const rubric = rubricOf(S.field) ? await rubricPanel() : null;
+  const cards = (rep.cards || []).length ? el("table", { id: "cards" }, el("tr", {}, ["judge", "version", "n", "balanced accuracy [95% CI]", "sensitivity", "specificity", "parse failures", "status"].map((h) => el("th", {}, h))),
+    rep.cards.map((c) => el("tr", { dataset: { judge: c.judge, n: c.n } }, el("td", {}, c.judge), el("td", {}, c.version), el("td", { class: "num" }, c.n),
+      el("td", {}, ci(c.balanced_accuracy)), el("td", {}, ci(c.sensitivity)), el("td", {}, ci(c.specificity)), el("td", { class: "num" }, c.parse_failures),
+      el("td", { class: "status", title: rep.card_status[c.judge].reason }, rep.card_status[c.judge].status)))) : null;
   put(box, rubric, el("h2", {}, `Agreement on "${rep.field}"`),
     el("div", {}, "labelled items: ", el("strong", { id: "agree-n" }, rep.labelled_items), ` · annotators: ${rep.annotators.join(", ") || "none"} · categories: ${rep.categories.map(shown).join(", ")}`),
     pairs, group("Fleiss' κ", rep.fleiss), group("Krippendorff's α (nominal)", rep.krippendorff),
-    el("h2", {}, "Judge calibration"), calib.length ? calib : el("p", { class: "muted" }, "needs majority labels on a yes/no field"));
+    el("h2", {}, "Judge calibration"), calib.length ? calib : el("p", { class: "muted" }, "needs majority labels on a yes/no field"),
+    cards ? [el("h2", {}, "Validity cards on these labels (truth: the people's majority)"), cards,
+      el("p", { class: "hint" }, "screen: not for reporting (hover a status for the reason)")] : null);
 }
 
 // people's 1-5 rubric scores against the judge: weighted kappa, ordinal alpha, totals (Spearman)
