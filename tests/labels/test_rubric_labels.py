@@ -126,6 +126,8 @@ def test_rubric_agreement_against_the_judge_and_the_totals(clarify_run: tuple[st
     assert ("people's total", "element_recall") in totals  # an automatic score of the suite
     text = cli("label", "rubric", run_id, "--reps", "100", *rd).stdout
     assert "quadratic-weighted kappa" in text and "Spearman" in text and "judge vs alice" in text
+    nominal = " ".join(cli("label", "agreement", run_id, "--field", DIMS[0], "--reps", "50", *rd).stdout.split())
+    assert "is a dimension of rubric 'clarify' (ordinal 1-5)" in nominal and f"label rubric {run_id}" in nominal
 
 
 def test_rubric_report_errors(clarify_run: tuple[str, list[ClarifyCase]], tmp_path: Path, runs_root: Path) -> None:

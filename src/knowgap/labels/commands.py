@@ -186,6 +186,13 @@ def agreement_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         print(report.model_dump_json(indent=2))
         return
     print_report(report)
+    from knowgap.labels.rubric import rubric_of_field
+    from knowgap.labels.store import LabelStore
+
+    rubric = rubric_of_field(LabelStore.open(run, runs_dir).run_store(), report.field)
+    if rubric is not None:
+        out.print(f"'{report.field}' is a dimension of rubric '{rubric.name}' (ordinal 1-5); its ordinal agreement: "
+                  f"knowgap label rubric {report.run_id}")
 
 
 @label_app.command("rubric")

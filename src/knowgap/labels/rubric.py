@@ -23,6 +23,7 @@ from knowgap.engine.records import ScoreValue, TrialRecord
 from knowgap.engine.store import RunStore
 from knowgap.engine.suite import RubricSpec
 from knowgap.errors import KnowgapError
+from knowgap.labels.agreement import Estimate
 from knowgap.labels.ordinal import (
     fisher_z_interval,
     krippendorff_alpha_ordinal,
@@ -37,19 +38,6 @@ from knowgap.report.data import load_suite
 
 POINTS = (1, 2, 3, 4, 5)
 JUDGE = "judge"
-
-
-class Estimate(BaseModel):
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-
-    @classmethod
-    def of(cls, value: float, ci: tuple[float, float]) -> Estimate:
-        def clean(x: float) -> float | None:
-            return None if math.isnan(x) else round(x, 6)
-
-        return cls(value=clean(value), ci_low=clean(ci[0]), ci_high=clean(ci[1]))
 
 
 class OrdinalPair(BaseModel):
