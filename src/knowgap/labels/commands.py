@@ -173,7 +173,7 @@ def agreement_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
                   seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
                   as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
                   runs_dir: RunsDir = None) -> None:
-    """Judges vs people and vs the majority, people among themselves, and judge calibration.
+    """Judges vs people and vs the majority, people among themselves, judge calibration and validity cards.
 
     Example: knowgap label agreement RUN --field abstained --by answerable
     """
