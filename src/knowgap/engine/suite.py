@@ -96,6 +96,17 @@ class TrialResult(BaseModel):
     scores: dict[str, ScoreValue] = Field(default_factory=dict)
 
 
+class RubricSpec(BaseModel):
+    """A rubric a judge scores, which people can also label: each dimension an ordinal 1-5 label
+    (``knowgap label``), compared with the judge by weighted kappa and Krippendorff's alpha (ordinal)."""
+
+    name: str
+    weights: dict[str, float]
+    """Score field of each dimension -> its weight in the rubric's total."""
+    scale: tuple[float, float] = (1.0, 5.0)
+    """The range the judge's stored scores are on (mapped onto 1-5 to compare with people)."""
+
+
 class Suite(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -146,6 +157,16 @@ class Suite(ABC):
     def judge_versions(self) -> dict[str, str]:
         """The version of every judge prompt or spec this run's options use (stored in the manifest; a run
         resumes only with the same versions, so one run never mixes two prompts)."""
+        return {}
+
+    # people in the loop (optional) -----------------------------------------------------------------
+    rubrics: ClassVar[tuple[RubricSpec, ...]] = ()
+    """Rubrics this suite's judges score (people label their dimensions 1-5)."""
+
+    def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        """What this suite's judges compare a response of ``case`` with under ``config`` (the configuration's
+        params): the expected answer, the missing information, the fields the role may not see... shown to a
+        person labelling the trial, never a verdict. Heading -> text; none by default."""
         return {}
 
     # reports (optional) -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ context: the one fact that answers was removed), and the factuality tier of answ
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -163,6 +163,10 @@ class AbstainSuite(Suite):
         return TrialResult(output=output, scores={
             "abstained": abstained, "parse_failed": failed, "cited": citation is not None,
             "invented_citation": invented, "tier": tier})
+
+    def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        assert isinstance(case, AbstainCase)
+        return {"expected answer (the fact removed from the context: the right reply abstains)": case.expected_answer}
 
     def judge_versions(self) -> dict[str, str]:
         from knowgap.judges.spec import load_spec

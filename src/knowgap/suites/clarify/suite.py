@@ -16,21 +16,30 @@ question is underspecified, and answer directly when it is complete? Each (case,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
-from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.engine.suite import (
+    Case,
+    Configuration,
+    RubricSpec,
+    Suite,
+    SuiteOptions,
+    Trial,
+    TrialContext,
+    TrialResult,
+)
 from knowgap.errors import KnowgapError
 from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
 from knowgap.suites import register
 from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
-from knowgap.suites.clarify.judging import approximate_correct, parse_rubric, parse_verdict
+from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS, approximate_correct, parse_rubric, parse_verdict
 from knowgap.suites.clarify.metrics import METRIC_NAMES, clarify_metrics
 from knowgap.suites.clarify.prompts import (
     CORRECTNESS_VERSION,
@@ -76,6 +85,7 @@ class ClarifySuite(Suite):
                                               "no_rubric": True}
     default_max_tokens = 256
     metric_names = METRIC_NAMES
+    rubrics = (RubricSpec(name="clarify", weights={f"rubric_{k}": w for k, w in RUBRIC_WEIGHTS.items()}),)
     options: ClarifyOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -131,6 +141,23 @@ class ClarifySuite(Suite):
         scores["screen"] = verdict
         output["screen_reasons"] = reasons
         return TrialResult(output=output, scores=scores)
+
+    def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        """What the rubric judge is shown (missing information, expected questions; with the conditional answer)
+        and, where the correctness judge grades (complete questions, multi-turn runs), its reference conclusion
+        and the facts the simulated user knows."""
+        assert isinstance(case, ClarifyCase)
+        out: dict[str, str] = {}
+        if case.deficient:
+            out["missing information"] = "\n".join(f"- {m.text} ({m.category})" for m in case.missing_information)
+            out["expected clarifying questions"] = "\n".join(f"- {q}" for q in case.expected_clarifying_questions)
+            out["conditional answer"] = case.conditional_answer
+        if not case.deficient or int(config.get("turns") or 0) > 0:
+            if case.hidden_facts:
+                out["facts the user knows"] = "\n".join(f"- {f}" for f in case.hidden_facts)
+            out["reference conclusion"] = case.conclusion
+            out["legal basis"] = "\n".join(f"- {b}" for b in case.legal_basis)
+        return out
 
     def judge_versions(self) -> dict[str, str]:
         used = {"rubric": not self.options.no_rubric, "correctness": not self.options.no_correctness,

@@ -18,7 +18,7 @@ Parse failures of the Summarizer are counted as their own metric, never coerced.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -120,6 +120,23 @@ class ExtractSuite(Suite):
         for name in names:
             self._prompt(name)
         return [Configuration(id=f"prompt={p}", params={"prompt": p}) for p in names]
+
+    def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        """The source the faithfulness judge checks against, and the gold labels the accuracy scores compare
+        with (a calibration case's own faithful/unfaithful label is what a person labels, so it is not shown)."""
+        assert isinstance(case, ExtractCase)
+        out = {"source (the clean review)": case.review}
+        if case.kind == "normal":
+            gold = {"expected sentiment": case.expected_sentiment, "expected conflicting signals":
+                    None if case.expected_conflicting is None else str(case.expected_conflicting).lower()}
+            out |= {k: v for k, v in gold.items() if v is not None}
+            out["where the gold labels come from"] = case.label_source
+        elif case.kind == "adversarial" and case.injected_review is not None:
+            out["injected review (what the attack adds)"] = case.injected_review
+            out["attack"] = f"{case.attack_type}, {case.position}, {case.disguise}"
+        elif case.summary is not None:
+            out["summary to check"] = case.summary
+        return out
 
     def judge_versions(self) -> dict[str, str]:
         return {"claims": CLAIMS_PROMPT_VERSION} if self.options.faithfulness_runs > 0 else {}

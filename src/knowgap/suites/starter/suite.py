@@ -7,7 +7,7 @@ Scores: did the model abstain, and, where the context answers, did it give the a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -59,6 +59,12 @@ class StarterSuite(Suite):
         response = await ctx.generate("target", request)
         output, scores = score_response(case, response.text)
         return TrialResult(output=output, scores=scores)
+
+    def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        assert isinstance(case, StarterCase)
+        if not case.answerable:
+            return {"expected": "the context does not answer this question: the right reply says so"}
+        return {"accepted answers": "\n".join(case.answers)}
 
     def trial_failed(self, record: TrialRecord) -> bool | None:
         if record.status != "ok":
