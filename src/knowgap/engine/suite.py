@@ -13,7 +13,7 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -96,6 +96,20 @@ class TrialResult(BaseModel):
     scores: dict[str, ScoreValue] = Field(default_factory=dict)
 
 
+class JudgeUse(BaseModel):
+    """Which judge decides a metric under a suite's current options (see :meth:`Suite.metric_judges`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    judge: str = Field(description="The judge's catalogue name (``knowgap judges``), e.g. 'abstention'.")
+    version: str = Field(description="The judge's version (its VERSION constant or spec version).")
+    role: str | None = Field(default=None, description="The role whose model judges; None for an offline judge.")
+    counts: Literal["positive", "negative"] | None = Field(
+        default=None, description="A proportion of the judge's positive (or negative) verdicts, so the judge's "
+                                  "sensitivity and specificity correct it (Rogan-Gladen); None: a score, a mean, "
+                                  "a count.")
+
+
 class Suite(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -109,6 +123,12 @@ class Suite(ABC):
     """Every metric name :meth:`metrics` can produce, under any options. A breakdown ``NAME:KEY=VALUE`` (e.g.
     ``flip_rate:position=end``) is declared by its ``NAME``. Eval files' thresholds are checked against it
     before any model call; None (not declared, e.g. an older plugin suite): checked only after the run."""
+
+    computed_metrics: ClassVar[frozenset[str] | None] = None
+    """The names in :attr:`metric_names` no judge decides (an exact rule on structured output: a count, a parsed
+    field equal to a label, a length); every other name is decided by a judge of :meth:`metric_judges` under some
+    options. None (not declared, e.g. an older plugin suite): reports say how such metrics were decided is
+    unknown."""
 
     @classmethod
     def declares_metric(cls, name: str) -> bool | None:
@@ -143,10 +163,17 @@ class Suite(ABC):
     def check_models(self, models: Mapping[str, ChatModel]) -> None:  # noqa: B027 - optional hook
         """Refuse, before any trial runs, models this run's options cannot use (raise KnowgapError)."""
 
-    def judge_versions(self) -> dict[str, str]:
-        """The version of every judge prompt or spec this run's options use (stored in the manifest; a run
-        resumes only with the same versions, so one run never mixes two prompts)."""
+    def metric_judges(self) -> dict[str, JudgeUse]:
+        """The judge that decides each judged metric under this run's options, by metric name (a breakdown
+        ``NAME:KEY=VALUE`` inherits its ``NAME``'s judge); metrics not listed are computed (see
+        :attr:`computed_metrics`). Stored in the manifest with the judge model; reports show each judge's card."""
         return {}
+
+    def judge_versions(self) -> dict[str, str]:
+        """The version of every judge this run's options use, by catalogue name (stored in the manifest; a run
+        resumes only with the same versions, so one run never mixes two judges): by default those of
+        :meth:`metric_judges`."""
+        return {use.judge: use.version for use in self.metric_judges().values()}
 
     # reports (optional) -------------------------------------------------------------------------
     score_tables: ClassVar[list[tuple[str, str]] | None] = None

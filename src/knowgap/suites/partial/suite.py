@@ -16,7 +16,16 @@ from typing import Any, ClassVar, NamedTuple
 from pydantic import Field, field_validator
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.engine.suite import (
+    Case,
+    Configuration,
+    JudgeUse,
+    Suite,
+    SuiteOptions,
+    Trial,
+    TrialContext,
+    TrialResult,
+)
 from knowgap.engine.tools import Protocol, resolve_protocol, run_tool_loop
 from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
@@ -81,6 +90,7 @@ class PartialSuite(Suite):
     demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "no_rubric": True}
     default_max_tokens = 256
     metric_names = partial_metrics.METRIC_NAMES
+    computed_metrics = partial_metrics.COMPUTED
     options: PartialOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -133,8 +143,16 @@ class PartialSuite(Suite):
                 out.append(Configuration(id=f"view={v}", params={"view": v}))
         return out
 
-    def judge_versions(self) -> dict[str, str]:
-        return {} if self.options.no_rubric else {"rubric": RUBRIC_VERSION}
+    def metric_judges(self) -> dict[str, JudgeUse]:
+        from knowgap.suites.partial.leak import VERSION as LEAK_VERSION
+        from knowgap.suites.partial.scoring import GAP_MATCH_VERSION
+
+        gaps = JudgeUse(judge="gap-matcher", version=GAP_MATCH_VERSION)
+        out = {"leak_rate": JudgeUse(judge="leak-detector", version=LEAK_VERSION, counts="positive"),
+               "gap_precision": gaps, "gap_recall": gaps}
+        if not self.options.no_rubric:
+            out["reasoning_quality"] = JudgeUse(judge="partial-rubric", version=RUBRIC_VERSION, role="judge")
+        return out
 
     # one trial --------------------------------------------------------------------------------
     async def _summaries(self, scenario: Scenario, role: str, ctx: TrialContext) -> dict[str, str]:
