@@ -19,6 +19,7 @@ from knowgap.report.data import load_run_data
 from knowgap.report.html import render_html
 from knowgap.report.judging import Judgements, judgements
 from knowgap.report.markdown import render_markdown
+from knowgap.report.summary import run_summary
 from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION
 from knowgap.web.data import RunsView
 from tests.helpers import knowgap_cli, scripted
@@ -109,8 +110,12 @@ def test_cli_table_marks_screens_with_their_reason(run: knowgap.RunResult, runs_
     assert "over_abstention:" not in shown.stdout
 
 
-def test_html_and_web_data_carry_the_same_judgements(run: knowgap.RunResult, runs_root: Path) -> None:
-    html = render_html([load_run_data(run.path)])
+def test_html_pr_summary_and_web_data_carry_the_same_judgements(run: knowgap.RunResult, runs_root: Path) -> None:
+    data = load_run_data(run.path)
+    summary = run_summary(data)
+    assert f"SCREEN: answer-match {ANSWER_MATCH_VERSION} · BA 0.60" in next(
+        line for line in summary.splitlines() if "| accuracy |" in line)
+    html = render_html([data])
     assert html.count('<tr data-judge="screen">') == 2  # accuracy in both groups
     assert '<span class="badge screen" title="judge balanced accuracy 0.60 &lt; 0.80' in html
     assert "<h3>Judges</h3><table class=judges>" in html and "test/abstention.jsonl" in html
