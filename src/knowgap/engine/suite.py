@@ -165,8 +165,8 @@ class Suite(ABC):
 
     def metric_judges(self) -> dict[str, JudgeUse]:
         """The judge that decides each judged metric under this run's options, by metric name (a breakdown
-        ``NAME:KEY=VALUE`` inherits its ``NAME``'s judge); metrics not listed are computed (see
-        :attr:`computed_metrics`). Stored in the manifest with the judge model; reports show each judge's card."""
+        ``NAME:KEY=VALUE`` inherits its ``NAME``'s judge); the others should be in :attr:`computed_metrics`. Stored in
+        the manifest with the judge model; reports show each judge's card."""
         return {}
 
     def judge_versions(self) -> dict[str, str]:
