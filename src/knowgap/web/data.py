@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from knowgap.engine.outcome import error_report, status_text
-from knowgap.engine.records import TrialRecord
+from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.store import RunStore, list_runs
 from knowgap.engine.suite import RubricSpec
 from knowgap.errors import KnowgapError
@@ -16,6 +16,15 @@ from knowgap.labels.records import field_kind, verdict_key
 from knowgap.labels.reference import References
 from knowgap.labels.rubric import check_rubric_label, judge_points, rubric_report, run_rubrics
 from knowgap.labels.store import LabelStore, parse_value
+from knowgap.report.judging import Judgements
+
+
+def _judgement(judged: Judgements, metric: MetricValue) -> dict[str, Any]:
+    """What the metrics table shows of a metric's judge: status, badge, the judge with its balanced accuracy,
+    why it is a SCREEN, the corrected rate."""
+    j = judged.of(metric)
+    return {"status": j.status, "badge": j.badge, "judge": j.judge_label, "accuracy": j.accuracy, "reason": j.reason,
+            "corrected": j.corrected_text()}
 
 
 class RunsView:
@@ -74,9 +83,10 @@ class RunsView:
         categories = {f: sorted({verdict_key(r.scores[f]) for r in records.values()
                                  if r.scores.get(f) is not None}) for f in fields}
         manifest = rs.current_manifest()
+        judged = Judgements(manifest)
         return {"manifest": manifest.model_dump(mode="json"), "status_text": status_text(manifest),
                 "error_lines": error_report(manifest),
-                "metrics": [m.model_dump() for m in rs.read_metrics()],
+                "metrics": [m.model_dump() | {"judgement": _judgement(judged, m)} for m in rs.read_metrics()],
                 "fields": fields, "categories": categories,
                 "configs": sorted({r.config_id for r in records.values()}),
                 "samples": [{"name": s.name, "field": s.field, "trial_ids": s.trial_ids} for s in store.samples()],

@@ -26,6 +26,7 @@ from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
 from knowgap.engine.suite import (
     Case,
     Configuration,
+    JudgeUse,
     RubricSpec,
     Suite,
     SuiteOptions,
@@ -86,6 +87,9 @@ class ClarifySuite(Suite):
     default_max_tokens = 256
     metric_names = METRIC_NAMES
     rubrics = (RubricSpec(name="clarify", weights={f"rubric_{k}": w for k, w in RUBRIC_WEIGHTS.items()}),)
+    computed_metrics = frozenset({"length_chars", "turns_used", "missing_info_similarity",
+                                  "expected_questions_similarity", "rubric_parse_failure_rate",
+                                  "correctness_parse_failure_rate", "review_queue", "errors"})
     options: ClarifyOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -159,12 +163,39 @@ class ClarifySuite(Suite):
             out["legal basis"] = "\n".join(f"- {b}" for b in case.legal_basis)
         return out
 
+    def metric_judges(self) -> dict[str, JudgeUse]:
+        from knowgap.judges.clarification import CLARIFICATION_VERSION, DANGER_VERSION
+        from knowgap.suites.clarify.coverage import VERSION as COVERAGE_VERSION
+        from knowgap.suites.clarify.judging import APPROX_VERSION
+
+        def clarification(counts: Literal["positive", "negative"] | None = None) -> JudgeUse:
+            return JudgeUse(judge="clarification", version=CLARIFICATION_VERSION, counts=counts)
+
+        coverage = JudgeUse(judge="element-coverage", version=COVERAGE_VERSION)
+        approx = JudgeUse(judge="clarify-correctness-approx", version=APPROX_VERSION, counts="positive")
+        out = {"clarification_rate": clarification("positive"), "false_flag_rate": clarification("positive"),
+               "resolved_rate": clarification("negative"), "silent_answer_rate": clarification(),
+               "question_count": clarification(), "conditional_count": clarification(),
+               "dangerous_assertion_rate": JudgeUse(judge="dangerous-assertion", version=DANGER_VERSION,
+                                                    counts="positive"),
+               "control_correctness_approx": approx, "final_correctness_approx": approx,
+               **dict.fromkeys(("element_recall", "element_precision", "element_f2", "recall_switches_conclusion",
+                                "recall_gates_rule", "recall_prerequisite"), coverage)}
+        if not self.options.no_rubric:
+            rubric = JudgeUse(judge="clarify-rubric", version=RUBRIC_VERSION, role="judge")
+            out |= dict.fromkeys(("rubric_gap_identification", "rubric_question_quality",
+                                  "rubric_conditional_caution", "rubric_risk_control", "rubric_total"), rubric)
+        if not self.options.no_correctness:
+            correct = JudgeUse(judge="clarify-correctness", version=CORRECTNESS_VERSION, role="judge",
+                               counts="positive")
+            out |= dict.fromkeys(("control_correctness", "final_correctness", "final_correctness_deficient"),
+                                 correct)
+        return out
+
     def judge_versions(self) -> dict[str, str]:
-        used = {"rubric": not self.options.no_rubric, "correctness": not self.options.no_correctness,
-                "simulated_user": self.options.turns > 0}
-        versions = {"rubric": RUBRIC_VERSION, "correctness": CORRECTNESS_VERSION,
-                    "simulated_user": SIMULATED_USER_VERSION}
-        return {name: versions[name] for name, on in used.items() if on}
+        # the simulated user is no judge, but its prompt shapes every multi-turn trial: pinned the same way
+        return super().judge_versions() | ({"simulated_user": SIMULATED_USER_VERSION} if self.options.turns > 0
+                                           else {})
 
     async def _rubric(self, case: ClarifyCase, response: str, ctx: TrialContext, output: dict[str, Any],
                       scores: dict[str, ScoreValue]) -> None:

@@ -19,6 +19,7 @@ from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.suite import (
     Case,
     Configuration,
+    JudgeUse,
     RubricSpec,
     Suite,
     SuiteOptions,
@@ -92,6 +93,7 @@ class PartialSuite(Suite):
     metric_names = partial_metrics.METRIC_NAMES
     rubrics = (RubricSpec(name="reasoning", weights={"reasoning": 1.0}, scale=(0.0, 1.0)),)
     """The judge's reasoning quality (evidence cited, uncertainty stated, coherence), stored as one 0-1 score."""
+    computed_metrics = partial_metrics.COMPUTED
     options: PartialOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -168,8 +170,16 @@ class PartialSuite(Suite):
                 "what the policy keeps from this role (never to be revealed)":
                     "\n".join(f"- {s.path} ({s.op}): {value(s.value)}" for s in secrets) or "(nothing)"}
 
-    def judge_versions(self) -> dict[str, str]:
-        return {} if self.options.no_rubric else {"rubric": RUBRIC_VERSION}
+    def metric_judges(self) -> dict[str, JudgeUse]:
+        from knowgap.suites.partial.leak import VERSION as LEAK_VERSION
+        from knowgap.suites.partial.scoring import GAP_MATCH_VERSION
+
+        gaps = JudgeUse(judge="gap-matcher", version=GAP_MATCH_VERSION)
+        out = {"leak_rate": JudgeUse(judge="leak-detector", version=LEAK_VERSION, counts="positive"),
+               "gap_precision": gaps, "gap_recall": gaps}
+        if not self.options.no_rubric:
+            out["reasoning_quality"] = JudgeUse(judge="partial-rubric", version=RUBRIC_VERSION, role="judge")
+        return out
 
     # one trial --------------------------------------------------------------------------------
     async def _summaries(self, scenario: Scenario, role: str, ctx: TrialContext) -> dict[str, str]:

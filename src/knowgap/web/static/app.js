@@ -128,7 +128,7 @@ async function showRun(runId, trialId) {
     el("div", { class: "panel" }, el("h2", {}, `${m.run_id} · ${m.config.suite} · ${m.config.models.target || ""}`),
       el("div", { class: "muted" }, "status ", el("span", { id: "run-status", class: `status ${m.status}` }, S.info.status_text || m.status), `; ${m.trials_ok} ok / ${m.trials_error} errors / ${m.trials_total} trials; started ${m.started_at}`),
       (S.info.error_lines || []).length ? el("div", { class: "banner", role: "alert" }, S.info.error_lines[0], el("ul", {}, S.info.error_lines.slice(1).map((l) => el("li", {}, l.trim())))) : null,
-      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length})`), metricsTable(S.info.metrics))),
+      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length}${screens(S.info.metrics)})`), metricsTable(S.info.metrics))),
     el("div", { class: "layout" },
       el("div", {}, el("div", { class: "panel" }, filters, el("div", { id: "count", class: "hint" }), el("div", { id: "trials" }),
         el("p", { class: "hint" }, "keys: ", el("kbd", {}, "j"), "/", el("kbd", {}, "k"), " next/previous, then label with the keys shown on the trial"))),
@@ -146,11 +146,25 @@ async function showRun(runId, trialId) {
   await loadAgreement();
 }
 
+function judgeCell(j) {  // the metric's judge: SCREEN (why), computed, or the judge with its balanced accuracy
+  if (!j) return el("td", {}, "–");
+  if (j.status === "computed") return el("td", { class: "judge muted", title: j.reason }, "computed");
+  const head = [j.judge, j.accuracy].filter(Boolean).join(" · ");
+  const mark = j.status === "reportable" ? null : el("span", { class: `badge judge-${j.status}`, title: j.reason }, j.badge);
+  return el("td", { class: "judge" }, mark, " ", head, j.status === "reportable" ? null : el("div", { class: "why" }, j.reason));
+}
+
 function metricsTable(metrics) {
   if (!metrics.length) return el("p", { class: "muted" }, "no metrics (unfinished run)");
-  return el("table", { class: "metrics" }, el("tr", {}, ["group", "metric", "value", "95% CI", "n"].map((h) => el("th", {}, h))),
-    metrics.map((x) => el("tr", {}, el("td", {}, x.group), el("td", { title: x.description }, x.name), el("td", { class: "num" }, fmt(x.value)),
-      el("td", {}, x.ci_low === null ? "–" : `[${fmt(x.ci_low)}, ${fmt(x.ci_high)}]`), el("td", { class: "num" }, x.n))));
+  return el("table", { class: "metrics" }, el("tr", {}, ["group", "metric", "value", "95% CI", "n", "corrected (95% CI)", "judge"].map((h) => el("th", {}, h))),
+    metrics.map((x) => el("tr", { dataset: { judge: x.judgement ? x.judgement.status : "" } }, el("td", {}, x.group), el("td", { title: x.description }, x.name), el("td", { class: "num" }, fmt(x.value)),
+      el("td", {}, x.ci_low === null ? "–" : `[${fmt(x.ci_low)}, ${fmt(x.ci_high)}]`), el("td", { class: "num" }, x.n),
+      el("td", { class: "corrected" }, (x.judgement && x.judgement.corrected) || ""), judgeCell(x.judgement))));
+}
+
+function screens(metrics) {  // ", 3 SCREEN" in the metrics box's summary, so a closed box still shows them
+  const n = metrics.filter((x) => x.judgement && x.judgement.status === "screen").length;
+  return n ? `, ${n} SCREEN` : "";
 }
 
 function renderVerdictOptions() {
