@@ -427,7 +427,7 @@ def main() -> None:
         err.print(f"[yellow]{escape(str(exc))}[/yellow]")
         sys.exit(EXIT_INTERRUPTED)
     except KnowgapError as exc:
-        err.print(f"[red]error:[/red] {escape(redact(str(exc)))}", highlight=False)
+        err.print(f"[red]error:[/red] {escape(redact(str(exc)))}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_BAD_INPUT)
     except OSError as exc:  # the file system refused: one line naming the path, not a traceback
         where = f"{exc.filename}: " if exc.filename else ""

@@ -103,7 +103,8 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
                                    "do not apply")
             card = card_from_labels(labels, field or judge.name)
         else:
-            with Progress(console=Console(stderr=True), transient=True) as bar:
+            console = Console(stderr=True)
+            with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
                 task = bar.add_task(f"validating {name}", total=None)
                 card = validate(name, data_dir=data, limit=limit, judge_model=judge_model,
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
