@@ -95,8 +95,11 @@ def validate_abstention(data_dir: Path, limit: int | None = None, judge_model: s
     seconds = time.perf_counter() - start
     return binary_card("abstention", VERSION, verdicts, [labels[i] for i in picked], positive="abstained",
                        dataset=POLICYBENCH_RESPONSES, dataset_sha256=sha256_files([path]), seconds=seconds,
-                       method=_method(len(picked), len(rows), "no tuning on these rows after v1's calibration"),
-                       notes="labels: gpt-4.1 judge that agreed ~97% with human annotators on abstention")
+                       method=_method(len(picked), len(rows), "in-sample: the detector's lexicon and position rule "
+                                      "were written against these rows (no held-out split is possible for "
+                                      "hand-written rules)"),
+                       notes="labels: gpt-4.1 judge that agreed ~97% with human annotators on abstention; on "
+                             "unseen labelled data (issue 15) the detector agreed 98.5% on 840 GPT-4o answers")
 
 
 def _method(n: int, total: int, extra: str = "") -> str:
