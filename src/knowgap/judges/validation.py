@@ -40,8 +40,10 @@ SAMPLE_SEED = 0
 def stratified_sample(rows: Sequence[Any], labels: Sequence[object], limit: int | None, *,
                       seed: int = SAMPLE_SEED) -> list[int]:
     """Indices of a seeded sample of ``limit`` rows with the label classes as equal as the data allows (a class
-    too small to fill its share gives the rest to the others), in the rows' order; all rows when ``limit`` is
-    None or not smaller than the data."""
+    too small to fill its share gives the rest to the others); all rows, in order, when ``limit`` is None or not
+    smaller than the data. The sample comes in draw order, taking the classes in turn, so the first k indices of
+    a larger sample are (when every class can fill its share) the sample of limit k: an interrupted model judge
+    leaves cached replies for a smaller limit."""
     if limit is None or limit >= len(rows):
         return list(range(len(rows)))
     if limit <= 0:
@@ -52,16 +54,16 @@ def stratified_sample(rows: Sequence[Any], labels: Sequence[object], limit: int 
         classes.setdefault(label, []).append(i)
     for members in classes.values():
         rng.shuffle(members)
-    chosen: list[int] = []
+    taken: dict[object, list[int]] = {}
     remaining = sorted(classes, key=lambda c: (len(classes[c]), str(c)))
     left = limit
     while remaining:
         share = left // len(remaining)
         cls = remaining.pop(0)
-        take = classes[cls][:min(share if remaining else left, len(classes[cls]))]
-        chosen += take
-        left -= len(take)
-    return sorted(chosen)
+        taken[cls] = classes[cls][:min(share if remaining else left, len(classes[cls]))]
+        left -= len(taken[cls])
+    order = sorted(taken, key=str)
+    return [taken[c][r] for r in range(max(map(len, taken.values()))) for c in order if r < len(taken[c])]
 
 
 def _policybench_rows(data_dir: Path, fields: Sequence[str]) -> tuple[Path, list[tuple[int, dict[str, Any]]]]:
