@@ -195,3 +195,18 @@ def test_a_judge_without_a_card_is_a_screen(monkeypatch: pytest.MonkeyPatch) -> 
     (only,) = rows["unmeasured"].assessments
     assert only.status == "screen" and only.card is None and "no validity card" in only.reason
     assert rows["abstention"].assessments[0].status == "reportable"  # its shipped card
+
+
+def test_own_labels_go_through_the_labels_module(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--labels calls knowgap.labels.cards.card_from_labels(path, field) (stood in for by a module here)."""
+    import sys
+    import types
+
+    stand_in = types.ModuleType("knowgap.labels.cards")
+    stand_in.card_from_labels = lambda path, field: _card("own", path.name, field=field)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "knowgap.labels.cards", stand_in)
+    card = catalog.card_from_labels(tmp_path / "labels.jsonl", "abstained")
+    assert json.loads(card.dataset) == ["labels.jsonl", "field=abstained"]
+    stand_in.card_from_labels = lambda path, field: "not a card"  # type: ignore[attr-defined]
+    with pytest.raises(KnowgapError, match="returned str, not a ValidityCard"):
+        catalog.card_from_labels(tmp_path / "labels.jsonl", "abstained")

@@ -36,12 +36,13 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
     def judges_cmd(
         as_json: Annotated[bool, typer.Option("--json", help="One JSON object per judge (for machines).")] = False,
     ) -> None:
-        """Every judge knowgap runs: kind, version, what it decides, and its validity card(s) for the current
-        version, with reportable / screen.
+        """Every judge knowgap runs: kind, version, what it decides, its validity card(s), reportable or screen.
 
-        A judge's numbers are reportable when its card shows balanced accuracy >= 0.80; a judge below that, or
-        with no card, produces screens (for screening, not for reporting). Cards measured here with
-        'knowgap judge validate NAME' come before the ones shipped with knowgap. See docs/judges.md.
+        Reportable: the card shows balanced accuracy >= 0.80. Screen: below that, or no card (not for reporting).
+
+        Cards measured here with 'knowgap judge validate NAME' come before those shipped with knowgap.
+
+        Example: knowgap judges --json   (details: docs/judges.md)
         """
         from rich.console import Console
 
@@ -75,7 +76,7 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
             help="The labelled data folder (default: $KNOWGAP_DATA, else the nearest shared/data above the "
                  "current directory).")] = None,
         labels: Annotated[Path | None, typer.Option(
-            help="Measure on your own labels instead (a knowgap label file): knowgap.labels.cards.")] = None,
+            help="Measure on your own labels (a labels.jsonl written by 'knowgap label') instead.")] = None,
         field: Annotated[str | None, typer.Option(help="The label field in --labels (default: the judge's "
                                                        "name).")] = None,
         out: Annotated[Path | None, typer.Option(help="Also write the card (JSON) here.")] = None,
