@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from knowgap.command_groups import CommandGroups
-from knowgap.judges.cards import Assessment, ValidityCard, fmt
+
+if TYPE_CHECKING:
+    from knowgap.judges.cards import Assessment, ValidityCard
 
 
 def card_line(card: ValidityCard) -> str:
     """One line with a card's numbers."""
+    from knowgap.judges.cards import fmt
+
     sec = "n/a" if card.seconds_per_item is None else f"{card.seconds_per_item:.3g}"
     model = f"{card.judge_model}: " if card.judge_model else ""
     return (f"{model}{card.dataset}, n={card.n}: balanced accuracy {fmt(card.balanced_accuracy)}, agreement "
