@@ -79,6 +79,19 @@ def fake_rubric(suite: str, *, judge_model: str | None, limit: int | None) -> Va
     return _card("rubric", suite, judge_model=judge_model, limit=limit)
 
 
+def fake_standard(data_dir: Path | None, limit: int | None, judge_model: str | None, progress: Any) -> ValidityCard:
+    return _card("standard", data_dir, limit=limit)
+
+
+def test_a_judge_whose_labels_ship_needs_no_data_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KNOWGAP_DATA", "/nonexistent/knowgap-data")  # would be an error if it were looked up
+    monkeypatch.setitem(catalog.BY_NAME, "fs", CatalogJudge("fs", "offline", "x", "spec:abstention", "x", "x",
+                                                            "tests.judges.test_catalog:fake_standard",
+                                                            needs_data=False))
+    assert json.loads(validate("fs", limit=5).dataset) == ["None", "limit=5"]
+    assert get_judge("element-coverage").needs_data is False
+
+
 def test_validators_with_other_signatures_are_adapted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     here = "tests.judges.test_catalog"
     monkeypatch.setitem(catalog.BY_NAME, "fd", CatalogJudge("fd", "offline", "x", "spec:abstention", "x", "x",

@@ -49,6 +49,8 @@ class CatalogJudge:
     suite: str | None = None
     """The suite a ``rubric`` validator is called with."""
     metrics: tuple[str, ...] = ()
+    needs_data: bool = True
+    """False when the labelled set ships with knowgap (no --data folder needed)."""
 
     def version(self) -> str:
         """The judge's current version (imports the module that holds it)."""
@@ -97,7 +99,7 @@ CATALOG: tuple[CatalogJudge, ...] = (
     CatalogJudge("element-coverage", "offline", "does a response sentence name or ask about a missing element?",
                  "knowgap.suites.clarify.coverage:VERSION", "the text covers the element",
                  "clarify calibration_pairs.jsonl (82 hand-labelled element/sentence pairs, shipped)",
-                 "knowgap.suites.clarify.coverage_card:validate_element_coverage",
+                 "knowgap.suites.clarify.coverage_card:validate_element_coverage", needs_data=False,
                  metrics=("clarify.element_recall", "clarify.element_precision", "clarify.element_f2",
                           "clarify.recall_switches_conclusion", "clarify.recall_gates_rule",
                           "clarify.recall_prerequisite")),
@@ -189,8 +191,8 @@ def validate(name: str, *, data_dir: Path | None = None, limit: int | None = Non
     if judge.call == "rubric":
         card = function(judge.suite, judge_model=judge_model, limit=limit)
     else:
-        folder = data_dir if data_dir is not None else default_data_dir()
-        if not folder.is_dir():
+        folder = data_dir if data_dir is not None or not judge.needs_data else default_data_dir()
+        if folder is not None and not folder.is_dir():
             raise KnowgapError(f"--data {folder}: not a folder")
         card = function(folder, limit=limit) if judge.call == "data_limit" else \
             function(folder, limit, judge_model, progress)
