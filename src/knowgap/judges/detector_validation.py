@@ -28,10 +28,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
+from knowgap.judges.cards import Estimate, ValidityCard, binary_card, binary_measures, confusion_of, sha256_files
 from knowgap.judges.labelled_sets import (
     DEFAULT_JUDGE_MODEL,
     DEFAULT_MODEL_LIMIT,
+    LegalAnswer,
     Progress,
     answer_match_items,
     clarify_answer_items,
@@ -48,17 +49,27 @@ __all__ = ["DEFAULT_JUDGE_MODEL", "validate_answer_match", "validate_clarificati
 
 
 def _offline(judge: str, version: str, positive: str, dataset: str, sha: str, labels: Sequence[bool],
-             decide: Callable[[int], bool], progress: Progress | None, *, method: str,
-             notes: str) -> ValidityCard:
-    """Run an offline detector (``decide(i)``) over every item, timed, and build its card."""
+             decide: Callable[[int], bool], progress: Progress | None, *, method: str, notes: str,
+             groups: Sequence[str] | None = None) -> ValidityCard:
+    """Run an offline detector (``decide(i)``) over every item, timed, and build its card; with ``groups`` (one
+    name per item), the card's ``extra`` also holds sensitivity and specificity within each group."""
     start = time.perf_counter()
     verdicts: list[bool | None] = []
     for i in range(len(labels)):
         verdicts.append(decide(i))
         if progress:
             progress(i + 1, len(labels))
+    seconds = time.perf_counter() - start
+    extra: dict[str, Estimate | float | str] = {}
+    for group in sorted(set(groups or ())):
+        members = [i for i, g in enumerate(groups or ()) if g == group]
+        confusion, _ = confusion_of([verdicts[i] for i in members], [labels[i] for i in members])
+        measures = binary_measures(confusion)
+        for measure in ("sensitivity", "specificity"):
+            if measures[measure].value is not None:
+                extra[f"{measure}_{group}"] = measures[measure]
     return binary_card(judge, version, verdicts, labels, positive=positive, dataset=dataset, dataset_sha256=sha,
-                       seconds=time.perf_counter() - start, method=method, notes=notes)
+                       seconds=seconds, method=method, notes=notes, extra=extra)
 
 
 def _method(n_all: int, chosen: Sequence[int], limit: int | None, what: str) -> str:
@@ -68,6 +79,10 @@ def _method(n_all: int, chosen: Sequence[int], limit: int | None, what: str) -> 
 
 
 # --- clarify: the clarification signals and dangerous assertions --------------------------------------------
+
+
+def _origin(rows: Sequence[LegalAnswer]) -> list[str]:
+    return ["written" if r.source == "written-for-knowgap" else "real" for r in rows]
 
 
 def validate_clarification(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
@@ -83,10 +98,11 @@ def validate_clarification(data_dir: Path, limit: int | None = None, judge_model
     return _offline("clarification", CLARIFICATION_VERSION, "asks the user for information", path.name,
                     sha256_files([path]), [r.asks for r in rows],
                     lambda i: clarification_signals(rows[i].text, rows[i].query).asked, progress,
-                    method=_method(len(items), chosen, limit, "labelled answers"),
-                    notes="Real answers (LawBench 3-8 lawyer answers, Lawyer LLaMA answers and lawyer turns), "
-                          "Chinese only, labelled for this project by one annotator who did not look at the "
-                          "detector's verdicts; candidates with a question mark were over-sampled.")
+                    method=_method(len(items), chosen, limit, "labelled answers"), groups=_origin(rows),
+                    notes="94 real Chinese answers (LawBench 3-8 lawyer answers, Lawyer LLaMA answers and lawyer "
+                          "turns; answers with a question mark over-sampled) labelled for this project by one "
+                          "annotator who did not look at the detector's verdicts, plus 32 short answers written "
+                          "for the project (zh + en); extra gives sensitivity / specificity per origin.")
 
 
 def validate_dangerous_assertion(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
@@ -101,10 +117,12 @@ def validate_dangerous_assertion(data_dir: Path, limit: int | None = None, judge
     return _offline("dangerous-assertion", DANGER_VERSION, "makes an overconfident assertion", path.name,
                     sha256_files([path]), [r.overconfident for r in rows],
                     lambda i: bool(dangerous_assertions(rows[i].text)), progress,
-                    method=_method(len(items), chosen, limit, "labelled answers"),
-                    notes="Real answers (Chinese only), labelled for this project by one annotator blind to the "
-                          "detector; candidates with certainty words were over-sampled, so overconfidence "
-                          "phrased without such words is under-represented (sensitivity is optimistic).")
+                    method=_method(len(items), chosen, limit, "labelled answers"), groups=_origin(rows),
+                    notes="The 94 real answers (LawBench, Lawyer LLaMA; answers with certainty words over-sampled) "
+                          "hold no overconfident assertion, so they measure specificity only; every positive is "
+                          "one of 32 answers written for the project by someone who had read the detector's "
+                          "docstring (some deliberately without its words). Sensitivity is therefore measured on "
+                          "synthetic text; extra gives sensitivity / specificity per origin.")
 
 
 # --- clarify: final-answer correctness ----------------------------------------------------------------------
