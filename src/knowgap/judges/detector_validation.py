@@ -187,7 +187,8 @@ def validate_clarify_correctness(data_dir: Path, limit: int | None = DEFAULT_MOD
                        positive="correct final answer", dataset=f"clarify/{path.name} (constructed answers)",
                        dataset_sha256=sha256_files([path]), seconds=time.perf_counter() - start,
                        judge_model=spec, method=_method(len(items), chosen, limit, "constructed final answers")
-                       + "; 'partially_correct' counts as not correct; unparsed or failed calls count as wrong",
+                       + "; the conversation shown to the judge is the user's question alone; "
+                         "'partially_correct' counts as not correct; unparsed or failed calls count as wrong",
                        notes=_CLARIFY_ANSWER_NOTES)
 
 
