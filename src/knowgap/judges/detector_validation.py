@@ -230,14 +230,16 @@ def validate_extract_claims(data_dir: Path, limit: int | None = 40, judge_model:
     n_summedits = sum(r.benchmark == "summedits" for r in rows)
     return binary_card("extract-claims", PROMPT_VERSION, verdicts, [not r.faithful for r in rows],
                        positive="unfaithful summary (an unsupported claim)",
-                       dataset="summedits (samsum, news, sales_call) + extract/handwritten_calibration.jsonl",
+                       dataset="summedits (documents <= 800 characters) + extract/handwritten_calibration.jsonl",
                        dataset_sha256=sha256_files(paths), seconds=time.perf_counter() - start, judge_model=spec,
                        method=_method(len(items), chosen, limit, "summaries")
                        + f" ({n_summedits} SummEdits, {len(rows) - n_summedits} handwritten); "
                          "parse failures and failed calls count as wrong",
-                       notes="SummEdits is dialogue / news / sales-call text, not reviews (the judge's prompt says "
-                             "REVIEW); English only. SummEdits states no licence: read from the data folder, "
-                             "not shipped.")
+                       notes="Review-length SummEdits documents only (<= 800 characters: its samsum dialogues; "
+                             "the news and sales-call documents are longer than any review and cost a CPU judge "
+                             "minutes each). Dialogues are not reviews (the judge's prompt says REVIEW); English "
+                             "except the handwritten Chinese pairs. SummEdits states no licence: read from the "
+                             "data folder, not shipped.")
 
 
 # --- partial: leaks and named gaps --------------------------------------------------------------------------

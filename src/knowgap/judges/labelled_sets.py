@@ -127,6 +127,9 @@ class SummaryItem(_Item):
 
 
 SUMMEDITS_FILES = ("summedits_samsum.json", "summedits_news_sample250.json", "summedits_sales_call_sample250.json")
+SUMMEDITS_MAX_CHARS = 800
+"""Review-length documents only (the extract suite's reviews are 60-260 characters): in practice the SummEdits
+dialogues (samsum); its news and sales-call documents are longer and cost a CPU judge minutes each."""
 
 
 def _json_list(path: Path) -> list[dict[str, Any]]:
@@ -142,9 +145,10 @@ def _json_list(path: Path) -> list[dict[str, Any]]:
 
 
 def extract_claim_items(data_dir: Path) -> tuple[list[SummaryItem], list[Path]]:
-    """SummEdits documents up to 2,500 characters (from the files of :data:`SUMMEDITS_FILES` that exist, at least
-    one), with at most one consistent and one inconsistent summary per document (the first of each in the file),
-    plus the extract suite's handwritten faithful / unfaithful pairs."""
+    """SummEdits documents up to :data:`SUMMEDITS_MAX_CHARS` characters (from the files of
+    :data:`SUMMEDITS_FILES` that exist, at least one), with at most one consistent and one inconsistent summary
+    per document (the first of each in the file), plus the extract suite's handwritten faithful / unfaithful
+    pairs."""
     from knowgap.suites.extract.dataset import CASES_FILE as EXTRACT_CASES
 
     items: list[SummaryItem] = []
@@ -162,7 +166,7 @@ def extract_claim_items(data_dir: Path) -> tuple[list[SummaryItem], list[Path]]:
                 if key not in row:
                     raise InputError(str(path), "missing field", line=number, field=key)
             doc_key = (str(row["doc"])[:200], int(row["label"]) == 1)
-            if doc_key in seen or len(row["doc"]) > 2500:
+            if doc_key in seen or len(row["doc"]) > SUMMEDITS_MAX_CHARS:
                 continue
             seen.add(doc_key)
             items.append(SummaryItem(benchmark="summedits", id=str(row["id"]), source=row["doc"],
