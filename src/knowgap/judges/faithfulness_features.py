@@ -31,6 +31,9 @@ from knowgap.text.segment import content_tokens, sentences, tokens
 
 PENALTY = 0.5
 """A claim's support is halved for each disagreement with the source."""
+WEAK_RECALL = 0.5
+"""A claim is weakly supported when it disagrees with the source, or fewer of its content words than this
+share occur in the source."""
 MAX_UNIT_WORDS = 60
 _ZH_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _ZH_RUN = re.compile(r"[\u4e00-\u9fff]+")
@@ -310,7 +313,7 @@ def pair_features(summary: str, evidence: Sequence[ClaimEvidence], index: Source
         "rule_score": rule,
         "claim_score_min": min(scores),
         "claim_score_mean": sum(scores) / n,
-        "weak_claims": sum(s < 0.5 for s in scores) / n,
+        "weak_claims": sum(bool(e.issues) or e.recall < WEAK_RECALL for e in evidence) / n,
         "recall_min": min(e.recall for e in evidence),
         "recall_mean": sum(e.recall for e in evidence) / n,
         "bigram_min": min(e.bigram_precision for e in evidence),
