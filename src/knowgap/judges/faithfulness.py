@@ -1,13 +1,13 @@
 """An offline faithfulness checker (no LLM): is a summary supported by its source?
 
-Each claim of the summary (:func:`knowgap.text.claims.split_claims`) is aligned with the source units it
-shares the most words with and, among those, the closest by multilingual-e5 embedding; its support is
-measured (similarity, content-token recall, word-order overlap, and the number / name / negation / polarity
-disagreements with the source, see :mod:`knowgap.judges.faithfulness_features`). A learned combiner (a
-logistic regression shipped as ``judges/data/faithfulness_combiner.json``, see
-:mod:`knowgap.judges.faithfulness_model`) weighs those features with the summary's extractiveness (copied
-4-grams, copied claims that lost their referent) into ``score``: the probability that the summary is
-faithful, 0..1.
+Each claim of the summary (:func:`knowgap.text.claims.split_claims`) is aligned with the source unit it
+shares the most (IDF-weighted) content words with, and checked: content-token recall, word-order overlap, and
+the number / name / negation / polarity disagreements with the source (see
+:mod:`knowgap.judges.faithfulness_features`). A learned combiner (a logistic regression shipped as
+``judges/data/faithfulness_combiner.json``, see :mod:`knowgap.judges.faithfulness_model`) weighs the share of
+weakly supported claims and the summary's novel words in copied text into ``score``: the estimated
+probability that the summary is faithful, 0..1. The shipped combiner needs no embeddings; one that names an
+e5 feature gets it computed.
 
 ``verdict`` is ``faithful`` at or above the threshold (0.5), else ``unfaithful``. An empty summary or a
 refusal has no claims: its verdict is ``empty`` / ``refusal`` and its score is None (never a number that

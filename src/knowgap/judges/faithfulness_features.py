@@ -1,17 +1,18 @@
 """What the offline faithfulness checker measures about a (source, summary) pair, before any weighting.
 
 :class:`SourceIndex` holds everything about one source that does not depend on the summary: its units
-(sentences; for short sources also clauses and adjacent sentence pairs), their tokens, its numbers, names,
-clauses and n-grams, and the e5 embedding of each unit, computed the first time a claim needs that unit and
-kept for the life of the index. :class:`SourceCache` keeps indexes by the sha256 of the source text, so two
-summaries of one article never embed it twice.
+(sentences; for short sources also clauses and adjacent sentence pairs), their content words and IDF, its
+numbers, names, clauses and n-grams, and (only for a combiner that uses e5 similarity) the e5 embedding of
+each unit, computed the first time it is needed and kept for the life of the index. :class:`SourceCache`
+keeps indexes by the sha256 of the source text, so two summaries of one article never analyse or embed it
+twice.
 
-:func:`claim_evidence` aligns each claim of a summary with the source units it shares the most content words
-with (IDF-weighted), then with the closest of those by e5 similarity, and records its support: similarity,
-content-token recall, ordered bigram precision, the number / name / negation / polarity disagreements, and
-whether a copied claim lost its context (it starts with a pronoun, or names someone the source mentions
-only far from the copied sentence). :func:`pair_features` turns the claims into the fixed feature vector
-:data:`FEATURES` that the learned combiner (:mod:`knowgap.judges.faithfulness_model`) weighs.
+:func:`claim_evidence` aligns each claim of a summary with the source unit it shares the most IDF-weighted
+content words with, and records its support: content-token recall, ordered bigram precision, novel words, the
+number / name / negation / polarity disagreements, and whether a copied claim lost its context (it opens with
+a pronoun, or names someone the source mentions only far from the aligned sentence). :func:`pair_features`
+turns the claims into the named features (:data:`FEATURES`) that the learned combiner
+(:mod:`knowgap.judges.faithfulness_model`) weighs.
 """
 
 from __future__ import annotations
