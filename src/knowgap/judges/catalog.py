@@ -123,7 +123,7 @@ CATALOG: tuple[CatalogJudge, ...] = (
                  metrics=("extract.faithfulness_judge",)),
     CatalogJudge("faithfulness", "offline", "is a summary faithful to its source? (offline checker)",
                  "knowgap.judges.faithfulness:VERSION", "faithful", "SummEdits + AggreFact (faithfulness/)",
-                 "knowgap.judges.faithfulness:validate_faithfulness", call="data_limit",
+                 "knowgap.judges.faithfulness_validity:validate_faithfulness", call="data_limit",
                  metrics=("extract.faithfulness_offline", "extract.offline_unfaithful_rate")),
     CatalogJudge("partial-rubric", "model", "1-5 reasoning-quality score of a partial-information answer",
                  "knowgap.suites.partial.prompts:RUBRIC_VERSION", "score >= the rubric's bar",

@@ -109,7 +109,7 @@ def judge_faithfulness_file(path: str | Path, out: str | Path, *, source_field: 
     """Score every row of ``path`` with the offline faithfulness checker and write it to ``out`` with ``score``
     (0..1, higher = more faithful; null for an empty summary or a refusal) and ``verdict`` (faithful /
     unfaithful / empty / refusal), in the same order; returns the verdict counts. ``threshold``: faithful at or
-    above (default: the calibrated one)."""
+    above (default: 0.5, the combiner's probability cut)."""
     from knowgap.judges.faithfulness import DEFAULT_THRESHOLD, OfflineFaithfulness
 
     rows = [row for _, row in read_objects(path, (source_field, text_field))]

@@ -10,10 +10,8 @@ and overall, plus the score distributions of faithful and unfaithful summaries a
 
 from __future__ import annotations
 
-import csv
 import json
 import random
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,19 +22,10 @@ from pydantic import BaseModel, Field, ValidationError
 from knowgap.errors import InputError
 from knowgap.jsonl import read_objects
 from knowgap.judges.faithfulness import OfflineFaithfulness
+from knowgap.judges.faithfulness_data import DEFAULT_DATA, CalibrationPair, load_benchmarks
 
-DEFAULT_DATA = Path("/work/shared/data/faithfulness")
-
-
-class CalibrationPair(BaseModel):
-    benchmark: str
-    """summedits or aggrefact"""
-    subset: str
-    id: str
-    source: str
-    summary: str
-    faithful: bool
-
+__all__ = ["DEFAULT_DATA", "CalibrationPair", "CalibrationReport", "calibrate", "load_benchmarks",
+           "report_from_scores"]
 
 class BalancedAccuracy(BaseModel):
     benchmark: str
@@ -72,57 +61,6 @@ class CalibrationReport(BaseModel):
     """faithful p25 minus unfaithful p75: positive means the middle halves do not overlap."""
     empty_or_refusal: int
     seconds: float
-
-
-def _read_summedits(folder: Path) -> list[CalibrationPair]:
-    pairs = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            rows = json.loads(path.read_text(encoding="utf-8-sig"))
-        except ValueError as exc:
-            raise InputError(str(path), f"not valid JSON ({exc})") from None
-        for i, row in enumerate(rows, start=1):
-            for key in ("doc", "summary", "label"):
-                if key not in row:
-                    raise InputError(str(path), "missing", line=i, field=key)
-            if row["label"] not in (0, 1):
-                continue
-            pairs.append(CalibrationPair(benchmark="summedits", subset=path.stem, id=str(row.get("id", i)),
-                                         source=row["doc"], summary=row["summary"], faithful=row["label"] == 1))
-    return pairs
-
-
-def _no_error(error_type: str) -> bool:
-    """AggreFact marks a correct summary 'correct' (CLIFF) or with an empty error list (Goyal'21)."""
-    return error_type.strip().lower() in ("correct", "", "[]")
-
-
-def _read_aggrefact(folder: Path) -> list[CalibrationPair]:
-    pairs = []
-    csv.field_size_limit(sys.maxsize)
-    for path in sorted(folder.glob("*.csv")):
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            for i, row in enumerate(csv.DictReader(handle), start=2):
-                for key in ("doc", "summ", "error_type"):
-                    if key not in row:
-                        raise InputError(str(path), "missing column", line=i, field=key)
-                pairs.append(CalibrationPair(benchmark="aggrefact", subset=path.stem, id=f"{row.get('id', '')}:{i}",
-                                             source=row["doc"], summary=row["summ"],
-                                             faithful=_no_error(row["error_type"])))
-    return pairs
-
-
-def load_benchmarks(data: Path = DEFAULT_DATA) -> list[CalibrationPair]:
-    """SummEdits (``summedits/*.json``) and AggreFact error types (``aggrefact_errortypes/*.csv``)."""
-    summedits, aggrefact = data / "summedits", data / "aggrefact_errortypes"
-    if not summedits.is_dir() and not aggrefact.is_dir():
-        raise InputError(str(data), "holds neither summedits/ nor aggrefact_errortypes/ (give the folder of the "
-                                    "faithfulness benchmarks with --data)")
-    pairs = (_read_summedits(summedits) if summedits.is_dir() else []) + \
-        (_read_aggrefact(aggrefact) if aggrefact.is_dir() else [])
-    if not pairs:
-        raise InputError(str(data), "no labelled pairs found")
-    return pairs
 
 
 def _stratified(pairs: Sequence[CalibrationPair], limit: int | None, seed: int) -> list[CalibrationPair]:

@@ -22,10 +22,10 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
         out_file: Annotated[Path, typer.Option("--out", help="Where to write the rows with score and verdict.")],
         source_field: Annotated[str, typer.Option(help="Field holding the source text.")] = "doc",
         text_field: Annotated[str, typer.Option(help="Field holding the text to check (summary).")] = "summary",
-        threshold: Annotated[float | None, typer.Option(help="Faithful at or above (default: calibrated).")] = None,
+        threshold: Annotated[float | None, typer.Option(help="Faithful at or above (default: 0.5).")] = None,
         details: Annotated[bool, typer.Option("--details", help="Also write each claim's check.")] = False,
     ) -> None:
-        """Offline faithfulness (no LLM): add score (0..1, higher = more faithful) and verdict to every row.
+        """Offline faithfulness (no LLM): add score (0..1, the estimated chance it is faithful) and verdict to each row.
 
         Example: knowgap judge faithfulness pairs.jsonl --source-field doc --text-field summary --out scored.jsonl
         """
@@ -39,7 +39,7 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
     @groups.judge.command("faithfulness-calibrate")
     def faithfulness_calibrate(
         data: Annotated[Path | None, typer.Option(help="Folder with summedits/ and aggrefact_errortypes/.")] = None,
-        limit: Annotated[int, typer.Option(help="Pairs per benchmark, half faithful (0 = all; all is slow).")] = 100,
+        limit: Annotated[int, typer.Option(help="Pairs per benchmark, half faithful (0 = all).")] = 100,
         seed: Annotated[int, typer.Option(help="Seed for sampling and the tune/held-out split.")] = 0,
         scores_out: Annotated[Path | None, typer.Option(help="Also write every pair's score here (JSONL).")] = None,
         from_scores: Annotated[Path | None, typer.Option(help="Report from a scores file instead of scoring.")] = None,
