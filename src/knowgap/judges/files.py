@@ -65,28 +65,34 @@ def offline_verdicts(texts: Sequence[str]) -> Verdicts:
     return [judge_abstention(t).abstained for t in texts]
 
 
-def llm_verdicts(model_spec: str, rows: Sequence[dict[str, Any]], text_field: str,
-                 question_field: str | None, *, spec_name: str = "abstention",
-                 progress: Callable[[int], None] | None = None) -> Verdicts:
-    """The LLM abstention judge (a versioned YAML spec) through the model gateway: response cache, retries,
-    concurrency limit and accounting, exactly as inside a run."""
+def llm_outcomes(model_spec: str, records: Sequence[dict[str, Any]], *, spec_name: str,
+                 progress: Callable[[int], None] | None = None) -> list[str | ParseFailure]:
+    """A versioned YAML judge spec's outcome for each record (its fields) through the model gateway: response
+    cache, retries, concurrency limit and accounting, exactly as inside a run."""
     from knowgap.engine.gateway import ModelGateway
     from knowgap.judges.spec import load_spec
 
     spec = load_spec(spec_name)
-    records = [{"question": str(r.get(question_field, "")) if question_field else "", "response": r[text_field]}
-               for r in rows]
-    out: Verdicts = []
+    out: list[str | ParseFailure] = []
     with ModelGateway.open(run_id=f"judge-{spec.version}") as gateway:
         for i, record in enumerate(records):
             call = gateway.call_sync(model_spec, "judge", spec.request(record))
             if call.response is None:
                 raise KnowgapError(f"judge model {model_spec} failed on row {i + 1}: {call.error}")
-            parsed = spec.parse(call.response.text)
-            out.append(parsed if isinstance(parsed, ParseFailure) else parsed == "yes")
+            out.append(spec.parse(call.response.text))
             if progress:
                 progress(i + 1)
     return out
+
+
+def llm_verdicts(model_spec: str, rows: Sequence[dict[str, Any]], text_field: str,
+                 question_field: str | None, *, spec_name: str = "abstention",
+                 progress: Callable[[int], None] | None = None) -> Verdicts:
+    """The LLM abstention judge (a versioned YAML spec) through the model gateway."""
+    records = [{"question": str(r.get(question_field, "")) if question_field else "", "response": r[text_field]}
+               for r in rows]
+    return [o if isinstance(o, ParseFailure) else o == "yes"
+            for o in llm_outcomes(model_spec, records, spec_name=spec_name, progress=progress)]
 
 
 def judge_file(path: str | Path, *, text_field: str, question_field: str | None = None,

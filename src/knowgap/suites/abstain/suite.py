@@ -36,8 +36,9 @@ from knowgap.suites.abstain.prompts import (
 )
 from knowgap.suites.abstain.retrieval import RETRIEVALS, hyde, leave_one_out, long_context, rag
 
-OFFLINE_JUDGES = {"abstention": "zh+en detector", "factuality": "approximate tiers"}
-"""The offline judges' names in the manifest (their code is versioned with knowgap)."""
+OFFLINE_JUDGES = {"abstention": "zh+en detector"}
+"""The offline judges' names in the manifest (their code is versioned with knowgap); the offline factuality
+judge's version comes from its shipped weights."""
 
 
 class AbstainOptions(SuiteOptions):
@@ -54,8 +55,8 @@ class AbstainOptions(SuiteOptions):
     max_context_chars: int = Field(2000, ge=200, description="long_context budget (characters) for small "
                                                              "context windows; facts past it are cut and counted.")
     factuality_judge: Literal["offline", "llm"] = Field(
-        "offline", description="offline (approximate: embeddings + numbers) or llm (the judge role, "
-                               "spec factuality_v1).")
+        "offline", description="offline (learned combiner of embedding, number, yes/no and key-word signals; "
+                               "no model) or llm (the judge role, spec factuality_v1).")
     abstention_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (deterministic zh+en detector) or llm (the judge role, spec abstention_v1).")
     max_tokens: int = Field(100, ge=16, description="Max tokens of the target's answer.")
@@ -165,9 +166,11 @@ class AbstainSuite(Suite):
             "invented_citation": invented, "tier": tier})
 
     def judge_versions(self) -> dict[str, str]:
+        from knowgap.judges.factuality import default_factuality
         from knowgap.judges.spec import load_spec
 
-        return {name: load_spec(name).version if choice == "llm" else f"offline:{OFFLINE_JUDGES[name]}"
+        offline = {**OFFLINE_JUDGES, "factuality": default_factuality().version}
+        return {name: load_spec(name).version if choice == "llm" else f"offline:{offline[name]}"
                 for name, choice in (("abstention", self.options.abstention_judge),
                                      ("factuality", self.options.factuality_judge))}
 
@@ -188,10 +191,9 @@ class AbstainSuite(Suite):
         if self.options.factuality_judge == "llm":
             return await self._llm_outcome("factuality", {"question": case.question, "response": answer,
                                                           "expected_answer": case.expected_answer}, ctx, output)
-        from knowgap.suites.abstain.factuality import approximate_tier
-        from knowgap.text.embed import default_embedder
+        from knowgap.judges.factuality import default_factuality
 
-        verdict = approximate_tier(answer, case.expected_answer, default_embedder(), question=case.question)
+        verdict = default_factuality().judge_one(case.question, case.expected_answer, answer)
         output["factuality"] = verdict.model_dump()
         return verdict.tier
 
