@@ -189,8 +189,10 @@ def ship(data_dir: Path, *, x: np.ndarray | None = None, embedder: Embedder | No
     sha = sha256_files([path])
     data = load_labelled(path)
     started = time.perf_counter()
-    x = _features(data, embedder) if x is None else x
-    seconds = time.perf_counter() - started
+    seconds = None
+    if x is None:
+        x = _features(data, embedder)
+        seconds = time.perf_counter() - started
     weights = fit_weights(x, data.tiers, _training_set(data, sha))
     WEIGHTS_PATH.write_text(weights.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return weights, card_from_features(x, data, sha, seconds=seconds)
