@@ -10,8 +10,7 @@ import pytest
 
 import knowgap
 from knowgap.errors import KnowgapError
-from knowgap.judges import abstention
-from knowgap.suites.abstain import factuality
+from knowgap.judges import abstention, factuality
 from tests.helpers import scripted
 
 from .conftest import FACTS
@@ -80,9 +79,9 @@ def test_invented_citations_parse_failures_and_factuality(tmp_path: Path, small_
     assert metric(result, "rag/basic", "abstention_rate").value == 0.0
     assert metric(result, "rag/basic", "invented_citation_rate").value == 1.0
     fact = metric(result, "rag/basic", "factuality_answered")
-    assert fact.n == 7 and "approximation" in fact.description
+    assert fact.n == 7 and "offline judge" in fact.description
     kettle = next(r for r in knowgap.iter_trials(result.run_id, runs_root) if r.case_id == "kb_0")
-    assert kettle.output["factuality"]["method"] == "approximate"
+    assert kettle.output["factuality"]["method"] == "offline"
     assert kettle.scores["tier"] in ("tier_1", "tier_2")  # same fact, same number
     library = next(r for r in knowgap.iter_trials(result.run_id, runs_root) if r.case_id == "kb_1")
     assert library.scores["tier"] == "tier_3"

@@ -64,16 +64,24 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
         expected_field: Annotated[str, typer.Option(help="Field holding the expected answer.")] = "expected_answer",
         question_field: Annotated[str | None, typer.Option(
             help="Field holding the question (its words do not count as key words).")] = None,
-        out: Annotated[str | None, typer.Option(help="Write each row plus 'tier' and 'tier_similarity' here "
-                                                     "(same order).")] = None,
+        judge: Annotated[str, typer.Option(
+            help="'offline' (the learned offline judge, no model), 'approximate' (the first hand-set offline "
+                 "approximation, a baseline) or a model spec for the LLM judge (spec judges/data/factuality.yaml, "
+                 "version factuality_v1).")] = "offline",
+        out: Annotated[str | None, typer.Option(help="Write each row plus 'tier', 'acceptable', 'score', "
+                                                     "'tier_method' and 'tier_version' here (same order).")] = None,
         label_field: Annotated[str | None, typer.Option(
             help="A field with reference tiers (tier_1/tier_2/tier_3; other values are skipped): report "
                  "agreement with 95% CIs.")] = None,
     ) -> None:
-        """KnowOrNot factuality tiers of every row by the OFFLINE APPROXIMATION (embeddings + numbers + key words).
+        """KnowOrNot factuality tier of every row: tier_1 functionally equivalent, tier_2 substitutable, tier_3
+        unacceptable.
 
-        tier_1 functionally equivalent, tier_2 substitutable, tier_3 unacceptable. For reportable numbers use an
-        LLM judge: knowgap run abstain --factuality-judge llm.
+        The default offline judge combines embedding similarity (whole answer and sentence by sentence, both
+        directions), numbers, yes/no polarity, key words and lengths with learned weights; its measured validity
+        card: knowgap judges (docs/judges-factuality.md).
+
+        Example: knowgap judge factuality answers.jsonl --question-field question --out tiered.jsonl
 
         Example: knowgap judge factuality responses_dev.jsonl --question-field question --label-field factuality
         """
@@ -81,41 +89,38 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
         from rich.progress import Progress
 
         from knowgap.errors import KnowgapError
-        from knowgap.jsonl import read_objects, write_jsonl
-        from knowgap.suites.abstain.factuality import approximate_tiers, tier_agreement
-        from knowgap.text.embed import default_embedder
+        from knowgap.judges.factuality_file import judge_factuality_file
+        from knowgap.suites.abstain.factuality import TIERS, tier_agreement
 
         if not out and not label_field:
             raise KnowgapError("nothing to do: give --out OUT.jsonl and/or --label-field FIELD")
-        fields = [text_field, expected_field] + ([question_field] if question_field else [])
-        rows = [row for _, row in read_objects(file, fields)]
-        console = Console(stderr=True)
-        with Progress(console=console, transient=True) as bar:
-            task = bar.add_task("factuality (offline approximation)", total=len(rows))
-            verdicts = approximate_tiers([r[text_field] for r in rows], [r[expected_field] for r in rows],
-                                         [r[question_field] if question_field else "" for r in rows],
-                                         default_embedder(), progress=lambda done: bar.update(task, completed=done))
-        counts = {t: sum(v.tier == t for v in verdicts) for t in ("tier_1", "tier_2", "tier_3")}
+        with Progress(console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task(f"factuality ({judge})", total=None)
+            rows, results = judge_factuality_file(file, text_field=text_field, expected_field=expected_field,
+                                                  question_field=question_field, judge=judge, out=out,
+                                                  progress=lambda done: bar.update(task, completed=done))
+        counts = {t: sum(r.tier == t for r in results) for t in TIERS}
+        unparsed = sum(r.tier is None for r in results)
         say = Console(highlight=False)
-        say.print(f"{len(rows)} rows, offline approximation: {counts}")
+        say.print(f"{len(rows)} rows, {results[0].method} judge {results[0].version}: {counts}"
+                  + (f", unparsed {unparsed}" if unparsed else ""))
         if out:
-            write_jsonl(out, [{**row, "tier": v.tier, "tier_method": v.method, "tier_similarity": v.similarity}
-                              for row, v in zip(rows, verdicts, strict=True)])
             say.print(f"written: {out}")
         if label_field:
             try:
-                a = tier_agreement([str(r.get(label_field, "")) for r in rows], verdicts)
+                a = tier_agreement([str(r.get(label_field, "")) for r in rows], [r.tier for r in results])
             except ValueError as exc:
                 raise KnowgapError(f"{file}: field '{label_field}': {exc}") from None
             kappa = f"{a.acceptable_kappa:.3f}" if a.acceptable_kappa is not None else "n/a"
             ba = f"{a.balanced_accuracy:.1%}" if a.balanced_accuracy is not None else "n/a"
-            say.print(f"against '{label_field}' on {a.n} rows ({a.skipped} without a tier skipped):")
+            say.print(f"against '{label_field}' on {a.n} rows ({a.skipped} without a tier skipped"
+                      + (f"; {a.unparsed} unparsed verdicts counted as wrong" if a.unparsed else "") + "):")
             say.print(f"  exact tier: {a.exact}/{a.n} = {a.exact_rate:.1%} (95% CI {a.exact_ci[0]:.1%}-"
                       f"{a.exact_ci[1]:.1%})")
             say.print(f"  acceptable (tier 1+2) vs tier_3: {a.acceptable_agree}/{a.n} = {a.acceptable_rate:.1%} "
                       f"(95% CI {a.acceptable_ci[0]:.1%}-{a.acceptable_ci[1]:.1%}); balanced accuracy {ba}; "
                       f"Cohen's kappa {kappa}")
-            say.print(f"  confusion (reference -> offline): {a.confusion}")
+            say.print(f"  confusion (reference -> judged): {a.confusion}")
 
     @groups.judge.command("groundedness")
     def judge_groundedness_cmd(

@@ -45,8 +45,9 @@ def abstain_metrics(records: Iterable[TrialRecord], *, factuality_judge: str = "
             t.hit("factuality_answered", s["tier"] in ("tier_1", "tier_2"))
         elif s["abstained"] is False:
             t.count("factuality_judge_parse_failures")
-    approx = " (offline approximation: embeddings + numbers; use --factuality-judge llm for the LLM judge)" \
-        if factuality_judge == "offline" else " (LLM judge, spec factuality_v1)"
+    approx = " (offline judge: learned combiner of embedding, number, yes/no and key-word signals; " \
+             "--factuality-judge llm for the LLM judge)" if factuality_judge == "offline" else \
+        " (LLM judge, spec factuality_v1)"
     described = {**DESCRIBED, "factuality_answered": DESCRIBED["factuality_answered"] + approx}
     out = []
     for group in sorted(tallies):

@@ -45,8 +45,6 @@ from knowgap.suites.abstain.prompts import (
 )
 from knowgap.suites.abstain.retrieval import RETRIEVALS, hyde, leave_one_out, long_context, rag
 
-"""The offline judges' names in the manifest (their code is versioned with knowgap)."""
-
 
 class AbstainOptions(SuiteOptions):
     kb: str = Field("policybench", description="Knowledge base: policybench, policybench:ICA (BTT, CPF, medishield), "
@@ -62,8 +60,8 @@ class AbstainOptions(SuiteOptions):
     max_context_chars: int = Field(2000, ge=200, description="long_context budget (characters) for small "
                                                              "context windows; facts past it are cut and counted.")
     factuality_judge: Literal["offline", "llm"] = Field(
-        "offline", description="offline (approximate: embeddings + numbers) or llm (the judge role, "
-                               "spec factuality_v1).")
+        "offline", description="offline (learned combiner of embedding, number, yes/no and key-word signals; "
+                               "no model) or llm (the judge role, spec factuality_v1).")
     abstention_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (deterministic zh+en detector) or llm (the judge role, spec abstention_v1).")
     max_tokens: int = Field(100, ge=16, description="Max tokens of the target's answer.")
@@ -179,8 +177,8 @@ class AbstainSuite(Suite):
 
     def metric_judges(self) -> dict[str, JudgeUse]:
         from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
+        from knowgap.judges.factuality import VERSION as FACTUALITY_VERSION
         from knowgap.judges.spec import load_spec
-        from knowgap.suites.abstain.factuality import VERSION as FACTUALITY_VERSION
 
         def use(name: str, offline_version: str, choice: str) -> JudgeUse:
             if choice == "llm":  # the spec's positive outcome ("yes": abstained; tier 1-2: acceptable)
@@ -207,10 +205,9 @@ class AbstainSuite(Suite):
         if self.options.factuality_judge == "llm":
             return await self._llm_outcome("factuality", {"question": case.question, "response": answer,
                                                           "expected_answer": case.expected_answer}, ctx, output)
-        from knowgap.suites.abstain.factuality import approximate_tier
-        from knowgap.text.embed import default_embedder
+        from knowgap.judges.factuality import default_factuality
 
-        verdict = approximate_tier(answer, case.expected_answer, default_embedder(), question=case.question)
+        verdict = default_factuality().judge_one(case.question, case.expected_answer, answer)
         output["factuality"] = verdict.model_dump()
         return verdict.tier
 
