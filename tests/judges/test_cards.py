@@ -75,3 +75,10 @@ def test_a_measured_card_is_found_before_a_shipped_one_and_only_for_its_version(
     (tmp_path / "a").write_bytes(b"x")
     (tmp_path / "b").write_bytes(b"y")
     assert sha256_files([tmp_path / "a", tmp_path / "b"]) != sha256_files([tmp_path / "b", tmp_path / "a"])
+
+
+def test_a_perfect_score_on_a_small_set_still_gets_an_interval_below_one() -> None:
+    card = _card(tp=14, fn=0, fp=0, tn=14)
+    ba, kappa = card.balanced_accuracy, card.kappa
+    assert ba is not None and ba.value == 1.0 and ba.ci_low is not None and ba.ci_low < 0.95
+    assert kappa is not None and kappa.ci_low is not None and kappa.ci_low < 0.95

@@ -139,7 +139,8 @@ def confusion_of(verdicts: Sequence[bool | None], labels: Sequence[bool]) -> tup
 
 def binary_measures(c: Confusion, *, seed: int = 0) -> dict[str, Estimate]:
     """Balanced accuracy, agreement, kappa, sensitivity and specificity with 95% CIs. Balanced accuracy and
-    kappa use a seeded parametric bootstrap that resamples positives and negatives separately."""
+    kappa use seeded draws of the two class recalls from their Jeffreys Beta posteriors (positives and negatives
+    separately), so a perfect score on a small set still gets an honest interval."""
     pos, neg = c.tp + c.fn, c.fp + c.tn
     out = {"agreement": _rate(c.tp + c.tn, c.n), "sensitivity": _rate(c.tp, pos), "specificity": _rate(c.tn, neg)}
     kappa = _kappa(c.tp, c.fn, c.fp, c.tn)
@@ -148,10 +149,13 @@ def binary_measures(c: Confusion, *, seed: int = 0) -> dict[str, Estimate]:
         out["kappa"] = Estimate(value=kappa)
         return out
     rng = np.random.default_rng(seed)
-    tp = rng.binomial(pos, c.tp / pos, _BOOTSTRAP_REPS)
-    tn = rng.binomial(neg, c.tn / neg, _BOOTSTRAP_REPS)
-    ba = (tp / pos + tn / neg) / 2
-    kappas = [k for k in (_kappa(a, pos - a, neg - b, b) for a, b in zip(tp, tn, strict=True)) if k is not None]
+    # class recalls drawn from Jeffreys Beta posteriors, not resampled at the observed rate: a judge right on all
+    # of 14 positives gets an interval below 1, not the degenerate [1, 1] a plug-in bootstrap gives
+    sens = rng.beta(c.tp + 0.5, c.fn + 0.5, _BOOTSTRAP_REPS)
+    spec = rng.beta(c.tn + 0.5, c.fp + 0.5, _BOOTSTRAP_REPS)
+    ba = (sens + spec) / 2
+    drawn = (_kappa(a * pos, (1 - a) * pos, (1 - b) * neg, b * neg) for a, b in zip(sens, spec, strict=True))
+    kappas = [k for k in drawn if k is not None]
     out["balanced_accuracy"] = Estimate(value=(c.tp / pos + c.tn / neg) / 2, ci_low=float(np.quantile(ba, 0.025)),
                                         ci_high=float(np.quantile(ba, 0.975)))
     out["kappa"] = Estimate(value=kappa, ci_low=float(np.quantile(kappas, 0.025)) if kappas else None,
