@@ -10,10 +10,10 @@ from knowgap.suites import get_suite
 
 
 @pytest.mark.parametrize(("suite", "options", "expected"), [
-    ("clarify", {}, {"rubric": "clarify-rubric-v1", "correctness": "clarify-correctness-v1"}),
+    ("clarify", {}, {"rubric": "clarify-rubric-v2-geval", "correctness": "clarify-correctness-v1"}),
     ("clarify", {"no_rubric": True, "turns": 2}, {"correctness": "clarify-correctness-v1",
                                                   "simulated_user": "clarify-user-v1"}),
-    ("partial", {}, {"rubric": "partial-rubric-v1"}),
+    ("partial", {}, {"rubric": "partial-rubric-v2-geval"}),
     ("partial", {"no_rubric": True}, {}),
     ("extract", {}, {"claims": "extract-claims-v1"}),
     ("extract", {"faithfulness_runs": 0}, {}),
