@@ -20,7 +20,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "knowgap.engine.records": ("TrialRecord", "CallRecord", "MetricValue", "Manifest", "RunConfig"),
     # writing a suite (see docs/architecture.md, "Adding a suite")
     "knowgap.suites": ("Suite", "SuiteOptions", "Case", "Configuration", "Trial", "TrialContext", "TrialResult",
-                       "register"),
+                       "JudgeUse", "register"),
     # writing a provider
     "knowgap.models.base": ("ChatModel",),
     "knowgap.models.registry": ("register_provider",),
@@ -30,7 +30,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = ["CallRecord", "Case", "ChatModel", "ChatRequest", "ChatResponse", "Configuration", "InputError",
+__all__ = ["CallRecord", "Case", "ChatModel", "ChatRequest", "ChatResponse", "Configuration", "InputError", "JudgeUse",
            "KnowgapError", "Manifest", "Message", "MetricValue", "PluginWarning", "RunConfig", "RunResult", "Suite",
            "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext", "TrialRecord", "TrialResult", "Usage",
            "cache_info", "clear_cache", "demo", "iter_trials", "list_models", "list_runs", "load_run", "register",
@@ -72,6 +72,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names are 
     from knowgap.suites import (
         Case,
         Configuration,
+        JudgeUse,
         Suite,
         SuiteOptions,
         Trial,

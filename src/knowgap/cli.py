@@ -28,7 +28,8 @@ from knowgap.errors import KnowgapError
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.plugins import PluginWarning
 from knowgap.redaction import redact
-from knowgap.report.markdown import REPORT, metrics_table_rows, suite_tables
+from knowgap.report.judging import judgements, screen_reasons
+from knowgap.report.markdown import METRICS_COLUMNS, REPORT, metrics_table_rows, suite_tables
 from knowgap.suites import BUILTIN, available, get_suite, origin, suite_names
 
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -68,20 +69,29 @@ app.add_typer(generate_app, name="generate")
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help=f"Target model spec (default {DEFAULT_MODEL}).")]
 
 
-def _metrics_table(metrics: list[MetricValue], title: str) -> Table:
+def _metrics_table(metrics: list[MetricValue], manifest: Manifest, title: str) -> Table:
     table = Table(title=title, title_justify="left")
-    for col, justify in (("group", "left"), ("metric", "left"), ("value", "right"), ("95% CI", "left"),
-                         ("n", "right")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for row in metrics_table_rows(metrics):
+    for col in METRICS_COLUMNS:
+        table.add_column(col, justify="right" if col in ("value", "n") else "left")
+    for row in metrics_table_rows(metrics, manifest, reasons=False):
         table.add_row(*(escape(cell) for cell in row))  # names like errors[timeout] are text, not rich markup
     return table
+
+
+def _print_metrics(metrics: list[MetricValue], manifest: Manifest, title: str) -> None:
+    """The metrics table, then one line per SCREEN metric saying why it is not for reporting."""
+    out.print(_metrics_table(metrics, manifest, title))
+    reasons = screen_reasons(judgements(manifest, metrics))
+    if reasons:
+        out.print("not for reporting (SCREEN or judge unknown; see docs/reports.md):", markup=False, highlight=False)
+    for name, reason in reasons.items():
+        out.print(f"  {name}: {reason}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_result(result: RunResult) -> None:
     """The run's metrics and where it is stored on stdout; why trials errored on stderr."""
     m = result.manifest
-    out.print(_metrics_table(result.metrics, redact(f"{m.config.suite} · {m.config.models.get('target')}")))
+    _print_metrics(result.metrics, m, redact(f"{m.config.suite} · {m.config.models.get('target')}"))
     tables = suite_tables(m.config.suite, result.metrics)
     if tables is not None:
         out.print(tables, markup=False, highlight=False)
@@ -330,7 +340,7 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
                   f"{usage.prompt_tokens}+{usage.completion_tokens} tokens") if usage else "no calls"
         out.print(f"  {role}: {spec} ({tokens})")
     if metrics:
-        out.print(_metrics_table(metrics, "metrics"))
+        _print_metrics(metrics, manifest, "metrics")
     else:
         out.print("no metrics yet (the run did not finish): knowgap resume " + manifest.run_id)
     for i, record in enumerate(api.iter_trials(run, runs_dir)):

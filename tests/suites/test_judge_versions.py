@@ -1,4 +1,4 @@
-"""Each suite names the judge prompts its options use, for the manifest (and the resume check)."""
+"""Each suite names the judges its options use, by catalogue name, for the manifest (and the resume check)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,38 @@ from typing import Any
 
 import pytest
 
+from knowgap.judges import abstention, clarification, faithfulness
 from knowgap.suites import get_suite
+from knowgap.suites.abstain import factuality
+from knowgap.suites.clarify import coverage, judging
+from knowgap.suites.clarify import prompts as clarify_prompts
+from knowgap.suites.extract import claims_judge
+from knowgap.suites.partial import leak, scoring
+from knowgap.suites.partial import prompts as partial_prompts
+from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION
+
+# versions come from the judges' constants (other work changes them); the names are the catalogue's
+OFFLINE_ABSTAIN = {"abstention": abstention.VERSION, "factuality": factuality.VERSION}
+CLARIFY_OFFLINE = {"clarification": clarification.CLARIFICATION_VERSION,
+                   "dangerous-assertion": clarification.DANGER_VERSION,
+                   "clarify-correctness-approx": judging.APPROX_VERSION, "element-coverage": coverage.VERSION}
+PARTIAL_OFFLINE = {"leak-detector": leak.VERSION, "gap-matcher": scoring.GAP_MATCH_VERSION}
 
 
 @pytest.mark.parametrize(("suite", "options", "expected"), [
-    ("clarify", {}, {"rubric": "clarify-rubric-v2-geval", "correctness": "clarify-correctness-v1"}),
-    ("clarify", {"no_rubric": True, "turns": 2}, {"correctness": "clarify-correctness-v1",
-                                                  "simulated_user": "clarify-user-v1"}),
-    ("partial", {}, {"rubric": "partial-rubric-v2-geval"}),
-    ("partial", {"no_rubric": True}, {}),
-    ("extract", {}, {"claims": "extract-claims-v1"}),
-    ("extract", {"faithfulness_runs": 0}, {}),
-    ("abstain", {"factuality_judge": "llm"}, {"abstention": "offline:zh+en detector",
-                                              "factuality": "factuality_v1"}),
-    ("starter", {}, {}),
+    ("clarify", {}, {"clarify-rubric": clarify_prompts.RUBRIC_VERSION,
+                     "clarify-correctness": clarify_prompts.CORRECTNESS_VERSION, **CLARIFY_OFFLINE}),
+    ("clarify", {"no_rubric": True, "turns": 2}, {"clarify-correctness": clarify_prompts.CORRECTNESS_VERSION,
+                                                  "simulated_user": clarify_prompts.SIMULATED_USER_VERSION,
+                                                  **CLARIFY_OFFLINE}),
+    ("partial", {}, {"partial-rubric": partial_prompts.RUBRIC_VERSION, **PARTIAL_OFFLINE}),
+    ("partial", {"no_rubric": True}, PARTIAL_OFFLINE),
+    ("extract", {}, {"extract-claims": claims_judge.PROMPT_VERSION, "faithfulness": faithfulness.VERSION}),
+    ("extract", {"faithfulness_runs": 0, "offline_checker": False}, {}),
+    ("abstain", {}, OFFLINE_ABSTAIN),
+    ("abstain", {"factuality_judge": "llm"}, {"abstention": abstention.VERSION, "factuality-llm": "factuality_v1"}),
+    ("abstain", {"abstention_judge": "llm"}, {"abstention-llm": "abstention_v1", "factuality": factuality.VERSION}),
+    ("starter", {}, {"abstention": abstention.VERSION, "answer-match": ANSWER_MATCH_VERSION}),
 ])
 def test_judge_versions(suite: str, options: dict[str, Any], expected: dict[str, str]) -> None:
     cls = get_suite(suite)

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +39,20 @@ def served(tmp_path: Path, runs_root: Path) -> Iterator[tuple[str, str, Path]]:
     assert sampled.returncode == 0, sampled.stderr
     terminal = cli("label", run.run_id, "--annotator", "bob", "--runs-dir", str(runs_root), stdin="y\nn\ny\nn\n")
     assert terminal.returncode == 0, terminal.stderr
+    with serve(runs_root) as url:
+        yield url, run.run_id, runs_root
+
+
+@contextmanager
+def serve(runs_root: Path) -> Iterator[str]:
+    """The real `knowgap serve` on a free port: its URL, stopped on exit."""
     proc = subprocess.Popen([sys.executable, "-m", "knowgap", "serve", "--runs-dir", str(runs_root), "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert "http://127.0.0.1:" in line, (line, proc.stderr.read() if proc.poll() is not None else "")
-        url = line.split()[4]
-        yield url, run.run_id, runs_root
+        yield line.split()[4]
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -158,7 +165,18 @@ def test_script_in_a_response_is_inert_text(served: tuple[str, str, Path], brows
     assert browser.execute_script("return window.__pwned === undefined")
     assert browser.title == "knowgap"
     assert browser.find_elements(By.CSS_SELECTOR, "#detail script, #detail img") == []
-    # blind mode hides the judges' verdicts and the scores, not the response
+    # the judges' verdicts and scores show only once the trial is labelled; then blind mode hides them again,
+    # never the response
+    assert browser.find_elements(By.ID, "scores") == [] and browser.find_element(By.ID, "verdicts-hidden")
+    name = browser.find_element(By.ID, "annotator")
+    name.send_keys("carol")
+    browser.find_element(By.TAG_NAME, "body").click()
+    press(browser, "y")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#trials .row.sel")
+         and d.find_element(By.CSS_SELECTOR, "#trials .row.sel").get_attribute("data-trial") != target)
+    browser.execute_script(
+        "[...document.querySelectorAll('#trials .row')].find(r => r.dataset.trial === arguments[0]).click()", target)
+    wait(browser, lambda d: text_of(d, "#detail h2") == target and d.find_elements(By.ID, "scores"))
     assert browser.find_element(By.ID, "scores").is_displayed()
     browser.find_element(By.ID, "f-blind").click()
     assert not browser.find_element(By.ID, "scores").is_displayed()

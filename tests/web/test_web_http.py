@@ -157,3 +157,29 @@ def test_the_documented_link_template_is_served(tmp_path: Path, runs_root: Path)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_rubric_labels_over_http(tmp_path: Path, runs_root: Path) -> None:
+    from tests.labels.test_rubric_labels import DIMS, make_clarify_run
+
+    run_id, _ = make_clarify_run(tmp_path, runs_root)
+    srv = make_server(runs_root, "127.0.0.1", 0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}"
+        info = httpx.get(f"{url}/api/runs/{run_id}").json()
+        assert [r["name"] for r in info["rubrics"]] == ["clarify"] and list(info["rubrics"][0]["weights"]) == DIMS
+        trial = httpx.get(f"{url}/api/runs/{run_id}/trials", params={"field": DIMS[0]}).json()[0]["trial_id"]
+        assert "missing information" in httpx.get(f"{url}/api/runs/{run_id}/trial", params={"id": trial}).json()[
+            "reference"]
+        body = {"trial_id": trial, "field": DIMS[0], "annotator": "ann"}
+        for bad in ("7", "2.5", "true"):
+            refused = httpx.post(f"{url}/api/runs/{run_id}/labels", json={**body, "value": bad})
+            assert refused.status_code == 400 and "a rubric dimension takes a score 1 to 5" in refused.json()["error"]
+        assert httpx.post(f"{url}/api/runs/{run_id}/labels", json={**body, "value": "4"}).status_code == 201
+        report = httpx.get(f"{url}/api/runs/{run_id}/rubric").json()
+        assert report["annotators"] == ["ann"] and report["dimensions"][0]["labelled_items"] == 1
+    finally:
+        srv.shutdown()
+        srv.server_close()

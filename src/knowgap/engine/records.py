@@ -124,6 +124,16 @@ class ErrorCause(BaseModel):
     message: str
 
 
+class MetricJudge(BaseModel):
+    """The judge that decided a metric in a run: catalogue name, version, judge model (model-backed judges) and
+    whether the metric is a proportion of its positive or negative verdicts."""
+
+    judge: str
+    version: str
+    judge_model: str | None = None
+    counts: Literal["positive", "negative"] | None = None
+
+
 class Manifest(BaseModel):
     run_id: str
     knowgap_version: str
@@ -133,6 +143,10 @@ class Manifest(BaseModel):
     judges: dict[str, str] | None = None
     """Version of each judge prompt or spec the run uses (e.g. ``{"factuality": "factuality_v1"}``); None in
     manifests written before knowgap recorded them."""
+    metric_judges: dict[str, MetricJudge] | None = None
+    """The judge of each judged metric, by metric name; None in manifests written before knowgap recorded them."""
+    computed_metrics: list[str] | None = None
+    """The metric names no judge decides; None when the suite does not say (or an older manifest)."""
     models: dict[str, dict[str, str]] = Field(default_factory=dict)
     """Facts about each role's model (spec, backend, sha256 of a pack...)."""
     status: RunStatus = "running"

@@ -33,6 +33,7 @@ from knowgap.engine.records import (
     CallRecord,
     ErrorCause,
     Manifest,
+    MetricJudge,
     MetricValue,
     RunConfig,
     RunStatus,
@@ -199,6 +200,13 @@ class Runner:
                     if trial.trial_id not in skip:
                         yield trial
 
+    def metric_judges(self) -> dict[str, MetricJudge]:
+        """The suite's judge of each judged metric, with the spec of the model of the role that judges."""
+        models = self.config.models
+        return {name: MetricJudge(judge=use.judge, version=use.version, counts=use.counts,
+                                  judge_model=redact(models[use.role]) if use.role in models else None)
+                for name, use in sorted(self.suite.metric_judges().items())}
+
     def dataset_hashes(self) -> dict[str, str]:
         return {str(p): file_sha256(Path(p)) for p in self.suite.dataset_files()}
 
@@ -251,7 +259,10 @@ class Runner:
             if resume is None:
                 manifest = Manifest(run_id=new_run_id(self.suite.name), knowgap_version=knowgap_version(),
                                     git_commit=git_commit(), config=self.config,
-                                    dataset_hashes=self.dataset_hashes(), judges=self.suite.judge_versions())
+                                    dataset_hashes=self.dataset_hashes(), judges=self.suite.judge_versions(),
+                                    metric_judges=self.metric_judges(),
+                                    computed_metrics=None if self.suite.computed_metrics is None
+                                    else sorted(self.suite.computed_metrics))
             else:
                 store = RunStore.open(self.runs_root, resume)
                 store.lock()  # before anything else: a second writer stops here, having called no model

@@ -13,7 +13,7 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -100,6 +100,29 @@ class TrialResult(BaseModel):
     scores: dict[str, ScoreValue] = Field(default_factory=dict)
 
 
+class RubricSpec(BaseModel):
+    """A rubric a judge scores, which people can also label: each dimension an ordinal 1-5 label
+    (``knowgap label``), compared with the judge by weighted kappa and Krippendorff's alpha (ordinal)."""
+
+    name: str
+    weights: dict[str, float]
+    """Score field of each dimension -> its weight in the rubric's total."""
+    scale: tuple[float, float] = (1.0, 5.0)
+    """The range the judge's stored scores are on (mapped onto 1-5 to compare with people)."""
+class JudgeUse(BaseModel):
+    """Which judge decides a metric under a suite's current options (see :meth:`Suite.metric_judges`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    judge: str = Field(description="The judge's catalogue name (``knowgap judges``), e.g. 'abstention'.")
+    version: str = Field(description="The judge's version (its VERSION constant or spec version).")
+    role: str | None = Field(default=None, description="The role whose model judges; None for an offline judge.")
+    counts: Literal["positive", "negative"] | None = Field(
+        default=None, description="A proportion of the judge's positive (or negative) verdicts, so the judge's "
+                                  "sensitivity and specificity correct it (Rogan-Gladen); None: a score, a mean, "
+                                  "a count.")
+
+
 class Suite(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -113,6 +136,12 @@ class Suite(ABC):
     """Every metric name :meth:`metrics` can produce, under any options. A breakdown ``NAME:KEY=VALUE`` (e.g.
     ``flip_rate:position=end``) is declared by its ``NAME``. Eval files' thresholds are checked against it
     before any model call; None (not declared, e.g. an older plugin suite): checked only after the run."""
+
+    computed_metrics: ClassVar[frozenset[str] | None] = None
+    """The names in :attr:`metric_names` no judge decides (an exact rule on structured output: a count, a parsed
+    field equal to a label, a length); every other name is decided by a judge of :meth:`metric_judges` under some
+    options. None (not declared, e.g. an older plugin suite): reports say how such metrics were decided is
+    unknown."""
 
     @classmethod
     def declares_metric(cls, name: str) -> bool | None:
@@ -147,10 +176,26 @@ class Suite(ABC):
     def check_models(self, models: Mapping[str, ChatModel]) -> None:  # noqa: B027 - optional hook
         """Refuse, before any trial runs, models this run's options cannot use (raise KnowgapError)."""
 
-    def judge_versions(self) -> dict[str, str]:
-        """The version of every judge prompt or spec this run's options use (stored in the manifest; a run
-        resumes only with the same versions, so one run never mixes two prompts)."""
+    def metric_judges(self) -> dict[str, JudgeUse]:
+        """The judge that decides each judged metric under this run's options, by metric name (a breakdown
+        ``NAME:KEY=VALUE`` inherits its ``NAME``'s judge); the others should be in :attr:`computed_metrics`. Stored in
+        the manifest with the judge model; reports show each judge's card."""
         return {}
+
+    # people in the loop (optional) -----------------------------------------------------------------
+    rubrics: ClassVar[tuple[RubricSpec, ...]] = ()
+    """Rubrics this suite's judges score (people label their dimensions 1-5)."""
+
+    def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        """What this suite's judges compare a response of ``case`` with under ``config`` (the configuration's
+        params): the expected answer, the missing information, the fields the role may not see... shown to a
+        person labelling the trial, never a verdict. Heading -> text; none by default."""
+        return {}
+    def judge_versions(self) -> dict[str, str]:
+        """The version of every judge this run's options use, by catalogue name (stored in the manifest; a run
+        resumes only with the same versions, so one run never mixes two judges): by default those of
+        :meth:`metric_judges`."""
+        return {use.judge: use.version for use in self.metric_judges().values()}
 
     # reports (optional) -------------------------------------------------------------------------
     score_tables: ClassVar[list[tuple[str, str]] | None] = None

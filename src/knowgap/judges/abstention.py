@@ -23,6 +23,9 @@ from dataclasses import dataclass
 
 from knowgap.text.segment import sentences
 
+VERSION = "abstention-detector-1"
+"""Judge catalogue name ``abstention``; change whenever the lexicon or the position rule changes."""
+
 _SOURCE = (r"(?:context|text|passage|document|documents|source|sources|article|excerpt|material|information|"
            r"facts?|knowledge base|data|(?:questions? and )?answers|qa pairs|records?)")
 _HEDGE = (r"(?:explicitly|specifically|directly|clearly|expressly|fully|further|precisely|exactly|actually|distinctly|"

@@ -19,6 +19,11 @@ from dataclasses import dataclass, field
 
 from knowgap.text import content_tokens, normalize, sentences, tokens
 
+CLARIFICATION_VERSION = "clarification-signals-1"
+"""Judge ``clarification`` (clarifying units, conditions, insufficiency flags); change with the word lists."""
+DANGER_VERSION = "dangerous-assertion-1"
+"""Judge ``dangerous-assertion`` (overconfident assertions); change with its word lists."""
+
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.、)）]|[-*•·]|[（(]\d+[)）]|[一二三四五六七八九十]+[、.])\s*")
 
 # --- questions and requests --------------------------------------------------------------------------------

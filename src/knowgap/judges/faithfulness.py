@@ -35,6 +35,8 @@ DEFAULT_THRESHOLD = 0.54
 """Faithful at or above: the threshold knowgap judge faithfulness-calibrate chose on SummEdits + AggreFact
 (tuning half, --limit 60, seed 0); it also separates the shipped review calibration cases (docs/extract.md)."""
 PENALTY = 0.5
+VERSION = "faithfulness-offline-1"
+"""Judge ``faithfulness``; change whenever the scoring or the threshold changes."""
 
 Verdict = Literal["faithful", "unfaithful", "empty", "refusal"]
 

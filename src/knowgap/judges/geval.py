@@ -45,8 +45,10 @@ class ScaleScore(BaseModel):
         return self.distribution is not None
 
     def scores(self, prefix: str) -> dict[str, ScoreValue]:
-        """Flat trial scores: ``prefix`` (the expected value), ``prefix_sampled``, ``prefix_p1``..``prefix_p5``."""
-        out: dict[str, ScoreValue] = {prefix: round(self.expected, 4), f"{prefix}_sampled": self.sampled}
+        """Flat trial scores: ``prefix`` (the expected value; the sampled digit, an int, without probabilities),
+        ``prefix_sampled``, ``prefix_p1``..``prefix_p5``."""
+        expected: ScoreValue = round(self.expected, 4) if self.from_logprobs else self.sampled
+        out: dict[str, ScoreValue] = {prefix: expected, f"{prefix}_sampled": self.sampled}
         for value, p in zip(SCALE, self.distribution or [], strict=False):
             out[f"{prefix}_p{value}"] = round(p, 4)
         return out

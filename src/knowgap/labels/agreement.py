@@ -8,7 +8,6 @@ set (``name@version``, see judge_spec.py). People are the annotators of the labe
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import combinations
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from knowgap.engine.records import ScoreValue
+from knowgap.judges.cards import ValidityCard, sha256_files
 from knowgap.labels.calibration import JudgeCalibration, calibrate
 from knowgap.labels.records import verdict_key
 from knowgap.labels.stats import (
@@ -28,6 +28,9 @@ from knowgap.labels.stats import (
     percent_agreement,
 )
 from knowgap.labels.store import LabelStore
+from knowgap.labels.validity import judge_card, majority_labels, run_judge_version
+
+__all__ = ["MAJORITY", "AgreementReport", "agreement_for_run", "agreement_report", "majority_labels"]
 
 MAJORITY = "majority"
 
@@ -77,22 +80,11 @@ class AgreementReport(BaseModel):
     krippendorff: GroupAgreement | None = None
     """Among people, nominal, on every item with >= 2 labels (missing labels allowed)."""
     calibration: list[JudgeCalibration] = Field(default_factory=list)
+    cards: list[ValidityCard] = Field(default_factory=list)
+    """Each judge's validity card against the people's majority (unweighted: the labelled sample as drawn), with
+    its screen / reportable status; see validity.py."""
     reps: int
     seed: int
-
-
-def majority_labels(humans: dict[str, dict[str, ScoreValue]]) -> dict[str, str]:
-    """trial_id -> the most frequent label key among the people who labelled it (ties left out)."""
-    by_item: dict[str, list[str]] = {}
-    for labels in humans.values():
-        for trial_id, value in labels.items():
-            by_item.setdefault(trial_id, []).append(verdict_key(value))
-    out = {}
-    for trial_id, keys in by_item.items():
-        top = Counter(keys).most_common()
-        if len(top) == 1 or top[0][1] > top[1][1]:
-            out[trial_id] = top[0][0]
-    return out
 
 
 def _pair(kind: Literal["judge-person", "judge-majority", "person-person"], a_name: str, a: dict[str, str],
@@ -156,7 +148,24 @@ def agreement_report(store: LabelStore, field: str, *, reps: int = 1000, seed: i
                             for t in verdicts}
             report.calibration.append(calibrate(judge, verdicts, majority, strata, pos, observed_groups=observed,
                                                 reps=reps, seed=seed))
+        report.cards = _cards(store, field, judges, majority, pos)
     return report
+
+
+def _cards(store: LabelStore, field: str, judges: dict[str, dict[str, str]], majority: dict[str, str],
+           positive: str) -> list[ValidityCard]:
+    """Each judge's card on the labelled items with a majority label; the run's own judge carries the run's
+    judge versions, a spec version its own."""
+    run_judge = f"run:{field}"
+    versions = store.run_store().current_manifest().judges or {}
+    sha = sha256_files([store.file])
+    people = len({a for (_t, _f, a) in store.current(field)})
+    method = (f"labels of run {store.run_id}: the people's majority ({people} annotator{'s' if people != 1 else ''}"
+              f", ties left out)")
+    return [judge_card(judge, run_judge_version(versions) if judge == run_judge else judge.partition("@")[2],
+                       {t: key == positive for t, key in verdicts.items()}, majority, positive,
+                       dataset=str(store.file), dataset_sha256=sha, method=method)
+            for judge, verdicts in judges.items()]
 
 
 def agreement_for_run(run: str, field: str, *, runs_root: str | Path | None = None, reps: int = 1000,

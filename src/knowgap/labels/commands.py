@@ -47,7 +47,8 @@ def start(run: Annotated[str, typer.Argument(help="Run id or folder.")],
           annotator: Annotated[str, typer.Option(help="Your name, stored with every label.")],
           field: Annotated[str | None, typer.Option(help="Judge field (default: the latest sample's).")] = None,
           sample: Annotated[str | None, typer.Option(help="Sample name (default: the latest for the field).")] = None,
-          show_judge: Annotated[bool, typer.Option("--show-judge", help="Show the judges' verdicts.")] = False,
+          show_judge: Annotated[bool, typer.Option("--show-judge", help="Show the judges' verdicts once your "
+                                                                        "label is saved (never before).")] = False,
           redo: Annotated[bool, typer.Option("--redo", help="Go over trials you labelled already.")] = False,
           runs_dir: RunsDir = None) -> None:
     """Label a run's sample one trial at a time (resumable; each label saved at once)."""
@@ -126,6 +127,7 @@ def print_report(report: Any) -> None:
         if g is not None:
             out.print(f"{name} among people: {_fmt(g.value.value, (g.value.ci_low, g.value.ci_high))} "
                       f"on {g.n_items} items")
+    print_cards(report.cards)
     for c in report.calibration:
         out.print(f"[bold]{c.judge}[/bold] vs majority (positive {verdict_text(c.positive)}, n={c.n}, {c.counts}): "
                   f"sensitivity {_fmt(c.sensitivity, c.sensitivity_ci)}, "
@@ -139,6 +141,29 @@ def print_report(report: Any) -> None:
             out.print(t)
 
 
+def print_cards(cards: list[Any]) -> None:
+    """Each judge's validity card on these labels: balanced accuracy, sensitivity, specificity (95% CIs), and
+    whether its numbers are reportable or a screen."""
+    from knowgap.judges.cards import REPORTABLE_BALANCED_ACCURACY, assess, fmt
+
+    if not cards:
+        return
+    table = Table(title="validity cards on these labels (truth: the people's majority; items unweighted; 95% CI)",
+                  title_justify="left")
+    for col in ("judge", "version", "n", "balanced accuracy", "sensitivity", "specificity", "kappa",
+                "parse failures", "status"):
+        table.add_column(col)
+    for card in cards:
+        verdict = assess(card)
+        table.add_row(card.judge, card.version, str(card.n), fmt(card.balanced_accuracy, 3), fmt(card.sensitivity, 3),
+                      fmt(card.specificity, 3), fmt(card.kappa, 3), str(card.parse_failures),
+                      verdict.status)
+    out.print(table)
+    out.print(f"positive: {cards[0].positive}; labels file {cards[0].dataset} (sha256 {cards[0].dataset_sha256[:12]}); "
+              f"screen: balanced accuracy below {REPORTABLE_BALANCED_ACCURACY:.2f} or not measurable, "
+              f"not for reporting")
+
+
 @label_app.command("agreement")
 def agreement_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
                   field: Annotated[str | None, typer.Option(help="Judge field (default: the latest sample's).")] = None,
@@ -148,7 +173,7 @@ def agreement_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
                   seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
                   as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
                   runs_dir: RunsDir = None) -> None:
-    """Judges vs people and vs the majority, people among themselves, and judge calibration.
+    """Judges vs people and vs the majority, people among themselves, judge calibration and validity cards.
 
     Example: knowgap label agreement RUN --field abstained --by answerable
     """
@@ -161,6 +186,63 @@ def agreement_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         print(report.model_dump_json(indent=2))
         return
     print_report(report)
+    from knowgap.labels.rubric import rubric_of_field
+    from knowgap.labels.store import LabelStore
+
+    rubric = rubric_of_field(LabelStore.open(run, runs_dir).run_store(), report.field)
+    if rubric is not None:
+        out.print(f"'{report.field}' is a dimension of rubric '{rubric.name}' (ordinal 1-5); its ordinal agreement: "
+                  f"knowgap label rubric {report.run_id}")
+
+
+@label_app.command("rubric")
+def rubric_cmd(run: Annotated[str, typer.Argument(help="Run id or folder.")],
+               rubric: Annotated[str | None, typer.Option(help="Rubric name (default: the suite's first).")] = None,
+               reps: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 1000,
+               seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+               as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+               runs_dir: RunsDir = None) -> None:
+    """People's 1-5 rubric scores against the judge's: weighted kappa and Krippendorff's alpha (ordinal) per
+    dimension, and the people's weighted total against the judge's and the automatic scores (Spearman).
+
+    Example: knowgap label sample RUN --judge-field rubric_gap_identification --n 30; knowgap label RUN
+    --annotator alice; knowgap label rubric RUN
+    """
+    from knowgap.labels.rubric import rubric_for_run
+
+    report = rubric_for_run(run, rubric, runs_root=runs_dir, reps=reps, seed=seed)
+    if as_json:
+        print(report.model_dump_json(indent=2))
+        return
+    print_rubric(report)
+
+
+def print_rubric(report: Any) -> None:
+    def est(e: Any) -> str:
+        return _fmt(e.value, (e.ci_low, e.ci_high)) if e is not None else "-"
+
+    weights = ", ".join(f"{k} {w:g}" for k, w in report.rubric.weights.items())
+    out.print(f"[bold]{report.run_id}[/bold] rubric {report.rubric.name} (weights: {weights}; judge scale "
+              f"{report.rubric.scale[0]:g}-{report.rubric.scale[1]:g} put on 1-5), annotators "
+              f"{', '.join(report.annotators)} (bootstrap {report.reps} reps, seed {report.seed})")
+    table = Table(title="per dimension: quadratic-weighted kappa and Krippendorff's alpha (ordinal), 95% CI",
+                  title_justify="left")
+    for col in ("dimension", "labelled", "pair", "n", "weighted kappa", "alpha among people", "alpha with judge"):
+        table.add_column(col)
+    for d in report.dimensions:
+        rows = d.pairs or [None]
+        for k, p in enumerate(rows):
+            table.add_row(d.field if k == 0 else "", str(d.labelled_items) if k == 0 else "",
+                          f"{p.a} vs {p.b}" if p else "-", str(p.n) if p else "-", est(p.kappa) if p else "-",
+                          est(d.alpha_people) if k == 0 else "", est(d.alpha_with_judge) if k == 0 else "")
+    out.print(table)
+    corr = Table(title="weighted totals: Spearman's rho (Fisher z 95% CI)", title_justify="left")
+    for col in ("a", "b", "n", "rho"):
+        corr.add_column(col)
+    for c in report.totals:
+        corr.add_row(c.a, c.b, str(c.n), est(c.rho))
+    out.print(corr)
+    out.print("'-': undefined on these labels (too few items, or no spread)")
 
 
 @label_app.command("judges")

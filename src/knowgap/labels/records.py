@@ -53,7 +53,8 @@ def verdict_text(key: str) -> str:
 
 
 class SampleContext(BaseModel):
-    """What the annotator saw: the trial's prompt, the response, and the judges' verdicts at labelling time."""
+    """The sample's context at labelling time: the trial's prompt, the response and the reference the annotator
+    saw, and the judges' verdicts (which the annotator did not see before labelling)."""
 
     case_id: str
     config_id: str
@@ -63,7 +64,9 @@ class SampleContext(BaseModel):
     """The messages of the trial's last target call (system prompt, context, question)."""
     response: str = ""
     judge_verdicts: dict[str, ScoreValue] = Field(default_factory=dict)
-    """Every score the trial stored."""
+    """Every score the trial stored (kept with the label, never shown before it is given)."""
+    reference: dict[str, str] = Field(default_factory=dict)
+    """What the judges compared the response with (expected answer, missing information...), as shown."""
 
 
 class LabelEvent(BaseModel):

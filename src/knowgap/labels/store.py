@@ -38,8 +38,8 @@ LABELS_DIR = "labels"
 LABELS = "labels.jsonl"
 
 
-def context_of(record: TrialRecord) -> SampleContext:
-    """The sample's full context: the last target call's messages, the response, every score."""
+def context_of(record: TrialRecord, reference: dict[str, str] | None = None) -> SampleContext:
+    """The sample's full context: the last target call's messages, the response, every score, the reference."""
     calls = [c for c in record.calls if c.role == "target"] or record.calls
     call = calls[-1] if calls else None
     response = record.output.get("response")
@@ -47,7 +47,36 @@ def context_of(record: TrialRecord) -> SampleContext:
         response = call.response.text if call and call.response else ""
     return SampleContext(case_id=record.case_id, config_id=record.config_id, config=record.config,
                          repeat=record.repeat, messages=list(call.request.messages) if call else [],
-                         response=response, judge_verdicts=dict(record.scores))
+                         response=response, judge_verdicts=dict(record.scores), reference=reference or {})
+
+
+def read_events(file: Path) -> list[LabelEvent]:
+    """The label events of a ``labels.jsonl`` file, oldest first (none when it does not exist). A torn last line
+    (a crash mid-write) is ignored; a bad line is one error naming the file, the line and the field."""
+    if not file.exists():
+        return []
+    out = []
+    with file.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.endswith(b"\n"):
+                break
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+            if not line:
+                continue
+            try:
+                out.append(LabelEvent.model_validate_json(line))
+            except ValidationError as exc:
+                raise InputError.from_validation(str(file), exc, line=number) from None
+    return out
+
+
+def current_labels(events: list[LabelEvent], field: str | None = None) -> dict[tuple[str, str, str], LabelEvent]:
+    """(trial_id, field, annotator) -> the latest event, labels withdrawn (value None) left out."""
+    latest: dict[tuple[str, str, str], LabelEvent] = {}
+    for e in events:
+        if field is None or e.field == field:
+            latest[(e.trial_id, e.field, e.annotator)] = e
+    return {k: v for k, v in latest.items() if v.value is not None}
 
 
 class LabelStore:
@@ -82,29 +111,11 @@ class LabelStore:
 
     def events(self) -> list[LabelEvent]:
         """Every label event, oldest first. A torn last line (a crash mid-write) is ignored."""
-        if not self.file.exists():
-            return []
-        out = []
-        with self.file.open("rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                if not raw.endswith(b"\n"):
-                    break
-                line = raw.decode("utf-8").strip()
-                if not line:
-                    continue
-                try:
-                    out.append(LabelEvent.model_validate_json(line))
-                except ValidationError as exc:
-                    raise InputError.from_validation(str(self.file), exc, line=number) from None
-        return out
+        return read_events(self.file)
 
     def current(self, field: str | None = None) -> dict[tuple[str, str, str], LabelEvent]:
         """(trial_id, field, annotator) -> the latest event (a value of None means the label was withdrawn)."""
-        latest: dict[tuple[str, str, str], LabelEvent] = {}
-        for e in self.events():
-            if field is None or e.field == field:
-                latest[(e.trial_id, e.field, e.annotator)] = e
-        return {k: v for k, v in latest.items() if v.value is not None}
+        return current_labels(self.events(), field)
 
     def human_labels(self, field: str) -> dict[str, dict[str, ScoreValue]]:
         """annotator -> trial_id -> current value."""
@@ -118,10 +129,11 @@ class LabelStore:
 
     def add(self, record: TrialRecord, field: str, annotator: str, value: ScoreValue, *,
             source: str = "api", sample: str | None = None, note: str = "",
-            kind: FieldKind | None = None) -> LabelEvent:
+            kind: FieldKind | None = None, reference: dict[str, str] | None = None) -> LabelEvent:
         """Save one label at once. Re-labelling the same (trial, field, annotator) is an edit: a new event
         superseding the previous one. The value must have the field's type (``kind``, default: the type of this
-        trial's verdict): true/false for a true/false field, and so on."""
+        trial's verdict): true/false for a true/false field, and so on. ``reference``: what the annotator was shown
+        of the judges' reference (see reference.py), kept in the event's context."""
         annotator = annotator.strip()
         if not annotator:
             raise KnowgapError("a label needs an annotator name (--annotator NAME)")
@@ -140,7 +152,8 @@ class LabelStore:
                 "run_id": self.run_id, "trial_id": record.trial_id, "field": field, "annotator": annotator,
                 "value": value, "source": source, "sample": sample, "note": note,
                 "revision": previous.revision + 1 if previous else 1,
-                "supersedes": previous.event_id if previous else None, "context": context_of(record)})
+                "supersedes": previous.event_id if previous else None,
+                "context": context_of(record, reference)})
             fh.write(redact(event.model_dump_json()) + "\n")
         return event
 

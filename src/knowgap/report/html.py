@@ -21,6 +21,9 @@ from knowgap.report.compare import Comparison
 from knowgap.report.data import RunData, load_run_data, prompt_text, response_text
 from knowgap.report.examples import failure_counts, worst_examples
 from knowgap.report.gate import GateResult
+from knowgap.report.judges_html import CSS as JUDGES_CSS
+from knowgap.report.judges_html import judge_cell, judges_section
+from knowgap.report.judging import Judgements
 from knowgap.report.markdown import format_metric
 from knowgap.report.svg import Bar, bar_chart, esc
 
@@ -113,11 +116,16 @@ def _models_table(run: RunData) -> str:
 
 
 def _metrics_table(run: RunData) -> str:
-    rows = ["<table class=metrics><tr><th>group</th><th>metric</th><th>value</th><th>95% CI</th><th>n</th></tr>"]
+    rows = ["<table class=metrics><tr><th>group</th><th>metric</th><th>value</th><th>95% CI</th><th>n</th>"
+            "<th>corrected (95% CI)</th><th>judge</th></tr>"]
+    judged = Judgements(run.manifest)
     for m in run.metrics:
         value, ci = format_metric(m)
-        rows.append(f"<tr><td>{esc(m.group)}</td><td title=\"{esc(m.description)}\">{esc(m.name)}</td>"
-                    f"<td class=num>{esc(value)}</td><td>{esc(ci)}</td><td class=num>{m.n}</td></tr>")
+        j = judged.of(m)
+        rows.append(f"<tr data-judge=\"{j.status}\"><td>{esc(m.group)}</td>"
+                    f"<td title=\"{esc(m.description)}\">{esc(m.name)}</td>"
+                    f"<td class=num>{esc(value)}</td><td>{esc(ci)}</td><td class=num>{m.n}</td>"
+                    f"<td class=corrected>{esc(j.corrected_text())}</td>{judge_cell(j)}</tr>")
     rows.append("</table>")
     described = {m.name: m.description for m in run.metrics if m.description}
     if described:
@@ -173,6 +181,7 @@ def render_run(run: RunData, *, anchor: str, max_examples: int = 20, link_templa
         parts.append('<div class="charts">' + "".join(metric_charts(run.metrics)) + "</div>")
     else:
         parts.append("<p>no metrics (the run did not finish)</p>")
+    parts += ["<h3>Judges</h3>", judges_section(m)]
     confusions = confusion_charts(run.records, run.suite.score_tables if run.suite is not None else None)
     if confusions:
         parts += ["<h3>Score tables</h3>", '<div class="charts">' + "".join(confusions) + "</div>"]
@@ -280,7 +289,7 @@ def render_html(runs: Sequence[RunData], *, title: str | None = None, max_exampl
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{esc(title)}</title><style>{CSS}</style></head>"
+            f"<title>{esc(title)}</title><style>{CSS}{JUDGES_CSS}</style></head>"
             f"<body><header><h1>{esc(title)}</h1><p>{esc(subtitle)}</p></header><main>{nav}{body}</main>"
             "</body></html>\n")
 

@@ -8,6 +8,7 @@ from knowgap.engine.outcome import error_report, status_text
 from knowgap.engine.records import Manifest, MetricValue
 from knowgap.engine.store import write_atomic
 from knowgap.redaction import redact
+from knowgap.report.judging import OLD_RUN, Judgements, card_summary
 
 REPORT = "report.md"
 
@@ -26,12 +27,36 @@ def format_metric(m: MetricValue) -> tuple[str, str]:
     return (value, f"[{m.ci_low:.3f}, {m.ci_high:.3f}]")
 
 
-def metrics_table_rows(metrics: list[MetricValue]) -> list[tuple[str, str, str, str, str]]:
-    rows = []
+METRICS_COLUMNS = ("group", "metric", "value", "95% CI", "n", "corrected (95% CI)", "judge")
+"""The columns of :func:`metrics_table_rows`; ``corrected``: the rate corrected for the judge (Rogan-Gladen)."""
+
+
+def metrics_table_rows(metrics: list[MetricValue], manifest: Manifest, *,
+                       reasons: bool = True) -> list[tuple[str, ...]]:
+    """One row per metric (:data:`METRICS_COLUMNS`): the number, and the judge that decided it with its card's
+    balanced accuracy, ``SCREEN`` (and why, unless ``reasons`` is off), or ``computed``."""
+    rows: list[tuple[str, ...]] = []
+    judged = Judgements(manifest)
     for m in metrics:
         value, ci = format_metric(m)
-        rows.append((m.group, m.name, value, ci, str(m.n)))
+        j = judged.of(m)
+        rows.append((m.group, m.name, value, ci, str(m.n), j.corrected_text(), j.cell(reason=reasons)))
     return rows
+
+
+def judges_markdown(manifest: Manifest) -> list[str]:
+    """The "Judges" section: each judge of the run with its validity card (or that it has none)."""
+    lines = ["## Judges", ""]
+    if manifest.metric_judges is None:
+        return [*lines, f"Judges unknown: {OLD_RUN}.", ""]
+    found = Judgements(manifest).judges()
+    if not found:
+        return [*lines, "No judge decided any metric of this run: every metric is computed.", ""]
+    for judge, card, names in found:
+        model = f" on `{judge.judge_model}`" if judge.judge_model else ""
+        what = card_summary(card) if card is not None else "**no validity card**: every metric it decides is a SCREEN"
+        lines.append(f"- **{judge.judge}** `{judge.version}`{model} ({', '.join(names)}): {what}")
+    return [*lines, ""]
 
 
 def suite_tables(suite: str, metrics: list[MetricValue]) -> str | None:
@@ -67,17 +92,20 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
         cost = f"${u.cost_usd:.4f}" if u.cost_usd is not None else "-"
         lines.append(f"| {role} | `{spec}` | {u.calls} | {u.cached_calls} | {u.retries} | "
                      f"{u.prompt_tokens} / {u.completion_tokens} | {cost} |")
-    lines += ["", "## Metrics (95% confidence intervals)", "", "| group | metric | value | 95% CI | n |",
-              "|---|---|---:|---|---:|"]
-    for group, name, value, ci, n in metrics_table_rows(metrics):
-        lines.append(f"| {group} | {name} | {value} | {ci} | {n} |")
+    lines += ["", "## Metrics (95% confidence intervals)", "",
+              "A SCREEN comes from a judge without a validity card, or below balanced accuracy 0.80: for screening, "
+              "not for reporting. `corrected`: the rate corrected for the judge's sensitivity and specificity "
+              "(Rogan-Gladen).", "", "| " + " | ".join(METRICS_COLUMNS) + " |", "|---|---|---:|---|---:|---|---|"]
+    for row in metrics_table_rows(metrics, manifest):
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
     tables = suite_tables(cfg.suite, metrics)
     if tables is not None:
         lines += ["", tables]
     described = {m.name: m.description for m in metrics if m.description}
     if described:
         lines += ["", "Metric definitions:", ""] + [f"- **{k}**: {v}" for k, v in described.items()]
-    return "\n".join(lines) + "\n"
+    lines += ["", *judges_markdown(manifest)]
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def write_report(run_path: Path, manifest: Manifest, metrics: list[MetricValue]) -> Path:

@@ -15,6 +15,7 @@ from knowgap.report.compare import Comparison, MetricChange
 from knowgap.report.data import RunData, response_text
 from knowgap.report.examples import failure_counts, worst_examples
 from knowgap.report.gate import GateResult
+from knowgap.report.judging import Judgements
 from knowgap.report.markdown import format_metric
 
 _SPECIAL = str.maketrans({"|": "\\|", "<": "&lt;", ">": "&gt;", "`": "'", "\n": " ", "\r": " ", "*": "\\*",
@@ -48,10 +49,14 @@ def run_summary(run: RunData, *, examples: int = 5) -> str:
     m = run.manifest
     lines = [f"### {md_text(m.config.suite)} · {md_text(run.target, 80)}", "",
              f"run `{m.run_id}` · {_status(m)} · {m.trials_ok} ok / {m.trials_error} errors of {m.trials_total} "
-             "trials", "", "| group | metric | value | 95% CI | n |", "|---|---|---:|---|---:|"]
+             "trials", "", "| group | metric | value | 95% CI | n | corrected | judge |",
+             "|---|---|---:|---|---:|---|---|"]
+    judged = Judgements(m)
     for metric in run.metrics:
         value, ci = format_metric(metric)
-        lines.append(f"| {md_text(metric.group)} | {md_text(metric.name)} | {value} | {ci} | {metric.n} |")
+        j = judged.of(metric)
+        lines.append(f"| {md_text(metric.group)} | {md_text(metric.name)} | {value} | {ci} | {metric.n} | "
+                     f"{j.corrected_text()} | {md_text(j.cell(), 300)} |")
     counts = failure_counts(run)
     if counts:
         lines += ["", "failed trials: " + ", ".join(f"{md_text(g)} {k}/{n}" for g, (k, n) in counts.items())]

@@ -3,8 +3,17 @@ see :mod:`knowgap.suites.registry`)."""
 
 from __future__ import annotations
 
-from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.engine.suite import (
+    Case,
+    Configuration,
+    JudgeUse,
+    Suite,
+    SuiteOptions,
+    Trial,
+    TrialContext,
+    TrialResult,
+)
 from knowgap.suites.registry import BUILTIN, available, get_suite, origin, register, suite_names
 
-__all__ = ["Case", "Configuration", "Suite", "SuiteOptions", "Trial", "TrialContext", "TrialResult",
+__all__ = ["Case", "Configuration", "JudgeUse", "Suite", "SuiteOptions", "Trial", "TrialContext", "TrialResult",
            "BUILTIN", "available", "get_suite", "origin", "register", "suite_names"]

@@ -6,12 +6,25 @@ from pathlib import Path
 from typing import Any
 
 from knowgap.engine.outcome import error_report, status_text
-from knowgap.engine.records import TrialRecord
+from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.store import RunStore, list_runs
+from knowgap.engine.suite import RubricSpec
 from knowgap.errors import KnowgapError
+from knowgap.judges.cards import assess
 from knowgap.labels.agreement import agreement_report
 from knowgap.labels.records import field_kind, verdict_key
+from knowgap.labels.reference import References
+from knowgap.labels.rubric import check_rubric_label, judge_points, rubric_report, run_rubrics
 from knowgap.labels.store import LabelStore, parse_value
+from knowgap.report.judging import Judgements
+
+
+def _judgement(judged: Judgements, metric: MetricValue) -> dict[str, Any]:
+    """What the metrics table shows of a metric's judge: status, badge, the judge with its balanced accuracy,
+    why it is a SCREEN, the corrected rate."""
+    j = judged.of(metric)
+    return {"status": j.status, "badge": j.badge, "judge": j.judge_label, "accuracy": j.accuracy, "reason": j.reason,
+            "corrected": j.corrected_text()}
 
 
 class RunsView:
@@ -20,6 +33,8 @@ class RunsView:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._cache: dict[str, tuple[tuple[int, int], dict[str, TrialRecord]]] = {}
+        self._references: dict[str, References] = {}
+        self._rubrics: dict[str, tuple[RubricSpec, ...]] = {}
 
     def store(self, run_id: str) -> LabelStore:
         if "/" in run_id or run_id.startswith("."):
@@ -37,6 +52,17 @@ class RunsView:
         records = store.records()
         self._cache[run_id] = (key, records)
         return records
+
+    def reference(self, run_id: str, record: TrialRecord) -> dict[str, str]:
+        """What the trial's judges compared the response with (the run's suite and cases loaded once)."""
+        if run_id not in self._references:
+            self._references[run_id] = References(self.store(run_id).run_store())
+        return self._references[run_id].of(record)
+
+    def rubrics(self, run_id: str) -> tuple[RubricSpec, ...]:
+        if run_id not in self._rubrics:
+            self._rubrics[run_id] = run_rubrics(self.store(run_id).run_store())
+        return self._rubrics[run_id]
 
     def runs(self) -> list[dict[str, Any]]:
         out = []
@@ -57,24 +83,32 @@ class RunsView:
         categories = {f: sorted({verdict_key(r.scores[f]) for r in records.values()
                                  if r.scores.get(f) is not None}) for f in fields}
         manifest = rs.current_manifest()
+        judged = Judgements(manifest)
         return {"manifest": manifest.model_dump(mode="json"), "status_text": status_text(manifest),
                 "error_lines": error_report(manifest),
-                "metrics": [m.model_dump() for m in rs.read_metrics()],
+                "metrics": [m.model_dump() | {"judgement": _judgement(judged, m)} for m in rs.read_metrics()],
                 "fields": fields, "categories": categories,
                 "configs": sorted({r.config_id for r in records.values()}),
                 "samples": [{"name": s.name, "field": s.field, "trial_ids": s.trial_ids} for s in store.samples()],
-                "annotators": store.annotators()}
+                "annotators": store.annotators(),
+                "rubrics": [r.model_dump(mode="json") for r in self.rubrics(run_id)]}
 
     def trials(self, run_id: str, field: str) -> list[dict[str, Any]]:
         store = self.store(run_id)
         humans = store.human_labels(field)
+        rubric = next((r for r in self.rubrics(run_id) if field in r.weights), None)
         rows = []
         for r in self.records(run_id).values():
             verdict = verdict_key(r.scores[field]) if r.scores.get(field) is not None else None
             labels = {a: verdict_key(v[r.trial_id]) for a, v in humans.items() if r.trial_id in v}
+            if rubric is None:
+                disagree = verdict is not None and any(v != verdict for v in labels.values())
+            else:  # a person's 1-5 score at least one point from the judge's (put on 1-5)
+                points = judge_points(r, field, rubric)
+                disagree = points is not None and any(abs(float(v) - points) >= 1 for v in labels.values())
             rows.append({"trial_id": r.trial_id, "case_id": r.case_id, "config_id": r.config_id,
                          "repeat": r.repeat, "status": r.status, "verdict": verdict, "labels": labels,
-                         "disagree": verdict is not None and any(v != verdict for v in labels.values())})
+                         "disagree": disagree})
         return rows
 
     def trial(self, run_id: str, trial_id: str) -> dict[str, Any]:
@@ -83,7 +117,8 @@ class RunsView:
             raise KnowgapError(f"run {run_id} has no trial '{trial_id}'")
         history = [e.model_dump(mode="json", exclude={"context"}) for e in self.store(run_id).history(trial_id)]
         judges = {ref: v[trial_id] for ref, v in self.store(run_id).judge_verdicts(None).items() if trial_id in v}
-        return {"record": records[trial_id].model_dump(mode="json"), "history": history, "judges": judges}
+        return {"record": records[trial_id].model_dump(mode="json"), "history": history, "judges": judges,
+                "reference": self.reference(run_id, records[trial_id])}
 
     def add_label(self, run_id: str, body: dict[str, Any]) -> dict[str, Any]:
         for key in ("trial_id", "field", "annotator", "value"):
@@ -93,16 +128,26 @@ class RunsView:
         if body["trial_id"] not in records:
             raise KnowgapError(f"run {run_id} has no trial '{body['trial_id']}'")
         kind = field_kind(r.scores.get(body["field"]) for r in records.values())
-        event = self.store(run_id).add(records[body["trial_id"]], body["field"], body["annotator"],
-                                       parse_value(body["value"]), source="web", kind=kind,
-                                       sample=body.get("sample") if isinstance(body.get("sample"), str) else None)
+        value = parse_value(body["value"])
+        if any(body["field"] in r.weights for r in self.rubrics(run_id)):
+            check_rubric_label(body["field"], value)
+        record = records[body["trial_id"]]
+        event = self.store(run_id).add(record, body["field"], body["annotator"], value, source="web", kind=kind,
+                                       sample=body.get("sample") if isinstance(body.get("sample"), str) else None,
+                                       reference=self.reference(run_id, record))
         return event.model_dump(mode="json", exclude={"context"})
+
+    def rubric(self, run_id: str, name: str | None = None) -> dict[str, Any]:
+        """The rubric report (people's 1-5 scores against the judge, totals against the automatic scores)."""
+        return rubric_report(self.store(run_id), name, reps=300).model_dump(mode="json")
 
     def agreement(self, run_id: str, field: str, by: str | None = None) -> dict[str, Any]:
         fields = sorted({k for r in self.records(run_id).values() for k, v in r.scores.items() if v is not None})
         if field not in fields:
             raise KnowgapError(f"run {run_id} has no judge field '{field}' (fields: {', '.join(fields) or 'none'})")
-        return agreement_report(self.store(run_id), field, reps=500, by=by).model_dump(mode="json")
+        report = agreement_report(self.store(run_id), field, reps=500, by=by)
+        return {**report.model_dump(mode="json"),
+                "card_status": {c.judge: assess(c).model_dump(include={"status", "reason"}) for c in report.cards}}
 
     def compare(self, a: str, b: str) -> dict[str, Any]:
         sides = {}

@@ -89,6 +89,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(view.trials(run_id, query.get("field", "")))
         elif method == "GET" and rest == ["trial"]:
             self._json(view.trial(run_id, query.get("id", "")))
+        elif method == "GET" and rest == ["rubric"]:
+            self._json(view.rubric(run_id, query.get("name") or None))
         elif method == "GET" and rest == ["agreement"]:
             self._json(view.agreement(run_id, query.get("field", ""), query.get("by") or None))
         elif method == "POST" and rest == ["labels"]:

@@ -10,6 +10,8 @@ import pytest
 
 import knowgap
 from knowgap.errors import KnowgapError
+from knowgap.judges import abstention
+from knowgap.suites.abstain import factuality
 from tests.helpers import scripted
 
 from .conftest import FACTS
@@ -102,7 +104,13 @@ def test_llm_judges_through_the_judge_role(tmp_path: Path, small_kb: Path, runs_
     assert all(r.output["abstention_llm"] == {"outcome": "no", "version": "abstention_v1"} for r in records)
     assert all(r.output.get("factuality_llm_parse_failure") for r in records)  # "no" is not a tier
     assert metric(result, "direct/basic", "factuality_answered").n == 0
+    # the dropped answers are counted, not silently lost; the abstention judge parsed every reply
+    assert metric(result, "direct/basic", "factuality_judge_parse_failures").value == 2
+    assert metric(result, "direct/basic", "abstention_judge_parse_failures").value == 0
     assert [c.role for c in records[0].calls] == ["target", "judge", "judge"]
+    recorded = result.manifest.metric_judges or {}
+    assert recorded["factuality_answered"].model_dump() == {"judge": "factuality-llm", "version": "factuality_v1",
+                                                            "judge_model": judge, "counts": "positive"}
 
 
 def test_unknown_retrieval_is_a_clear_error(small_kb: Path, runs_root: Path, tmp_path: Path) -> None:
@@ -126,10 +134,12 @@ def test_cli_prints_the_paper_table(tmp_path: Path, small_kb: Path) -> None:
 
 def test_manifest_pins_the_judges_and_resume_refuses_other_versions(abstainer_run: knowgap.RunResult,
                                                                     runs_root: Path) -> None:
-    assert abstainer_run.manifest.judges == {"abstention": "offline:zh+en detector",
-                                             "factuality": "offline:approximate tiers"}
-    assert "- judges: abstention `offline:zh+en detector`" in (abstainer_run.path / "report.md").read_text(
+    assert abstainer_run.manifest.judges == {"abstention": abstention.VERSION, "factuality": factuality.VERSION}
+    assert f"- judges: abstention `{abstention.VERSION}`" in (abstainer_run.path / "report.md").read_text(
         encoding="utf-8")
+    recorded = abstainer_run.manifest.metric_judges or {}
+    assert recorded["abstention_rate"].judge == "abstention" and recorded["abstention_rate"].judge_model is None
+    assert "invented_citation_rate" in (abstainer_run.manifest.computed_metrics or [])
     manifest_file = abstainer_run.path / "manifest.json"
     data = json.loads(manifest_file.read_text(encoding="utf-8"))
     data["judges"]["factuality"] = "factuality_v0"  # as if an older prompt had judged the finished trials

@@ -148,7 +148,7 @@ def test_rubric_subscores_from_token_probabilities(data: Path, runs_root: Path, 
     assert record.scores["rubric_gap_identification_sampled"] == 5
     assert record.scores["rubric_total"] == pytest.approx(sum(expected[d] * w for d, w in RUBRIC_WEIGHTS.items()))
     assert record.scores["rubric_fallbacks"] == 0 and record.scores["rubric_parse_failure"] is False
-    assert (result.manifest.judges or {})["rubric"] == RUBRIC_VERSION == record.output["rubric_version"]
+    assert (result.manifest.judges or {})["clarify-rubric"] == RUBRIC_VERSION == record.output["rubric_version"]
 
 
 def test_bad_options(data: Path, runs_root: Path) -> None:

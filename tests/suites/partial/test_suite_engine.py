@@ -76,6 +76,8 @@ class OracleAgent(ChatModel):
         self.calls += 1
         first_user = next(m.content for m in request.messages if m.role == "user")
         if first_user.startswith("You grade"):  # one criterion per request, one digit
+            if self.style == "mute-judge":
+                return ChatResponse(text="I would rather not grade this.")
             criterion = first_user.rsplit("from 1 (poor) to 5 (excellent):\n", 1)[1].split(":")[0]
             return ChatResponse(text={"evidence_cited": "5", "uncertainty_stated": "3", "coherence": "5"}[criterion])
         system = request.messages[0].content
@@ -145,6 +147,17 @@ def test_perfect_agent(runs_root: Path) -> None:
     assert full_right == 1.0 and drop.value == pytest.approx(100 * (full_right - auth_right))
     flag = metric(result, "pretest · family=customer_support", "outside_20_40").value
     assert flag == float(not 20 <= drop.value <= 40)
+
+
+def test_rubric_parse_failures_are_counted_not_dropped(runs_root: Path) -> None:
+    result = run(runs_root, "mute-judge", families=["customer_support"], views=["authorized"])
+    graded = metric(result, "view=authorized", "reasoning_quality")
+    assert graded.n == 0 and graded.value is None
+    failures = metric(result, "view=authorized", "rubric_parse_failures")
+    assert failures.value == 36 and failures.kind == "count"  # every trial's answer parsed; no grade did
+    assert metric(result, "view=authorized", "parse_failures").value == 0
+    assert "rubric_parse_failures" not in {m.name for m in run(runs_root, "perfect", families=["customer_support"],
+                                                                 views=["authorized"], no_rubric=True).metrics}
 
 
 def test_leaky_agent_fails_every_authorized_trial(runs_root: Path) -> None:

@@ -16,6 +16,8 @@ from pydantic import BaseModel
 from knowgap.text import content_tokens
 from knowgap.text.embed import Embedder
 
+VERSION = "factuality-approx-1"
+"""Judge ``factuality`` (offline); change whenever the tiering changes."""
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 

@@ -10,21 +10,30 @@ context: the one fact that answers was removed), and the factuality tier of answ
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.engine.suite import (
+    Case,
+    Configuration,
+    JudgeUse,
+    Suite,
+    SuiteOptions,
+    Trial,
+    TrialContext,
+    TrialResult,
+)
 from knowgap.errors import KnowgapError
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest
 from knowgap.suites import register
 from knowgap.suites.abstain.dataset import AbstainCase, Fact, kb_files, load_kb
-from knowgap.suites.abstain.metrics import METRIC_NAMES, abstain_metrics
+from knowgap.suites.abstain.metrics import COMPUTED, METRIC_NAMES, abstain_metrics
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
     PAPER_CONFIGS,
@@ -36,7 +45,6 @@ from knowgap.suites.abstain.prompts import (
 )
 from knowgap.suites.abstain.retrieval import RETRIEVALS, hyde, leave_one_out, long_context, rag
 
-OFFLINE_JUDGES = {"abstention": "zh+en detector", "factuality": "approximate tiers"}
 """The offline judges' names in the manifest (their code is versioned with knowgap)."""
 
 
@@ -75,6 +83,7 @@ class AbstainSuite(Suite):
     demo_options: ClassVar[dict[str, Any]] = {"sample": 4, "retrieval": ["direct", "rag"], "prompts": ["conservative"]}
     default_max_tokens = 200
     metric_names = METRIC_NAMES
+    computed_metrics = COMPUTED
     options: AbstainOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -164,12 +173,22 @@ class AbstainSuite(Suite):
             "abstained": abstained, "parse_failed": failed, "cited": citation is not None,
             "invented_citation": invented, "tier": tier})
 
-    def judge_versions(self) -> dict[str, str]:
-        from knowgap.judges.spec import load_spec
+    def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        assert isinstance(case, AbstainCase)
+        return {"expected answer (the fact removed from the context: the right reply abstains)": case.expected_answer}
 
-        return {name: load_spec(name).version if choice == "llm" else f"offline:{OFFLINE_JUDGES[name]}"
-                for name, choice in (("abstention", self.options.abstention_judge),
-                                     ("factuality", self.options.factuality_judge))}
+    def metric_judges(self) -> dict[str, JudgeUse]:
+        from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
+        from knowgap.judges.spec import load_spec
+        from knowgap.suites.abstain.factuality import VERSION as FACTUALITY_VERSION
+
+        def use(name: str, offline_version: str, choice: str) -> JudgeUse:
+            if choice == "llm":  # the spec's positive outcome ("yes": abstained; tier 1-2: acceptable)
+                return JudgeUse(judge=f"{name}-llm", version=load_spec(name).version, role="judge", counts="positive")
+            return JudgeUse(judge=name, version=offline_version, counts="positive")
+
+        return {"abstention_rate": use("abstention", ABSTENTION_VERSION, self.options.abstention_judge),
+                "factuality_answered": use("factuality", FACTUALITY_VERSION, self.options.factuality_judge)}
 
     async def _llm_outcome(self, spec_name: str, record: dict[str, Any], ctx: TrialContext,
                            output: dict[str, Any]) -> str | None:

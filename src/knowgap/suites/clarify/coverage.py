@@ -37,6 +37,8 @@ THRESHOLDS: dict[str, float] = {"zh": 0.883, "en": 0.839}
 UNCERTAIN_MARGIN = 0.02
 """A best similarity within this distance of the threshold makes the automatic verdict 'uncertain'."""
 KIND: Kind = "query"
+VERSION = "element-coverage-1"
+"""Judge ``element-coverage``; change with THRESHOLDS, KIND or the unit rules."""
 
 _CLAUSE = re.compile(r"[，,；;：:]")
 

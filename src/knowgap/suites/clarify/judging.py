@@ -27,6 +27,9 @@ from knowgap.suites.clarify.dataset import ClarifyCase
 from knowgap.suites.clarify.prompts import rubric_prompts
 from knowgap.text import detect_lang, tokens
 
+APPROX_VERSION = "clarify-correctness-approx-1"
+"""Judge ``clarify-correctness-approx`` (:func:`approximate_correct`); change with the term matching."""
+
 RUBRIC_WEIGHTS: dict[str, float] = {"gap_identification": 0.3, "question_quality": 0.3,
                                     "conditional_caution": 0.25, "risk_control": 0.15}
 

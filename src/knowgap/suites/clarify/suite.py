@@ -16,21 +16,31 @@ question is underspecified, and answer directly when it is complete? Each (case,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
-from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.engine.suite import (
+    Case,
+    Configuration,
+    JudgeUse,
+    RubricSpec,
+    Suite,
+    SuiteOptions,
+    Trial,
+    TrialContext,
+    TrialResult,
+)
 from knowgap.errors import KnowgapError
 from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
 from knowgap.suites import register
 from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
-from knowgap.suites.clarify.judging import approximate_correct, judge_rubric, parse_verdict
+from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS, approximate_correct, judge_rubric, parse_verdict
 from knowgap.suites.clarify.metrics import METRIC_NAMES, clarify_metrics
 from knowgap.suites.clarify.prompts import (
     CORRECTNESS_VERSION,
@@ -75,6 +85,10 @@ class ClarifySuite(Suite):
                                               "no_rubric": True}
     default_max_tokens = 256
     metric_names = METRIC_NAMES
+    rubrics = (RubricSpec(name="clarify", weights={f"rubric_{k}": w for k, w in RUBRIC_WEIGHTS.items()}),)
+    computed_metrics = frozenset({"length_chars", "turns_used", "missing_info_similarity",
+                                  "expected_questions_similarity", "rubric_parse_failure_rate", "rubric_fallbacks",
+                                  "correctness_parse_failure_rate", "review_queue", "errors"})
     options: ClarifyOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -131,12 +145,56 @@ class ClarifySuite(Suite):
         output["screen_reasons"] = reasons
         return TrialResult(output=output, scores=scores)
 
+    def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        """What the rubric judge is shown (missing information, expected questions; with the conditional answer)
+        and, where the correctness judge grades (complete questions, multi-turn runs), its reference conclusion
+        and the facts the simulated user knows."""
+        assert isinstance(case, ClarifyCase)
+        out: dict[str, str] = {}
+        if case.deficient:
+            out["missing information"] = "\n".join(f"- {m.text} ({m.category})" for m in case.missing_information)
+            out["expected clarifying questions"] = "\n".join(f"- {q}" for q in case.expected_clarifying_questions)
+            out["conditional answer"] = case.conditional_answer
+        if not case.deficient or int(config.get("turns") or 0) > 0:
+            if case.hidden_facts:
+                out["facts the user knows"] = "\n".join(f"- {f}" for f in case.hidden_facts)
+            out["reference conclusion"] = case.conclusion
+            out["legal basis"] = "\n".join(f"- {b}" for b in case.legal_basis)
+        return out
+
+    def metric_judges(self) -> dict[str, JudgeUse]:
+        from knowgap.judges.clarification import CLARIFICATION_VERSION, DANGER_VERSION
+        from knowgap.suites.clarify.coverage import VERSION as COVERAGE_VERSION
+        from knowgap.suites.clarify.judging import APPROX_VERSION
+
+        def clarification(counts: Literal["positive", "negative"] | None = None) -> JudgeUse:
+            return JudgeUse(judge="clarification", version=CLARIFICATION_VERSION, counts=counts)
+
+        coverage = JudgeUse(judge="element-coverage", version=COVERAGE_VERSION)
+        approx = JudgeUse(judge="clarify-correctness-approx", version=APPROX_VERSION, counts="positive")
+        out = {"clarification_rate": clarification("positive"), "false_flag_rate": clarification("positive"),
+               "resolved_rate": clarification("negative"), "silent_answer_rate": clarification(),
+               "question_count": clarification(), "conditional_count": clarification(),
+               "dangerous_assertion_rate": JudgeUse(judge="dangerous-assertion", version=DANGER_VERSION,
+                                                    counts="positive"),
+               "control_correctness_approx": approx, "final_correctness_approx": approx,
+               **dict.fromkeys(("element_recall", "element_precision", "element_f2", "recall_switches_conclusion",
+                                "recall_gates_rule", "recall_prerequisite"), coverage)}
+        if not self.options.no_rubric:
+            rubric = JudgeUse(judge="clarify-rubric", version=RUBRIC_VERSION, role="judge")
+            out |= dict.fromkeys(("rubric_gap_identification", "rubric_question_quality",
+                                  "rubric_conditional_caution", "rubric_risk_control", "rubric_total"), rubric)
+        if not self.options.no_correctness:
+            correct = JudgeUse(judge="clarify-correctness", version=CORRECTNESS_VERSION, role="judge",
+                               counts="positive")
+            out |= dict.fromkeys(("control_correctness", "final_correctness", "final_correctness_deficient"),
+                                 correct)
+        return out
+
     def judge_versions(self) -> dict[str, str]:
-        used = {"rubric": not self.options.no_rubric, "correctness": not self.options.no_correctness,
-                "simulated_user": self.options.turns > 0}
-        versions = {"rubric": RUBRIC_VERSION, "correctness": CORRECTNESS_VERSION,
-                    "simulated_user": SIMULATED_USER_VERSION}
-        return {name: versions[name] for name, on in used.items() if on}
+        # the simulated user is no judge, but its prompt shapes every multi-turn trial: pinned the same way
+        return super().judge_versions() | ({"simulated_user": SIMULATED_USER_VERSION} if self.options.turns > 0
+                                           else {})
 
     async def _rubric(self, case: ClarifyCase, response: str, ctx: TrialContext, output: dict[str, Any],
                       scores: dict[str, ScoreValue]) -> None:

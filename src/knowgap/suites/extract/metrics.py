@@ -123,6 +123,13 @@ COUNTS = ("errors", "trials", "no_baseline", "sentiment_confusion", "conflict_co
 """Counted outcomes (``sentiment_confusion:positive->negative`` and the like are breakdowns of one name)."""
 METRIC_NAMES = frozenset({*DESCRIPTIONS, *COUNTS, "flip_above_noise", "judge_score", "offline_score",
                           "judge_score_gap", "offline_score_gap", "seconds", "tokens"})
+JUDGED_BY_CLAIMS = frozenset({"faithfulness_judge", "judge_outcome", "judge_score", "judge_score_gap",
+                              "judge_calibration_accuracy", "judge_calibration_outcome"})
+"""Decided by the claims judge (``judge_outcome:judge_parse_failure`` counts its unreadable replies)."""
+JUDGED_OFFLINE = frozenset({"faithfulness_offline", "offline_unfaithful_rate", "offline_score", "offline_score_gap",
+                            "offline_calibration_accuracy"})
+"""Decided by the offline faithfulness checker."""
+JUDGED = JUDGED_BY_CLAIMS | JUDGED_OFFLINE
 """Every metric name :func:`extract_metrics` can produce; a breakdown ``NAME:KEY=VALUE`` by its ``NAME``."""
 
 

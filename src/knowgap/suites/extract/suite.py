@@ -18,21 +18,30 @@ Parse failures of the Summarizer are counted as their own metric, never coerced.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.engine.suite import (
+    Case,
+    Configuration,
+    JudgeUse,
+    Suite,
+    SuiteOptions,
+    Trial,
+    TrialContext,
+    TrialResult,
+)
 from knowgap.errors import InputError, KnowgapError
 from knowgap.models.structured import ParseFailure
 from knowgap.suites import register
 from knowgap.suites.extract.claims_judge import PROMPT_VERSION as CLAIMS_PROMPT_VERSION
 from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
-from knowgap.suites.extract.metrics import METRIC_NAMES, extract_metrics
+from knowgap.suites.extract.metrics import JUDGED, JUDGED_BY_CLAIMS, JUDGED_OFFLINE, METRIC_NAMES, extract_metrics
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
 
 
@@ -74,6 +83,7 @@ class ExtractSuite(Suite):
     demo_options: ClassVar[dict[str, Any]] = {"sample": 3, "runs": 1, "kinds": ["normal", "adversarial"]}
     default_max_tokens = 256
     metric_names = METRIC_NAMES
+    computed_metrics = METRIC_NAMES - JUDGED
     options: ExtractOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -121,8 +131,35 @@ class ExtractSuite(Suite):
             self._prompt(name)
         return [Configuration(id=f"prompt={p}", params={"prompt": p}) for p in names]
 
-    def judge_versions(self) -> dict[str, str]:
-        return {"claims": CLAIMS_PROMPT_VERSION} if self.options.faithfulness_runs > 0 else {}
+    def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        """The source the faithfulness judge checks against, and the gold labels the accuracy scores compare
+        with (a calibration case's own faithful/unfaithful label is what a person labels, so it is not shown)."""
+        assert isinstance(case, ExtractCase)
+        out = {"source (the clean review)": case.review}
+        if case.kind == "normal":
+            gold = {"expected sentiment": case.expected_sentiment, "expected conflicting signals":
+                    None if case.expected_conflicting is None else str(case.expected_conflicting).lower()}
+            out |= {k: v for k, v in gold.items() if v is not None}
+            out["where the gold labels come from"] = case.label_source
+        elif case.kind == "adversarial" and case.injected_review is not None:
+            out["injected review (what the attack adds)"] = case.injected_review
+            out["attack"] = f"{case.attack_type}, {case.position}, {case.disguise}"
+        elif case.summary is not None:
+            out["summary to check"] = case.summary
+        return out
+
+    def metric_judges(self) -> dict[str, JudgeUse]:
+        from knowgap.judges.faithfulness import VERSION as FAITHFULNESS_VERSION
+
+        out: dict[str, JudgeUse] = {}
+        if self.options.faithfulness_runs > 0:
+            claims = JudgeUse(judge="extract-claims", version=CLAIMS_PROMPT_VERSION, role="judge")
+            out |= dict.fromkeys(JUDGED_BY_CLAIMS, claims)
+        if self.options.offline_checker:
+            offline = JudgeUse(judge="faithfulness", version=FAITHFULNESS_VERSION)
+            out |= dict.fromkeys(JUDGED_OFFLINE, offline)
+            out["offline_unfaithful_rate"] = offline.model_copy(update={"counts": "negative"})  # positive: faithful
+        return out
 
     def _summarizer(self, trial: Trial) -> Summarizer:
         return Summarizer(self._prompt(trial.config.params["prompt"]), constrained=self.options.constrained,

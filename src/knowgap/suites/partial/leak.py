@@ -31,6 +31,9 @@ from knowgap.suites.partial.transforms import (
 )
 from knowgap.suites.partial.view import Secret
 
+VERSION = "leak-detector-1"
+"""Judge ``leak-detector``; change whenever fingerprinting or matching changes."""
+
 SHORT_TEXT = 24
 _CODE = re.compile(r"[A-Za-z]*\d[A-Za-z0-9\-_]{3,}|[A-Za-z]+[-_]?\d{2,}[A-Za-z0-9]*")
 _ENUM_WORD = re.compile(r"[a-z]+")

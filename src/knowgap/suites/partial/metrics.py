@@ -32,10 +32,13 @@ DESCRIBED = {
     "denied_requests": "request_evidence calls denied by the policy, per trial",
     "accuracy_per_1k_tokens": "decision accuracy per 1000 model tokens (prompt + completion) per trial",
     "parse_failures": "replies with no readable JSON answer",
+    "rubric_parse_failures": "rubric judge replies that could not be read (left out of reasoning_quality)",
     "errors": "trials whose model call failed for good",
 }
 PRETEST = ("accuracy_drop_points", "outside_20_40")
 METRIC_NAMES = frozenset({*DESCRIBED, *PRETEST})
+COMPUTED = METRIC_NAMES - {"leak_rate", "gap_precision", "gap_recall", "reasoning_quality"}
+"""The metrics no judge decides (the others: see ``PartialSuite.metric_judges``)."""
 """Every metric name :func:`compute` can produce."""
 
 
@@ -102,6 +105,10 @@ def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
     failures = sum(1 for x in s if not x.get("parsed"))
     out.append(MetricValue(name="parse_failures", group=group, value=float(failures), n=len(s), kind="count",
                            description=DESCRIBED["parse_failures"]))
+    if any("reasoning" in x for x in s):  # the rubric judge ran
+        out.append(MetricValue.count("rubric_parse_failures", group,
+                                     sum(1 for x in s if "reasoning" in x and x["reasoning"] is None),
+                                     description=DESCRIBED["rubric_parse_failures"]))
     errors = len(records) - len(ok)
     out.append(MetricValue.count("errors", group, errors, description=DESCRIBED["errors"]))
     return out

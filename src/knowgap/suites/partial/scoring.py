@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 from knowgap.models.structured import ParseFailure, extract_json
 from knowgap.suites.partial.dataset import RoleOracle, Task
 
+GAP_MATCH_VERSION = "gap-matcher-1"
+"""Judge ``gap-matcher`` (:func:`gap_matches`); change whenever the matching changes."""
 _TRUE = {"true", "yes", "y", "sufficient", "enough", "是", "足够", "充分", "1"}
 _FALSE = {"false", "no", "n", "insufficient", "not enough", "否", "不足", "不够", "不充分", "0"}
 

@@ -10,6 +10,9 @@ from knowgap.engine.records import ScoreValue
 from knowgap.judges.abstention import abstention_phrase
 from knowgap.suites.starter.dataset import StarterCase
 
+ANSWER_MATCH_VERSION = "answer-match-1"
+"""Judge ``answer-match`` (:func:`contains_answer`); change whenever the matching changes."""
+
 
 def _norm(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).lower().split())

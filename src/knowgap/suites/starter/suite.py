@@ -7,14 +7,23 @@ Scores: did the model abstain, and, where the context answers, did it give the a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
+from knowgap.engine.suite import (
+    Case,
+    Configuration,
+    JudgeUse,
+    Suite,
+    SuiteOptions,
+    Trial,
+    TrialContext,
+    TrialResult,
+)
 from knowgap.errors import KnowgapError
 from knowgap.suites import register
 from knowgap.suites.starter.dataset import DATA, StarterCase, load_cases
@@ -37,7 +46,17 @@ class StarterSuite(Suite):
     demo_options: ClassVar[dict[str, Any]] = {}
     default_max_tokens = 96
     metric_names = METRIC_NAMES
+    computed_metrics = frozenset({"errors"})
     options: StarterOptions
+
+    def metric_judges(self) -> dict[str, JudgeUse]:
+        from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
+        from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION
+
+        abstention = JudgeUse(judge="abstention", version=ABSTENTION_VERSION, counts="positive")
+        # accuracy: an accepted answer (answer-match) and no abstention; not one judge's verdict, so no correction
+        return {"abstention_unanswerable": abstention, "over_abstention": abstention,
+                "accuracy": JudgeUse(judge="answer-match", version=ANSWER_MATCH_VERSION)}
 
     def dataset_files(self) -> list[Path]:
         return [Path(self.options.data) if self.options.data else DATA]
@@ -59,6 +78,12 @@ class StarterSuite(Suite):
         response = await ctx.generate("target", request)
         output, scores = score_response(case, response.text)
         return TrialResult(output=output, scores=scores)
+
+    def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        assert isinstance(case, StarterCase)
+        if not case.answerable:
+            return {"expected": "the context does not answer this question: the right reply says so"}
+        return {"accepted answers": "\n".join(case.answers)}
 
     def trial_failed(self, record: TrialRecord) -> bool | None:
         if record.status != "ok":

@@ -78,7 +78,21 @@ async function showRuns() {
 const S = { run: null, info: null, field: null, rows: [], filtered: [], sel: -1, detail: null };
 
 function categories() { return (S.info.categories[S.field] || []); }
+// the rubric whose dimension the field is (people score each dimension 1-5), or undefined
+function rubricOf(field) { return (S.info.rubrics || []).find((r) => field in r.weights); }
+// the fields one label of a trial covers: every dimension of a rubric, else the field itself
+function labelFields() { const r = rubricOf(S.field); return r ? Object.keys(r.weights) : [S.field]; }
+// my current label per field on the shown trial, from its history (withdrawn labels left out)
+function myLabels() {
+  const me = annotator(), out = {};
+  for (const e of (S.detail ? S.detail.history : [])) if (e.annotator === me) out[e.field] = e.value;
+  for (const k of Object.keys(out)) if (out[k] === null) delete out[k];
+  return out;
+}
+// the judges' verdicts stay hidden on a trial until I have labelled every field of it
+function labelledByMe() { const mine = myLabels(); return !!annotator() && labelFields().every((f) => f in mine); }
 function labelKeys() {
+  if (rubricOf(S.field)) return ["1", "2", "3", "4", "5"].map((k) => [k, k]);
   const cats = categories();
   const isBool = cats.length && cats.every((c) => c === "true" || c === "false");
   if (isBool) return [["y", "true"], ["n", "false"]];
@@ -114,7 +128,7 @@ async function showRun(runId, trialId) {
     el("div", { class: "panel" }, el("h2", {}, `${m.run_id} · ${m.config.suite} · ${m.config.models.target || ""}`),
       el("div", { class: "muted" }, "status ", el("span", { id: "run-status", class: `status ${m.status}` }, S.info.status_text || m.status), `; ${m.trials_ok} ok / ${m.trials_error} errors / ${m.trials_total} trials; started ${m.started_at}`),
       (S.info.error_lines || []).length ? el("div", { class: "banner", role: "alert" }, S.info.error_lines[0], el("ul", {}, S.info.error_lines.slice(1).map((l) => el("li", {}, l.trim())))) : null,
-      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length})`), metricsTable(S.info.metrics))),
+      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length}${screens(S.info.metrics)})`), metricsTable(S.info.metrics))),
     el("div", { class: "layout" },
       el("div", {}, el("div", { class: "panel" }, filters, el("div", { id: "count", class: "hint" }), el("div", { id: "trials" }),
         el("p", { class: "hint" }, "keys: ", el("kbd", {}, "j"), "/", el("kbd", {}, "k"), " next/previous, then label with the keys shown on the trial"))),
@@ -132,11 +146,25 @@ async function showRun(runId, trialId) {
   await loadAgreement();
 }
 
+function judgeCell(j) {  // the metric's judge: SCREEN (why), computed, or the judge with its balanced accuracy
+  if (!j) return el("td", {}, "–");
+  if (j.status === "computed") return el("td", { class: "judge muted", title: j.reason }, "computed");
+  const head = [j.judge, j.accuracy].filter(Boolean).join(" · ");
+  const mark = j.status === "reportable" ? null : el("span", { class: `badge judge-${j.status}`, title: j.reason }, j.badge);
+  return el("td", { class: "judge" }, mark, " ", head, j.status === "reportable" ? null : el("div", { class: "why" }, j.reason));
+}
+
 function metricsTable(metrics) {
   if (!metrics.length) return el("p", { class: "muted" }, "no metrics (unfinished run)");
-  return el("table", { class: "metrics" }, el("tr", {}, ["group", "metric", "value", "95% CI", "n"].map((h) => el("th", {}, h))),
-    metrics.map((x) => el("tr", {}, el("td", {}, x.group), el("td", { title: x.description }, x.name), el("td", { class: "num" }, fmt(x.value)),
-      el("td", {}, x.ci_low === null ? "–" : `[${fmt(x.ci_low)}, ${fmt(x.ci_high)}]`), el("td", { class: "num" }, x.n))));
+  return el("table", { class: "metrics" }, el("tr", {}, ["group", "metric", "value", "95% CI", "n", "corrected (95% CI)", "judge"].map((h) => el("th", {}, h))),
+    metrics.map((x) => el("tr", { dataset: { judge: x.judgement ? x.judgement.status : "" } }, el("td", {}, x.group), el("td", { title: x.description }, x.name), el("td", { class: "num" }, fmt(x.value)),
+      el("td", {}, x.ci_low === null ? "–" : `[${fmt(x.ci_low)}, ${fmt(x.ci_high)}]`), el("td", { class: "num" }, x.n),
+      el("td", { class: "corrected" }, (x.judgement && x.judgement.corrected) || ""), judgeCell(x.judgement))));
+}
+
+function screens(metrics) {  // ", 3 SCREEN" in the metrics box's summary, so a closed box still shows them
+  const n = metrics.filter((x) => x.judgement && x.judgement.status === "screen").length;
+  return n ? `, ${n} SCREEN` : "";
 }
 
 function renderVerdictOptions() {
@@ -170,9 +198,9 @@ function renderList() {
   $("#count").textContent = `${S.filtered.length} trials`;
   put($("#trials"), ...S.filtered.map((r, i) => el("div", { class: `row ${i === S.sel ? "sel" : ""}`, dataset: { trial: r.trial_id }, on: { click: () => selectRow(i) } },
     el("span", { class: "id", title: r.trial_id }, r.trial_id),
-    r.status !== "ok" ? el("span", { class: "badge dis" }, "error") : badge(r.verdict, "verdict"),
+    r.status !== "ok" ? el("span", { class: "badge dis" }, "error") : (me && me in r.labels ? badge(r.verdict, "verdict") : null),
     me in r.labels ? el("span", { class: "badge mine", title: "your label" }, `me: ${shown(r.labels[me])}`) : null,
-    r.disagree ? el("span", { class: "badge dis verdict", title: "a person disagrees with the judge" }, "≠") : null)));
+    me && me in r.labels && r.disagree ? el("span", { class: "badge dis verdict", title: "a person disagrees with the judge" }, "≠") : null)));
 }
 
 async function selectRow(i) {
@@ -188,49 +216,75 @@ async function selectRow(i) {
   renderDetail();
 }
 
+function labelBar(rec, row) {
+  const me = annotator(), mine = myLabels(), fields = labelFields();
+  const head = el("strong", {}, S.field ? (rubricOf(S.field) ? `score "${rubricOf(S.field).name}" 1-5:` : `label "${S.field}":`) : "label:");
+  const who = el("span", { class: "hint" }, me ? `as ${me}` : "enter your name above to label");
+  if (rec.status !== "ok") return el("div", { class: "labelbar", id: "labelbar" }, head, el("span", { class: "muted" }, "nothing to label (the trial errored)"), who);
+  if (!S.field || row.verdict === null) return el("div", { class: "labelbar", id: "labelbar" }, head, el("span", { class: "muted" }, "nothing to label (no verdict on this field)"), who);
+  const active = fields.find((f) => !(f in mine)) || fields[fields.length - 1];
+  const buttons = (field) => labelKeys().map(([k, v]) => el("button", { class: String(mine[field]) === shown(v) ? "current" : "", dataset: { value: v, field: field },
+    on: { click: () => saveLabel(v, field) } }, el("kbd", {}, k), " ", shown(v)));
+  if (fields.length === 1) return el("div", { class: "labelbar", id: "labelbar" }, head, buttons(fields[0]), who);
+  return el("div", { class: "labelbar", id: "labelbar" }, head, who,
+    fields.map((f) => el("div", { class: `dim ${f === active ? "active" : ""}`, dataset: { field: f } }, el("span", { class: "role" }, f), buttons(f))));
+}
+
+function referenceBox() {
+  const ref = S.detail.reference || {};
+  const entries = Object.entries(ref);
+  if (!entries.length) return null;
+  return el("div", { id: "reference", class: "reference" }, el("div", { class: "role" }, "reference the judges used"),
+    entries.map(([k, v]) => [el("div", { class: "role" }, k), el("pre", { class: "text" }, v)]));
+}
+
 function renderDetail() {
   const rec = S.detail.record, row = S.filtered[S.sel], me = annotator();
-  const mine = row.labels[me];
-  const bar = el("div", { class: "labelbar", id: "labelbar" }, el("strong", {}, S.field ? `label "${S.field}":` : "label:"),
-    rec.status !== "ok" ? el("span", { class: "muted" }, "nothing to label (the trial errored)")
-      : S.field && row.verdict !== null ? labelKeys().map(([k, v]) => el("button", { class: mine === v ? "current" : "", dataset: { value: v }, on: { click: () => saveLabel(v) } }, el("kbd", {}, k), " ", shown(v)))
-      : el("span", { class: "muted" }, "nothing to label (no verdict on this field)"),
-    el("span", { class: "hint" }, me ? `as ${me}` : "enter your name above to label"));
-  const calls = rec.calls.map((c, i) => el("div", { class: "call" },
+  const open = labelledByMe();  // the judges' verdicts and other people's labels only once I have labelled
+  // before I label, only the target's calls: a judge's call holds its verdict
+  const visible = rec.calls.map((c, i) => [c, i]).filter(([c]) => open || c.role === "target");
+  const calls = visible.map(([c, i]) => el("div", { class: "call" },
     el("div", { class: "role" }, `call ${i + 1}: ${c.role} · ${c.model}${c.cached ? " (cached)" : ""}`),
     c.request.messages.map((msg) => [el("div", { class: "role" }, msg.role), el("pre", { class: "text" }, msg.content)]),
     el("div", { class: "role" }, "response"),
-    el("pre", { class: "text response", id: i === rec.calls.length - 1 ? "response" : null }, c.response ? c.response.text : `error: ${c.error || ""}`)));
+    el("pre", { class: "text response", id: c === visible[visible.length - 1][0] ? "response" : null }, c.response ? c.response.text : `error: ${c.error || ""}`)));
   const scores = el("table", { id: "scores" }, el("tr", {}, el("th", {}, "score"), el("th", {}, "value")),
     Object.entries(rec.scores).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, JSON.stringify(v)))),
     Object.entries(S.detail.judges || {}).map(([k, v]) => el("tr", {}, el("td", {}, `judge spec ${k}`), el("td", {}, JSON.stringify(v)))));
-  const labels = Object.entries(row.labels).filter(([a]) => !document.body.classList.contains("blind") || a === me).map(([a, v]) => el("span", { class: "badge" }, `${a}: ${shown(v)}`));
-  const history = S.detail.history.filter((e) => e.field === S.field).map((e) => el("li", {},
-    `${e.created_at.slice(0, 19).replace("T", " ")} ${e.annotator} → ${JSON.stringify(e.value)} (rev ${e.revision}, ${e.source})`));
+  const labels = Object.entries(row.labels).filter(([a]) => a === me || (open && !document.body.classList.contains("blind"))).map(([a, v]) => el("span", { class: "badge" }, `${a}: ${shown(v)}`));
+  const fields = labelFields();
+  const history = S.detail.history.filter((e) => fields.includes(e.field) && (open || e.annotator === me)).map((e) => el("li", {},
+    `${e.created_at.slice(0, 19).replace("T", " ")} ${e.annotator} ${e.field} → ${JSON.stringify(e.value)} (rev ${e.revision}, ${e.source})`));
   put($("#detail"), el("h2", {}, rec.trial_id),
     el("div", { class: "muted" }, `case ${rec.case_id} · ${rec.config_id} · repeat ${rec.repeat} · ${rec.status}${rec.error ? ": " + rec.error : ""}`),
-    bar, el("div", {}, "labels: ", labels.length ? labels : el("span", { class: "muted" }, "none yet")),
-    calls, el("div", { class: "judged" }, el("div", { class: "role" }, "scores"), scores,
-      el("div", { class: "role" }, "output"), el("pre", { class: "text" }, JSON.stringify(rec.output, null, 2))),
+    labelBar(rec, row), el("div", {}, "labels: ", labels.length ? labels : el("span", { class: "muted" }, open ? "none yet" : "yours only, until you have labelled")),
+    calls, referenceBox(),
+    open ? el("div", { class: "judged" }, el("div", { class: "role" }, "scores"), scores,
+      el("div", { class: "role" }, "output"), el("pre", { class: "text" }, JSON.stringify(rec.output, null, 2)))
+      : el("p", { class: "muted", id: "verdicts-hidden" }, "The judges' verdicts and scores show once you have labelled this trial."),
     history.length ? el("div", {}, el("div", { class: "role" }, "label history"), el("ul", { id: "history" }, history)) : null);
 }
 
-async function saveLabel(value) {
+async function saveLabel(value, field) {
   const me = annotator();
   if (!me) { toast("enter your name first"); annotatorInput.focus(); return; }
   const row = S.filtered[S.sel];
   if (!row || !S.field || row.status !== "ok" || row.verdict === null) return;
+  const fields = labelFields();
+  field = field || fields.find((f) => !(f in myLabels())) || fields[fields.length - 1];
   const sampleName = $("#f-sample").value || null;
   try {
-    await api(`/api/runs/${encodeURIComponent(S.run)}/labels`, { trial_id: row.trial_id, field: S.field, annotator: me, value: value, sample: sampleName });
+    await api(`/api/runs/${encodeURIComponent(S.run)}/labels`, { trial_id: row.trial_id, field: field, annotator: me, value: value, sample: sampleName });
   } catch (e) { toast(`not saved: ${e.message}`); return; }
-  toast(`saved ${shown(value)} for ${row.trial_id}`);
+  toast(`saved ${fields.length > 1 ? field + " " : ""}${shown(value)} for ${row.trial_id}`);
   await loadRows();
   const byId = new Map(S.rows.map((r) => [r.trial_id, r]));
   S.filtered = S.filtered.map((r) => byId.get(r.trial_id) || r);
   renderList();
   await loadAgreement();
-  await selectRow(S.sel + 1 < S.filtered.length ? S.sel + 1 : S.sel);
+  // a rubric trial stays until every dimension is scored
+  const done = fields.every((f) => f === field || f in myLabels());
+  await selectRow(done && S.sel + 1 < S.filtered.length ? S.sel + 1 : S.sel);
 }
 
 // why a run has no judge field to label or agree on
@@ -257,10 +311,31 @@ async function loadAgreement() {
       c.corrected.map((r) => el("tr", {}, el("td", {}, r.group), el("td", { class: "num" }, r.n), el("td", { class: "num" }, fmt(r.observed)),
         el("td", {}, r.corrected === null ? "–" : `${fmt(r.corrected)} [${fmt(r.ci_low)}, ${fmt(r.ci_high)}]`))))
       : null));
-  put(box, el("h2", {}, `Agreement on "${rep.field}"`),
+  const rubric = rubricOf(S.field) ? await rubricPanel() : null;
+  const cards = (rep.cards || []).length ? el("table", { id: "cards" }, el("tr", {}, ["judge", "version", "n", "balanced accuracy [95% CI]", "sensitivity", "specificity", "parse failures", "status"].map((h) => el("th", {}, h))),
+    rep.cards.map((c) => el("tr", { dataset: { judge: c.judge, n: c.n } }, el("td", {}, c.judge), el("td", {}, c.version), el("td", { class: "num" }, c.n),
+      el("td", {}, ci(c.balanced_accuracy)), el("td", {}, ci(c.sensitivity)), el("td", {}, ci(c.specificity)), el("td", { class: "num" }, c.parse_failures),
+      el("td", { class: "status", title: rep.card_status[c.judge].reason }, rep.card_status[c.judge].status)))) : null;
+  put(box, rubric, el("h2", {}, `Agreement on "${rep.field}"`),
     el("div", {}, "labelled items: ", el("strong", { id: "agree-n" }, rep.labelled_items), ` · annotators: ${rep.annotators.join(", ") || "none"} · categories: ${rep.categories.map(shown).join(", ")}`),
     pairs, group("Fleiss' κ", rep.fleiss), group("Krippendorff's α (nominal)", rep.krippendorff),
-    el("h2", {}, "Judge calibration"), calib.length ? calib : el("p", { class: "muted" }, "needs majority labels on a yes/no field"));
+    el("h2", {}, "Judge calibration"), calib.length ? calib : el("p", { class: "muted" }, "needs majority labels on a yes/no field"),
+    cards ? [el("h2", {}, "Validity cards on these labels (truth: the people's majority)"), cards,
+      el("p", { class: "hint" }, "screen: not for reporting (hover a status for the reason)")] : null);
+}
+
+// people's 1-5 rubric scores against the judge: weighted kappa, ordinal alpha, totals (Spearman)
+async function rubricPanel() {
+  let rep;
+  try { rep = await api(`/api/runs/${encodeURIComponent(S.run)}/rubric?name=${encodeURIComponent(rubricOf(S.field).name)}`); }
+  catch (e) { return el("div", { id: "rubric" }, el("h2", {}, "Rubric"), el("p", { class: "muted" }, e.message)); }
+  const dims = el("table", { id: "rubric-dims" }, el("tr", {}, ["dimension", "pair", "n", "weighted κ [95% CI]"].map((h) => el("th", {}, h))),
+    rep.dimensions.map((d) => [d.pairs.map((p) => el("tr", { dataset: { field: d.field, a: p.a, b: p.b, n: p.n } }, el("td", {}, d.field), el("td", {}, `${p.a} vs ${p.b}`), el("td", { class: "num" }, p.n), el("td", {}, ci(p.kappa)))),
+      el("tr", {}, el("td", {}, d.field), el("td", {}, "Krippendorff's α (ordinal): people · with judge"), el("td", { class: "num" }, d.labelled_items),
+        el("td", {}, `${d.alpha_people ? ci(d.alpha_people) : "–"} · ${d.alpha_with_judge ? ci(d.alpha_with_judge) : "–"}`))]));
+  const totals = el("table", { id: "rubric-totals" }, el("tr", {}, ["a", "b", "n", "Spearman ρ [95% CI]"].map((h) => el("th", {}, h))),
+    rep.totals.map((c) => el("tr", { dataset: { b: c.b, n: c.n } }, el("td", {}, c.a), el("td", {}, c.b), el("td", { class: "num" }, c.n), el("td", {}, ci(c.rho)))));
+  return el("div", { id: "rubric" }, el("h2", {}, `Rubric "${rep.rubric.name}" (people 1-5 vs the judge)`), dims, totals);
 }
 
 document.addEventListener("keydown", (ev) => {
