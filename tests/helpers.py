@@ -19,6 +19,9 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 """The repository root (README.md, examples/, src/, pyproject.toml), wherever a test file sits below tests/."""
 
+SHARED_DATA = next((p / "shared" / "data" for p in REPO.parents if (p / "shared" / "data").is_dir()), None)
+"""The labelled calibration data (``../shared/data`` next to the checkout), or None where it is absent."""
+
 Answer = str | dict[str, Any]
 """One line of a scripted-model file: a response text, or a whole row (``{"request_hash": ..., "response": ...}``)."""
 

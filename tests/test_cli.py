@@ -179,11 +179,12 @@ def test_metric_tables_print_brackets_as_text() -> None:
     from rich.console import Console
 
     from knowgap.cli import _metrics_table
-    from knowgap.engine.records import MetricValue
+    from knowgap.engine.records import Manifest, MetricValue, RunConfig
 
     metric = MetricValue.proportion("flip_rate[start]", "prompt=[bold]x", 1, 4)
+    manifest = Manifest(run_id="r", knowgap_version="0", config=RunConfig(suite="starter"))
     console = Console(record=True, width=200)
-    console.print(_metrics_table([metric], "t"))
+    console.print(_metrics_table([metric], manifest, "t"))
     text = console.export_text()
     assert "flip_rate[start]" in text and "prompt=[bold]x" in text
 

@@ -216,7 +216,8 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
 
 
 COMMAND_MODULES = (*(f"knowgap.suites.{name}.commands" for name in BUILTIN), "knowgap.report.commands",
-                   "knowgap.evaluation.commands", "knowgap.labels.commands", "knowgap.web.commands")
+                   "knowgap.evaluation.commands", "knowgap.labels.commands", "knowgap.web.commands",
+                   "knowgap.judges.commands")
 """Modules that add commands, each with ``register(app, groups)`` (see :mod:`knowgap.command_groups`); a
 built-in suite without commands has no such module."""
 
@@ -436,7 +437,7 @@ def main() -> None:
         err.print(f"[yellow]{escape(str(exc))}[/yellow]")
         sys.exit(EXIT_INTERRUPTED)
     except KnowgapError as exc:
-        err.print(f"[red]error:[/red] {escape(redact(str(exc)))}", highlight=False)
+        err.print(f"[red]error:[/red] {escape(redact(str(exc)))}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_BAD_INPUT)
     except OSError as exc:  # the file system refused: one line naming the path, not a traceback
         where = f"{exc.filename}: " if exc.filename else ""

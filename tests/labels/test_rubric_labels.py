@@ -18,6 +18,7 @@ from tests.labels.starter_runs import cli, starter_run
 from tests.suites.clarify.test_suite_engine import FakeLawyer
 
 DIMS = [f"rubric_{k}" for k in RUBRIC_WEIGHTS]
+pytestmark = pytest.mark.slow  # a clarify run and several real CLI processes per test
 
 
 class VaryingJudge(FakeLawyer):

@@ -105,5 +105,5 @@ def test_agreement_shows_each_judges_card(tmp_path: Path, runs_root: Path) -> No
     text = cli("label", "agreement", run_id, "--reps", "50", *rd).stdout
     assert "validity cards on these labels" in text
     row = [cell.strip() for cell in next(line for line in text.splitlines()
-                                         if line.startswith("│ run:abstained") and "unversioned" in line).split("│")]
+                                         if line.startswith("│ run:abstained")).split("│")]
     assert row[3] == "8" and row[4].startswith("0.750 [") and row[-2] == "screen"  # 3 of 4 right on each side

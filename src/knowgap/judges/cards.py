@@ -269,8 +269,13 @@ def save_card(card: ValidityCard, folder: Path | None = None) -> Path:
     return path
 
 
+def cards_in(folder: Path) -> list[ValidityCard]:
+    """Every readable card in ``folder`` (none when it does not exist)."""
+    return [c for p in sorted(folder.glob("*.json")) if (c := _read(p)) is not None] if folder.is_dir() else []
+
+
 def shipped_cards() -> list[ValidityCard]:
-    return [c for p in sorted(SHIPPED_DIR.glob("*.json")) if (c := _read(p)) is not None]
+    return cards_in(SHIPPED_DIR)
 
 
 def fmt(e: Estimate | None, digits: int = 2) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from knowgap.engine.stats import wilson
-from knowgap.errors import InputError, KnowgapError
+from knowgap.errors import InputError
 from knowgap.jsonl import read_objects, write_jsonl
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
@@ -70,23 +70,12 @@ def llm_verdicts(model_spec: str, rows: Sequence[dict[str, Any]], text_field: st
                  progress: Callable[[int], None] | None = None) -> Verdicts:
     """The LLM abstention judge (a versioned YAML spec) through the model gateway: response cache, retries,
     concurrency limit and accounting, exactly as inside a run."""
-    from knowgap.engine.gateway import ModelGateway
-    from knowgap.judges.spec import load_spec
+    from knowgap.judges.validation import spec_outcomes
 
-    spec = load_spec(spec_name)
     records = [{"question": str(r.get(question_field, "")) if question_field else "", "response": r[text_field]}
                for r in rows]
-    out: Verdicts = []
-    with ModelGateway.open(run_id=f"judge-{spec.version}") as gateway:
-        for i, record in enumerate(records):
-            call = gateway.call_sync(model_spec, "judge", spec.request(record))
-            if call.response is None:
-                raise KnowgapError(f"judge model {model_spec} failed on row {i + 1}: {call.error}")
-            parsed = spec.parse(call.response.text)
-            out.append(parsed if isinstance(parsed, ParseFailure) else parsed == "yes")
-            if progress:
-                progress(i + 1)
-    return out
+    outcomes = spec_outcomes(model_spec, spec_name, records, progress=progress)
+    return [o if isinstance(o, ParseFailure) else o == "yes" for o in outcomes]
 
 
 def judge_file(path: str | Path, *, text_field: str, question_field: str | None = None,

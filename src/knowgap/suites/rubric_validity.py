@@ -34,6 +34,7 @@ from knowgap.engine.stats import wilson
 from knowgap.engine.suite import TrialFailed
 from knowgap.judges.cards import Estimate, ValidityCard, binary_card, sha256_files
 from knowgap.judges.geval import Ratings
+from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.models.types import ChatRequest, ChatResponse
 
 if TYPE_CHECKING:
@@ -200,10 +201,12 @@ def rubric_version(suite: str) -> str:
     return PARTIAL_VERSION
 
 
-def validate_rubric(suite: str, *, judge_model: str, limit: int | None = None,
+def validate_rubric(suite: str, *, judge_model: str | None = None, limit: int | None = None,
                     gateway: ModelGateway | None = None) -> ValidityCard:
-    """Measure the rubric judge of ``suite`` (``clarify`` or ``partial``) with ``judge_model`` on the
-    discrimination pairs of its dataset (all, or ``limit`` drawn at random, seeded); returns its card."""
+    """Measure the rubric judge of ``suite`` (``clarify`` or ``partial``) with ``judge_model`` (default: the
+    embedded default model) on the discrimination pairs of its dataset (all, or ``limit`` drawn at random,
+    seeded); returns its card."""
+    judge_model = judge_model or DEFAULT_MODEL
     pairs, files = rubric_pairs(suite)
     chosen = sample_pairs(pairs, limit)
     own = gateway is None

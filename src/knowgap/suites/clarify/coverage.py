@@ -165,6 +165,13 @@ def best_threshold(scores: Sequence[float], labels: Sequence[bool]) -> float:
     return float(best)
 
 
+def pair_scores(pairs: Sequence[CalibrationPair], embedder: Embedder) -> list[float]:
+    """The cosine of each pair's element and text (e5, ``query`` prefix on both sides)."""
+    a = embedder.embed([p.element for p in pairs], KIND)
+    b = embedder.embed([p.text for p in pairs], KIND)
+    return [float(x) for x in (a * b).sum(axis=1)]
+
+
 def calibrate(pairs: Sequence[CalibrationPair], embedder: Embedder | None = None) -> list[LanguageCalibration]:
     emb = embedder or default_embedder()
     out = []
@@ -172,9 +179,7 @@ def calibrate(pairs: Sequence[CalibrationPair], embedder: Embedder | None = None
         subset = [p for p in pairs if detect_lang(p.element) == lang]
         if not subset:
             continue
-        a = emb.embed([p.element for p in subset], KIND)
-        b = emb.embed([p.text for p in subset], KIND)
-        scores = [float(x) for x in (a * b).sum(axis=1)]
+        scores = pair_scores(subset, emb)
         labels = [p.match for p in subset]
         t = best_threshold(scores, labels)
         s, y = np.asarray(scores), np.asarray(labels, dtype=bool)

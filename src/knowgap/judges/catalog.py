@@ -1,0 +1,257 @@
+"""The judge catalogue: every judge knowgap runs (anything that decides what free text means), with its current
+version, what it decides, its positive class, the labelled set it is measured on and its validator.
+
+Versions and validators are named by ``module:attribute`` strings and resolved only when asked for, so listing
+the catalogue imports no suite, model or embedder, and a validator written elsewhere plugs in by its name. A
+validator takes ``(data_dir, limit, judge_model, progress)`` and returns a
+:class:`~knowgap.judges.cards.ValidityCard`; validators with another signature are adapted here (``call``).
+
+:func:`validate` runs one judge's validator; :func:`judge_rows` lists every judge with its card(s) for the
+current version and the :func:`~knowgap.judges.cards.assess` verdict (``knowgap judges``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from knowgap.errors import KnowgapError
+from knowgap.judges.cards import Assessment, ValidityCard, assess, card_key, cards_in, measured_dir, shipped_cards
+
+Kind = Literal["offline", "model"]
+Call = Literal["standard", "data_limit", "rubric"]
+"""How a validator is called: ``standard`` (data_dir, limit, judge_model, progress); ``data_limit``
+(data_dir, *, limit); ``rubric`` (suite, *, judge_model, limit)."""
+Progress = Callable[[int, int], None]
+DATA_ENV = "KNOWGAP_DATA"
+_DETECTORS = "knowgap.judges.detector_validation"
+
+
+@dataclass(frozen=True)
+class CatalogJudge:
+    name: str
+    kind: Kind
+    decides: str
+    version_from: str
+    """``module:ATTRIBUTE`` holding the version, or ``spec:NAME`` for a judge spec in judges/data."""
+    positive: str
+    labelled_set: str
+    validator: str
+    """``module:function``, resolved at validation time."""
+    call: Call = "standard"
+    suite: str | None = None
+    """The suite a ``rubric`` validator is called with."""
+    metrics: tuple[str, ...] = ()
+    needs_data: bool = True
+    """False when the labelled set ships with knowgap (no --data folder needed)."""
+
+    def version(self) -> str:
+        """The judge's current version (imports the module that holds it)."""
+        where, _, attr = self.version_from.partition(":")
+        if where == "spec":
+            from knowgap.judges.spec import load_spec
+
+            return load_spec(attr).version
+        return str(getattr(importlib.import_module(where), attr))
+
+
+def _detector(name: str) -> str:
+    return f"{_DETECTORS}:validate_{name.replace('-', '_')}"
+
+
+_PB = "policybench/responses_dev.jsonl (PolicyBench GPT-4o answers, gpt-4.1 labels)"
+CATALOG: tuple[CatalogJudge, ...] = (
+    CatalogJudge("abstention", "offline", "did the response decline to answer?",
+                 "knowgap.judges.abstention:VERSION", "abstained", _PB + ", label abstention",
+                 "knowgap.judges.validation:validate_abstention",
+                 metrics=("abstain.abstention_rate", "starter.abstention_unanswerable", "starter.over_abstention",
+                          "starter.accuracy")),
+    CatalogJudge("abstention-llm", "model", "did the response decline to answer? (LLM, judges/data/abstention.yaml)",
+                 "spec:abstention", "abstained", _PB + ", label abstention",
+                 "knowgap.judges.validation:validate_abstention_llm", metrics=("abstain.abstention_rate",)),
+    CatalogJudge("factuality", "offline", "KnowOrNot tier of an answer against the expected answer",
+                 "knowgap.suites.abstain.factuality:VERSION", "acceptable (tier_1 or tier_2)",
+                 _PB + ", label factuality", "knowgap.judges.factuality:validate_factuality", call="data_limit",
+                 metrics=("abstain.factuality_answered",)),
+    CatalogJudge("factuality-llm", "model",
+                 "KnowOrNot tier of an answer against the expected answer (LLM, judges/data/factuality.yaml)",
+                 "spec:factuality", "acceptable (tier_1 or tier_2)", _PB + ", label factuality",
+                 "knowgap.judges.validation:validate_factuality_llm", metrics=("abstain.factuality_answered",)),
+    CatalogJudge("answer-match", "offline", "does the answer match the reference answer?",
+                 "knowgap.suites.starter.scoring:ANSWER_MATCH_VERSION", "matches", "labelled answers (i15-cards2)",
+                 _detector("answer-match"), metrics=("starter.accuracy",)),
+    CatalogJudge("clarification", "offline", "does the response ask for, or make conditional on, missing facts?",
+                 "knowgap.judges.clarification:CLARIFICATION_VERSION", "clarifies",
+                 "labelled clarify responses (i15-cards2)", _detector("clarification"),
+                 metrics=("clarify.clarification_rate", "clarify.silent_answer_rate", "clarify.false_flag_rate",
+                          "clarify.question_count", "clarify.conditional_count")),
+    CatalogJudge("dangerous-assertion", "offline", "does the response assert a missing fact as known?",
+                 "knowgap.judges.clarification:DANGER_VERSION", "dangerous assertion",
+                 "labelled clarify responses (i15-cards2)", _detector("dangerous-assertion"),
+                 metrics=("clarify.dangerous_assertion_rate",)),
+    CatalogJudge("element-coverage", "offline", "does a response sentence name or ask about a missing element?",
+                 "knowgap.suites.clarify.coverage:VERSION", "the text covers the element",
+                 "clarify calibration_pairs.jsonl (82 hand-labelled element/sentence pairs, shipped)",
+                 "knowgap.suites.clarify.coverage_card:validate_element_coverage", needs_data=False,
+                 metrics=("clarify.element_recall", "clarify.element_precision", "clarify.element_f2",
+                          "clarify.recall_switches_conclusion", "clarify.recall_gates_rule",
+                          "clarify.recall_prerequisite")),
+    CatalogJudge("clarify-rubric", "model", "1-5 rubric scores of a clarify reply",
+                 "knowgap.suites.clarify.prompts:RUBRIC_VERSION", "score >= the rubric's bar",
+                 "clarify cases' reference replies vs fluent assuming answers (i15-geval)",
+                 "knowgap.suites.rubric_validity:validate_rubric", call="rubric", suite="clarify",
+                 metrics=("clarify.rubric_*",)),
+    CatalogJudge("clarify-correctness", "model", "is the final answer correct given the clarified facts?",
+                 "knowgap.suites.clarify.prompts:CORRECTNESS_VERSION", "correct",
+                 "labelled clarify answers (i15-cards2)", _detector("clarify-correctness"),
+                 metrics=("clarify.control_correctness", "clarify.final_correctness",
+                          "clarify.final_correctness_deficient")),
+    CatalogJudge("clarify-correctness-approx", "offline", "is the final answer correct? (offline approximation)",
+                 "knowgap.suites.clarify.judging:APPROX_VERSION", "correct", "labelled clarify answers (i15-cards2)",
+                 _detector("clarify-correctness-approx"),
+                 metrics=("clarify.control_correctness_approx", "clarify.final_correctness_approx")),
+    CatalogJudge("extract-claims", "model", "is each claim of the output supported by the source?",
+                 "knowgap.suites.extract.claims_judge:PROMPT_VERSION", "unfaithful",
+                 "labelled extract outputs (i15-cards2)", _detector("extract-claims"),
+                 metrics=("extract.faithfulness_judge",)),
+    CatalogJudge("faithfulness", "offline", "is a summary faithful to its source? (offline checker)",
+                 "knowgap.judges.faithfulness:VERSION", "faithful", "SummEdits + AggreFact (faithfulness/)",
+                 "knowgap.judges.faithfulness:validate_faithfulness", call="data_limit",
+                 metrics=("extract.faithfulness_offline", "extract.offline_unfaithful_rate")),
+    CatalogJudge("partial-rubric", "model", "1-5 reasoning-quality score of a partial-information answer",
+                 "knowgap.suites.partial.prompts:RUBRIC_VERSION", "score >= the rubric's bar",
+                 "partial cases' reference answers vs fluent assuming answers (i15-geval)",
+                 "knowgap.suites.rubric_validity:validate_rubric", call="rubric", suite="partial",
+                 metrics=("partial.reasoning_quality",)),
+    CatalogJudge("leak-detector", "offline", "does the answer reveal a hidden (restricted) field?",
+                 "knowgap.suites.partial.leak:VERSION", "leaked", "labelled partial answers (i15-cards2)",
+                 _detector("leak-detector"), metrics=("partial.leak_rate",)),
+    CatalogJudge("gap-matcher", "offline", "does a named gap match an expected missing field?",
+                 "knowgap.suites.partial.scoring:GAP_MATCH_VERSION", "matches",
+                 "labelled partial answers (i15-cards2)", _detector("gap-matcher"),
+                 metrics=("partial.gap_precision", "partial.gap_recall")),
+)
+BY_NAME = {j.name: j for j in CATALOG}
+
+
+def get_judge(name: str) -> CatalogJudge:
+    """The catalogue entry ``name``; an unknown name is one line with the closest names."""
+    if name in BY_NAME:
+        return BY_NAME[name]
+    close = difflib.get_close_matches(name, list(BY_NAME), n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(close)}?" if close else f"; known: {', '.join(BY_NAME)}"
+    raise KnowgapError(f"unknown judge '{name}'{hint}")
+
+
+def default_data_dir(start: Path | None = None) -> Path:
+    """The labelled data folder: ``$KNOWGAP_DATA``, else the nearest ``shared/data`` found walking up from
+    ``start`` (default: the current directory)."""
+    if os.environ.get(DATA_ENV):
+        path = Path(os.environ[DATA_ENV])
+        if not path.is_dir():
+            raise KnowgapError(f"{DATA_ENV}={path}: not a folder")
+        return path
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "shared" / "data").is_dir():
+            return folder / "shared" / "data"
+    raise KnowgapError(f"no labelled data folder: give --data DIR or set {DATA_ENV} (no shared/data found above "
+                       f"{here})")
+
+
+def resolve(ref: str, what: str) -> Callable[..., Any]:
+    """The function named ``module:function``; a missing one is a :class:`KnowgapError` naming ``what``."""
+    module_name, _, attr = ref.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):  # the module itself (or its package) is not there
+            raise KnowgapError(f"no {what} yet ({ref} is not available)") from None
+        raise
+    function = getattr(module, attr, None)
+    if not callable(function):
+        raise KnowgapError(f"no {what} yet ({ref} is not available)")
+    return function
+
+
+def validate(name: str, *, data_dir: Path | None = None, limit: int | None = None, judge_model: str | None = None,
+             progress: Progress | None = None) -> ValidityCard:
+    """Measure judge ``name`` with its validator; ``data_dir`` default: :func:`default_data_dir`."""
+    judge = get_judge(name)
+    if judge_model and judge.kind == "offline":
+        raise KnowgapError(f"judge '{name}' is offline: --judge-model does not apply")
+    function = resolve(judge.validator, f"validator for {name}")
+    if judge.call == "rubric":
+        card = function(judge.suite, judge_model=judge_model, limit=limit)
+    else:
+        folder = data_dir if data_dir is not None or not judge.needs_data else default_data_dir()
+        if folder is not None and not folder.is_dir():
+            raise KnowgapError(f"--data {folder}: not a folder")
+        card = function(folder, limit=limit) if judge.call == "data_limit" else \
+            function(folder, limit, judge_model, progress)
+    if not isinstance(card, ValidityCard):
+        raise KnowgapError(f"validator {judge.validator} returned {type(card).__name__}, not a ValidityCard")
+    return card
+
+
+def card_from_labels(path: Path, field: str) -> ValidityCard:
+    """A card from a user's own labels (``knowgap label``), by ``knowgap.labels.cards:card_from_labels``."""
+    function = resolve("knowgap.labels.cards:card_from_labels", "card from your own labels")
+    card = function(path, field)
+    if not isinstance(card, ValidityCard):
+        raise KnowgapError(f"card_from_labels returned {type(card).__name__}, not a ValidityCard")
+    return card
+
+
+# --- the listing (knowgap judges) -----------------------------------------------------------------------------
+
+
+class JudgeRow(BaseModel):
+    """One judge of ``knowgap judges`` with its cards for the current version (one per judge model)."""
+
+    name: str
+    kind: Kind
+    version: str | None
+    decides: str
+    positive: str
+    labelled_set: str
+    metrics: list[str]
+    assessments: list[Assessment]
+    """One per card of the current version (the card inside), or one ``screen`` without a card when there is
+    none."""
+    version_error: str | None = None
+
+
+def cards_for(name: str, version: str) -> list[ValidityCard]:
+    """Every card of this judge version, one per judge model: the one measured here (KNOWGAP_HOME/judge_cards)
+    before the shipped one."""
+    found: dict[str, ValidityCard] = {}
+    for card in (*cards_in(measured_dir()), *shipped_cards()):
+        if card.judge == name and card.version == version:
+            found.setdefault(card_key(card.judge, card.version, card.judge_model), card)
+    return list(found.values())
+
+
+def judge_rows() -> list[JudgeRow]:
+    """Every catalogue judge, its current version, its cards and whether its numbers are reportable."""
+    rows = []
+    for judge in CATALOG:
+        version: str | None
+        error = None
+        try:
+            version = judge.version()
+        except (ImportError, AttributeError) as exc:
+            version, error = None, f"version not found ({judge.version_from}: {exc})"
+        cards = cards_for(judge.name, version) if version else []
+        rows.append(JudgeRow(name=judge.name, kind=judge.kind, version=version, decides=judge.decides,
+                             positive=judge.positive, labelled_set=judge.labelled_set, metrics=list(judge.metrics),
+                             assessments=[assess(c) for c in cards] or [assess(None)],
+                             version_error=error))
+    return rows

@@ -1,0 +1,124 @@
+"""CLI commands of the judge catalogue: ``knowgap judges`` and ``knowgap judge validate``.
+
+Thin: each parses options, calls :mod:`knowgap.judges.catalog` and prints. Heavy imports stay inside.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from knowgap.command_groups import CommandGroups
+
+if TYPE_CHECKING:
+    from knowgap.judges.cards import Assessment, ValidityCard
+
+
+def card_line(card: ValidityCard) -> str:
+    """One line with a card's numbers."""
+    from knowgap.judges.cards import fmt
+
+    sec = "n/a" if card.seconds_per_item is None else f"{card.seconds_per_item:.3g}"
+    model = f"{card.judge_model}: " if card.judge_model else ""
+    return (f"{model}{card.dataset}, n={card.n}: balanced accuracy {fmt(card.balanced_accuracy)}, agreement "
+            f"{fmt(card.agreement)}, kappa {fmt(card.kappa)}, sensitivity {fmt(card.sensitivity)}, specificity "
+            f"{fmt(card.specificity)}, parse failures {card.parse_failures}, {sec} s/item, {card.measured}")
+
+
+def assessment_lines(a: Assessment) -> list[str]:
+    lines = [f"  {a.status}: {a.reason}"]
+    if a.card is not None:
+        lines.append(f"    {card_line(a.card)}")
+    return lines
+
+
+def register(app: typer.Typer, groups: CommandGroups) -> None:
+    @app.command("judges")
+    def judges_cmd(
+        as_json: Annotated[bool, typer.Option("--json", help="One JSON object per judge (for machines).")] = False,
+    ) -> None:
+        """Every judge knowgap runs: kind, version, what it decides, its validity card(s), reportable or screen.
+
+        Reportable: the card shows balanced accuracy >= 0.80. Screen: below that, or no card (not for reporting).
+
+        Cards measured here with 'knowgap judge validate NAME' come before those shipped with knowgap.
+
+        Example: knowgap judges --json   (details: docs/judges.md)
+        """
+        from rich.console import Console
+
+        from knowgap.judges.catalog import judge_rows
+
+        say = Console(highlight=False, soft_wrap=True)
+        rows = judge_rows()
+        if as_json:
+            for row in rows:
+                say.print(json.dumps(row.model_dump(mode="json"), ensure_ascii=False), markup=False)
+            return
+        for row in rows:
+            version = row.version or f"? ({row.version_error})"
+            say.print(f"[bold]{row.name}[/bold] ({row.kind}, {version}): {row.decides}")
+            for a in row.assessments:
+                for line in assessment_lines(a):
+                    say.print(line, markup=False)
+        reportable = sum(any(a.status == "reportable" for a in r.assessments) for r in rows)
+        say.print(f"{len(rows)} judges, {reportable} with a reportable card. Measure one: knowgap judge validate "
+                  "NAME [--judge-model SPEC] [--limit N]")
+
+    @groups.judge.command("validate")
+    def validate_cmd(
+        name: Annotated[str, typer.Argument(help="The judge's catalogue name (knowgap judges).")],
+        judge_model: Annotated[str | None, typer.Option(
+            help="Judge model spec of a model-backed judge (default local:qwen2.5-1.5b).")] = None,
+        limit: Annotated[int | None, typer.Option(
+            min=1, help="Measure on a seeded sample of N rows, equal per label class (default: all rows for an "
+                        "offline judge, 60 for a model-backed one).")] = None,
+        data: Annotated[Path | None, typer.Option(
+            help="The labelled data folder (default: $KNOWGAP_DATA, else the nearest shared/data above the "
+                 "current directory).")] = None,
+        labels: Annotated[Path | None, typer.Option(
+            help="Measure on your own labels (a labels.jsonl written by 'knowgap label') instead.")] = None,
+        field: Annotated[str | None, typer.Option(help="The label field in --labels (default: the judge's "
+                                                       "name).")] = None,
+        out: Annotated[Path | None, typer.Option(help="Also write the card (JSON) here.")] = None,
+        ship: Annotated[bool, typer.Option(
+            "--ship", help="Developers: write the card to knowgap's shipped cards folder instead of "
+                           "KNOWGAP_HOME/judge_cards.")] = False,
+    ) -> None:
+        """Measure a judge against labels and store its validity card for 'knowgap judges' and reports.
+
+        Example: knowgap judge validate abstention
+
+        Example: knowgap judge validate abstention-llm --judge-model local:qwen2.5-1.5b --limit 60
+        """
+        from rich.console import Console
+        from rich.progress import Progress
+
+        from knowgap.errors import KnowgapError
+        from knowgap.judges.cards import SHIPPED_DIR, assess, save_card
+        from knowgap.judges.catalog import card_from_labels, get_judge, validate
+
+        judge = get_judge(name)
+        if labels is not None:
+            if limit is not None or data is not None or judge_model is not None:
+                raise KnowgapError("--labels measures on your own labels: --limit, --data and --judge-model "
+                                   "do not apply")
+            card = card_from_labels(labels, field or judge.name)
+        else:
+            console = Console(stderr=True)
+            with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
+                task = bar.add_task(f"validating {name}", total=None)
+                card = validate(name, data_dir=data, limit=limit, judge_model=judge_model,
+                                progress=lambda done, total: bar.update(task, completed=done, total=total))
+        say = Console(highlight=False, soft_wrap=True)
+        say.print(f"{card.judge} ({card.version}): {card.method}", markup=False)
+        for line in assessment_lines(assess(card)):
+            say.print(line, markup=False)
+        path = save_card(card, SHIPPED_DIR if ship else None)
+        say.print(f"card saved: {path}", markup=False)
+        if out is not None:
+            out.write_text(card.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            say.print(f"card written: {out}", markup=False)

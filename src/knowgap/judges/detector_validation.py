@@ -1,0 +1,304 @@
+"""Validators of the suites' detectors and model judges: each measures one judge of the catalogue on a labelled
+set and returns a :class:`~knowgap.judges.cards.ValidityCard` (``knowgap judge validate NAME``).
+
+Every validator takes ``(data_dir, limit, judge_model, progress)``: ``data_dir`` is a folder laid out like
+``../shared/data`` (read only where a set lives there), ``limit`` a seeded sample balanced between the two label
+classes (None: the whole set), ``judge_model`` the model spec of a model-backed judge (default
+:data:`DEFAULT_JUDGE_MODEL`; ignored by offline judges) and ``progress(done, total)``.
+
+The labelled sets (details and provenance in ``judges/data/labelled/SOURCES.md`` and docs/judges-detectors.md):
+
+- ``clarification`` / ``dangerous-assertion``: real consultation answers (LawBench 3-8, Lawyer LLaMA), labelled
+  for this project by reading them (``labelled/legal_answers.jsonl``);
+- ``clarify-correctness`` (model) / ``clarify-correctness-approx``: final answers built from the clarify cases
+  (:mod:`knowgap.judges.labelled_answers`): the case's reference conclusion (correct), another case's
+  conclusion on the same topic, and the case's own clarifying questions without a conclusion (incorrect);
+- ``extract-claims`` (model): SummEdits summaries (read from ``data_dir``, not shipped) plus the extract suite's
+  handwritten faithful / unfaithful review summaries;
+- ``leak-detector`` / ``gap-matcher`` / ``answer-match``: texts written and labelled for this project against
+  the partial suite's scenarios and the starter cases (``labelled/partial_leaks.jsonl``, ``partial_gaps.jsonl``,
+  ``answer_match.jsonl``).
+
+A model judge's reply that cannot be parsed is a ``None`` verdict, counted as wrong by the card.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from knowgap.judges.cards import Estimate, ValidityCard, binary_card, binary_measures, confusion_of, sha256_files
+from knowgap.judges.labelled_sets import (
+    DEFAULT_JUDGE_MODEL,
+    DEFAULT_MODEL_LIMIT,
+    LegalAnswer,
+    Progress,
+    answer_match_items,
+    clarify_answer_items,
+    extract_claim_items,
+    gap_items,
+    leak_items,
+    legal_answer_items,
+    stratified,
+)
+
+__all__ = ["DEFAULT_JUDGE_MODEL", "validate_answer_match", "validate_clarification", "validate_clarify_correctness",
+           "validate_clarify_correctness_approx", "validate_dangerous_assertion", "validate_extract_claims",
+           "validate_gap_matcher", "validate_leak_detector"]
+
+
+def _offline(judge: str, version: str, positive: str, dataset: str, sha: str, labels: Sequence[bool],
+             decide: Callable[[int], bool], progress: Progress | None, *, method: str, notes: str,
+             groups: Sequence[str] | None = None) -> ValidityCard:
+    """Run an offline detector (``decide(i)``) over every item, timed, and build its card; with ``groups`` (one
+    name per item), the card's ``extra`` also holds sensitivity and specificity within each group."""
+    start = time.perf_counter()
+    verdicts: list[bool | None] = []
+    for i in range(len(labels)):
+        verdicts.append(decide(i))
+        if progress:
+            progress(i + 1, len(labels))
+    seconds = time.perf_counter() - start
+    extra: dict[str, Estimate | float | str] = {}
+    for group in sorted(set(groups or ())):
+        members = [i for i, g in enumerate(groups or ()) if g == group]
+        confusion, _ = confusion_of([verdicts[i] for i in members], [labels[i] for i in members])
+        measures = binary_measures(confusion)
+        for measure in ("sensitivity", "specificity"):
+            if measures[measure].value is not None:
+                extra[f"{measure}_{group}"] = measures[measure]
+    return binary_card(judge, version, verdicts, labels, positive=positive, dataset=dataset, dataset_sha256=sha,
+                       seconds=seconds, method=method, notes=notes, extra=extra)
+
+
+def _method(n_all: int, chosen: Sequence[int], limit: int | None, what: str) -> str:
+    if limit is None or len(chosen) >= n_all:
+        return f"all {n_all} {what}"
+    return f"seeded sample of {len(chosen)} of {n_all} {what}, balanced between the two labels (seed 0)"
+
+
+# --- clarify: the clarification signals and dangerous assertions --------------------------------------------
+
+
+def _origin(rows: Sequence[LegalAnswer]) -> list[str]:
+    return ["written" if r.source == "written-for-knowgap" else "real" for r in rows]
+
+
+def validate_clarification(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+                           progress: Progress | None = None) -> ValidityCard:
+    """The clarification detector (does the response ask the user for information?) on real consultation
+    answers labelled for this project."""
+    from knowgap.judges.clarification import CLARIFICATION_VERSION, clarification_signals
+
+    items, path = legal_answer_items()
+    labels_all = [it.asks for it in items]
+    chosen = stratified(labels_all, limit)
+    rows = [items[i] for i in chosen]
+    return _offline("clarification", CLARIFICATION_VERSION, "asks the user for information", path.name,
+                    sha256_files([path]), [r.asks for r in rows],
+                    lambda i: clarification_signals(rows[i].text, rows[i].query).asked, progress,
+                    method=_method(len(items), chosen, limit, "labelled answers"), groups=_origin(rows),
+                    notes="94 real Chinese answers (LawBench 3-8 lawyer answers, Lawyer LLaMA answers and lawyer "
+                          "turns; answers with a question mark over-sampled) labelled for this project by one "
+                          "annotator who did not look at the detector's verdicts, plus 32 short answers written "
+                          "for the project (zh + en); extra gives sensitivity / specificity per origin.")
+
+
+def validate_dangerous_assertion(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+                                 progress: Progress | None = None) -> ValidityCard:
+    """The dangerous-assertion detector (an overconfident, unqualified assertion) on the same labelled answers."""
+    from knowgap.judges.clarification import DANGER_VERSION, dangerous_assertions
+
+    items, path = legal_answer_items()
+    labels_all = [it.overconfident for it in items]
+    chosen = stratified(labels_all, limit)
+    rows = [items[i] for i in chosen]
+    return _offline("dangerous-assertion", DANGER_VERSION, "makes an overconfident assertion", path.name,
+                    sha256_files([path]), [r.overconfident for r in rows],
+                    lambda i: bool(dangerous_assertions(rows[i].text)), progress,
+                    method=_method(len(items), chosen, limit, "labelled answers"), groups=_origin(rows),
+                    notes="The 94 real answers (LawBench, Lawyer LLaMA; answers with certainty words over-sampled) "
+                          "hold no overconfident assertion, so they measure specificity only; every positive is "
+                          "one of 32 answers written for the project by someone who had read the detector's "
+                          "docstring (some deliberately without its words). Sensitivity is therefore measured on "
+                          "synthetic text; extra gives sensitivity / specificity per origin.")
+
+
+# --- clarify: final-answer correctness ----------------------------------------------------------------------
+
+
+def validate_clarify_correctness_approx(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+                                        progress: Progress | None = None) -> ValidityCard:
+    """The offline approximation of final correctness (conclusion terms present, no further question)."""
+    from knowgap.judges.clarification import clarification_signals
+    from knowgap.suites.clarify.judging import APPROX_VERSION, approximate_correct
+
+    items, path = clarify_answer_items()
+    chosen = stratified([it.correct for it in items], limit)
+    rows = [items[i] for i in chosen]
+
+    def decide(i: int) -> bool:
+        row = rows[i]
+        asked = clarification_signals(row.answer, row.case.query).asked
+        return approximate_correct(row.answer, row.case.conclusion_terms, asked)[0]
+
+    return _offline("clarify-correctness-approx", APPROX_VERSION, "correct final answer",
+                    f"clarify/{path.name} (constructed answers)", sha256_files([path]),
+                    [r.correct for r in rows], decide, progress,
+                    method=_method(len(items), chosen, limit, "constructed final answers"),
+                    notes=_CLARIFY_ANSWER_NOTES)
+
+
+_CLARIFY_ANSWER_NOTES = (
+    "Constructed, labelled by construction: per clarify case its reference conclusion verbatim (correct), the "
+    "conclusion of the next case of the same topic and language (incorrect: another outcome or amount) and its "
+    "own expected clarifying questions with no conclusion (incorrect). Positives are verbatim references, so "
+    "sensitivity on paraphrased real answers is lower than measured here; negation is not exercised.")
+
+
+def validate_clarify_correctness(data_dir: Path, limit: int | None = DEFAULT_MODEL_LIMIT,
+                                 judge_model: str | None = None,
+                                 progress: Progress | None = None) -> ValidityCard:
+    """The clarify final-correctness model judge (``correctness_prompt``) through the model gateway."""
+    from knowgap.engine.gateway import ModelGateway
+    from knowgap.models.structured import ParseFailure
+    from knowgap.models.types import ChatRequest
+    from knowgap.suites.clarify.judging import parse_verdict
+    from knowgap.suites.clarify.prompts import CORRECTNESS_VERSION, correctness_prompt
+
+    spec = judge_model or DEFAULT_JUDGE_MODEL
+    items, path = clarify_answer_items()
+    chosen = stratified([it.correct for it in items], limit)
+    rows = [items[i] for i in chosen]
+    verdicts: list[bool | None] = []
+    start = time.perf_counter()
+    with ModelGateway.open(run_id=f"validate-{CORRECTNESS_VERSION}") as gateway:
+        for i, row in enumerate(rows):
+            user = "用户" if row.case.lang == "zh" else "User"
+            prompt = correctness_prompt(row.case, f"{user}: {row.case.query}", row.answer)
+            call = gateway.call_sync(spec, "judge", ChatRequest.simple(prompt, max_tokens=150, seed=0))
+            parsed = None if call.response is None else parse_verdict(call.response.text)
+            verdicts.append(None if parsed is None or isinstance(parsed, ParseFailure)
+                            else parsed.verdict == "correct")
+            if progress:
+                progress(i + 1, len(rows))
+    return binary_card("clarify-correctness", CORRECTNESS_VERSION, verdicts, [r.correct for r in rows],
+                       positive="correct final answer", dataset=f"clarify/{path.name} (constructed answers)",
+                       dataset_sha256=sha256_files([path]), seconds=time.perf_counter() - start,
+                       judge_model=spec, method=_method(len(items), chosen, limit, "constructed final answers")
+                       + "; the conversation shown to the judge is the user's question alone; "
+                         "'partially_correct' counts as not correct; unparsed or failed calls count as wrong",
+                       notes=_CLARIFY_ANSWER_NOTES)
+
+
+# --- extract: claim-level faithfulness by a judge model -----------------------------------------------------
+
+
+def validate_extract_claims(data_dir: Path, limit: int | None = 40, judge_model: str | None = None,
+                            progress: Progress | None = None) -> ValidityCard:
+    """The extract claim judge (decompose + verify): positive = it finds an unsupported claim (score < 1), on
+    SummEdits summaries and the extract suite's handwritten review summaries."""
+    from knowgap.engine.gateway import ModelCallFailed, ModelGateway
+    from knowgap.models.types import ChatRequest, ChatResponse
+    from knowgap.suites.extract.claims_judge import PROMPT_VERSION, judge_faithfulness
+
+    spec = judge_model or DEFAULT_JUDGE_MODEL
+    items, paths = extract_claim_items(data_dir)
+    chosen = stratified([not it.faithful for it in items], limit)
+    rows = [items[i] for i in chosen]
+    verdicts: list[bool | None] = []
+    start = time.perf_counter()
+    with ModelGateway.open(run_id=f"validate-{PROMPT_VERSION}") as gateway:
+        gateway.client(spec)
+
+        async def generate(request: ChatRequest) -> ChatResponse:
+            return await gateway.generate(spec, "judge", request)
+
+        for i, row in enumerate(rows):
+            try:
+                result = gateway._run(judge_faithfulness(row.source, row.summary, generate, seed=0))
+            except ModelCallFailed:  # a failed judge call is a wrong verdict, counted like a parse failure
+                verdicts.append(None)
+            else:
+                if result.outcome == "judge_parse_failure":
+                    verdicts.append(None)
+                else:
+                    verdicts.append(result.outcome == "scored" and (result.score or 0.0) < 1.0)
+            if progress:
+                progress(i + 1, len(rows))
+    n_summedits = sum(r.benchmark == "summedits" for r in rows)
+    return binary_card("extract-claims", PROMPT_VERSION, verdicts, [not r.faithful for r in rows],
+                       positive="unfaithful summary (an unsupported claim)",
+                       dataset="summedits (documents <= 800 characters) + extract/handwritten_calibration.jsonl",
+                       dataset_sha256=sha256_files(paths), seconds=time.perf_counter() - start, judge_model=spec,
+                       method=_method(len(items), chosen, limit, "summaries")
+                       + f" ({n_summedits} SummEdits, {len(rows) - n_summedits} handwritten); "
+                         "parse failures and failed calls count as wrong",
+                       notes="Review-length SummEdits documents only (<= 800 characters: its samsum dialogues; "
+                             "the news and sales-call documents are longer than any review and cost a CPU judge "
+                             "minutes each). Dialogues are not reviews (the judge's prompt says REVIEW); English "
+                             "except the handwritten Chinese pairs. SummEdits states no licence: read from the "
+                             "data folder, not shipped.")
+
+
+# --- partial: leaks and named gaps --------------------------------------------------------------------------
+
+
+def validate_leak_detector(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+                           progress: Progress | None = None) -> ValidityCard:
+    """The partial suite's leak detector: does a text reveal a value the role may not see?"""
+    from knowgap.suites.partial.leak import VERSION, find_leaks
+
+    items, path = leak_items()
+    chosen = stratified([it.leaks for it in items], limit)
+    rows = [items[i] for i in chosen]
+    return _offline("leak-detector", VERSION, "reveals a hidden value", path.name, sha256_files([path]),
+                    [r.leaks for r in rows], lambda i: bool(find_leaks(rows[i].text, rows[i].prints)), progress,
+                    method=_method(len(items), chosen, limit, "labelled texts"),
+                    notes="Texts written for this project against the partial suite's own scenarios (the hidden "
+                          "values of each scenario's restricted roles), labelled by the author: leaks in other "
+                          "formats, partial leaks, paraphrased leaks; non-leaks that name the hidden field or "
+                          "repeat visible values. Synthetic.")
+
+
+def validate_gap_matcher(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+                         progress: Progress | None = None) -> ValidityCard:
+    """The partial suite's gap matcher: does a gap the agent named refer to a given hidden field?"""
+    from knowgap.suites.partial.scoring import GAP_MATCH_VERSION, gap_matches
+
+    items, path = gap_items()
+    chosen = stratified([it.match for it in items], limit)
+    rows = [items[i] for i in chosen]
+    return _offline("gap-matcher", GAP_MATCH_VERSION, "the named gap refers to the field", path.name,
+                    sha256_files([path]), [r.match for r in rows],
+                    lambda i: gap_matches(rows[i].named, rows[i].path, rows[i].aliases), progress,
+                    method=_method(len(items), chosen, limit, "labelled (named gap, field) pairs"),
+                    notes="Named gaps written for this project as an agent paraphrases them (zh + en) against the "
+                          "hidden fields of 8 partial scenarios (4 families), 4 matching and 4 naming another field "
+                          "per scenario, labelled by the author; most matching ones do not reuse a field label. "
+                          "Synthetic.")
+
+
+# --- starter: answer matching -------------------------------------------------------------------------------
+
+
+def validate_answer_match(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+                          progress: Progress | None = None) -> ValidityCard:
+    """The starter suite's answer matcher (an accepted answer appears in the response)."""
+    from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION, contains_answer
+
+    items, path = answer_match_items()
+    chosen = stratified([it.correct for it in items], limit)
+    rows = [items[i] for i in chosen]
+    return _offline("answer-match", ANSWER_MATCH_VERSION, "gives the right answer", path.name,
+                    sha256_files([path]), [r.correct for r in rows],
+                    lambda i: contains_answer(rows[i].response, rows[i].answers), progress,
+                    method=_method(len(items), chosen, limit, "labelled responses"),
+                    notes=_ANSWER_NOTES)
+
+
+_ANSWER_NOTES = ("Responses to the 8 answerable starter questions (zh + en) written for this project the ways a "
+                 "model answers: the accepted string, other number or word forms, paraphrases; wrong values, "
+                 "near-misses that contain the accepted string (145 for 45, 1600 for 160), other facts of the "
+                 "context. Labelled by the author. Synthetic, and near-misses are over-represented.")

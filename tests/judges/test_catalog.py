@@ -1,0 +1,225 @@
+"""The judge catalogue, its validators and the commands 'knowgap judges' / 'knowgap judge validate'."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from knowgap.errors import InputError, KnowgapError
+from knowgap.judges import catalog
+from knowgap.judges.cards import REPORTABLE_BALANCED_ACCURACY, ValidityCard, binary_card
+from knowgap.judges.catalog import CATALOG, CatalogJudge, default_data_dir, get_judge, validate
+from knowgap.judges.validation import stratified_sample, validate_abstention, validate_factuality_llm
+from tests.helpers import knowgap_cli, scripted, write_jsonl
+
+ANSWERED = "Gross earnings include basic pay and bonuses."
+ABSTAINED = "The context does not specify the fee, so I cannot answer."
+
+
+def policybench(folder: Path, rows: list[dict[str, Any]]) -> Path:
+    """A data folder laid out like shared/data with ``rows`` as the PolicyBench dev responses."""
+    full = [{"question": f"q{i}?", "expected_answer": "The fee is $5.", "question_id": f"Q{i}", **r}
+            for i, r in enumerate(rows)]
+    write_jsonl(folder / "policybench" / "responses_dev.jsonl", full)
+    return folder
+
+
+def small_set(folder: Path) -> Path:
+    """6 answers (2 labelled abstentions, one of which the detector misses) and 2 abstentions."""
+    rows = [{"response": ANSWERED, "abstention": "no", "factuality": "tier_1"},
+            {"response": ANSWERED, "abstention": "no", "factuality": "tier_3"},
+            {"response": ANSWERED, "abstention": "yes", "factuality": "NA"},
+            {"response": ABSTAINED, "abstention": "yes", "factuality": "NA"},
+            {"response": ABSTAINED, "abstention": "yes", "factuality": "NA"},
+            {"response": ANSWERED, "abstention": "no", "factuality": "tier_2"},
+            {"response": ANSWERED, "abstention": "no", "factuality": "tier_3"}]
+    return policybench(folder, rows)
+
+
+def test_every_judge_has_a_current_version_and_a_validator_reference() -> None:
+    for judge in CATALOG:
+        assert judge.version(), judge.name
+        module, _, function = judge.validator.partition(":")
+        assert module.startswith("knowgap.") and function.startswith("validate_"), judge.name
+    assert len({j.name for j in CATALOG}) == len(CATALOG)
+    assert get_judge("abstention-llm").version() == "abstention_v1"  # from judges/data/abstention.yaml
+
+
+def test_unknown_judge_suggests_the_closest_names() -> None:
+    with pytest.raises(KnowgapError, match="unknown judge 'abstension'; did you mean abstention"):
+        get_judge("abstension")
+
+
+def test_a_validator_not_written_yet_is_one_clear_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    missing = CatalogJudge("later", "offline", "x", "knowgap.judges.abstention:VERSION", "x", "x",
+                           "knowgap.judges.not_there:validate_later")
+    gone = CatalogJudge("gone", "offline", "x", "knowgap.judges.abstention:VERSION", "x", "x",
+                        "knowgap.judges.abstention:validate_gone")
+    monkeypatch.setitem(catalog.BY_NAME, "later", missing)
+    monkeypatch.setitem(catalog.BY_NAME, "gone", gone)
+    with pytest.raises(KnowgapError, match=r"^no validator for later yet \(knowgap.judges.not_there"):
+        validate("later", data_dir=tmp_path)
+    with pytest.raises(KnowgapError, match="^no validator for gone yet"):
+        validate("gone", data_dir=tmp_path)
+
+
+def _card(name: str, *args: Any, **kwargs: Any) -> ValidityCard:
+    return binary_card(name, "v", [True, False], [True, False], positive="p", dataset=json.dumps(
+        [str(a) for a in args] + [f"{k}={v}" for k, v in sorted(kwargs.items())]), dataset_sha256="0")
+
+
+def fake_data_limit(data_dir: Path, *, limit: int | None) -> ValidityCard:
+    return _card("data_limit", data_dir.name, limit=limit)
+
+
+def fake_rubric(suite: str, *, judge_model: str | None, limit: int | None) -> ValidityCard:
+    return _card("rubric", suite, judge_model=judge_model, limit=limit)
+
+
+def fake_standard(data_dir: Path | None, limit: int | None, judge_model: str | None, progress: Any) -> ValidityCard:
+    return _card("standard", data_dir, limit=limit)
+
+
+def test_a_judge_whose_labels_ship_needs_no_data_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KNOWGAP_DATA", "/nonexistent/knowgap-data")  # would be an error if it were looked up
+    monkeypatch.setitem(catalog.BY_NAME, "fs", CatalogJudge("fs", "offline", "x", "spec:abstention", "x", "x",
+                                                            "tests.judges.test_catalog:fake_standard",
+                                                            needs_data=False))
+    assert json.loads(validate("fs", limit=5).dataset) == ["None", "limit=5"]
+    assert get_judge("element-coverage").needs_data is False
+
+
+def test_validators_with_other_signatures_are_adapted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    here = "tests.judges.test_catalog"
+    monkeypatch.setitem(catalog.BY_NAME, "fd", CatalogJudge("fd", "offline", "x", "spec:abstention", "x", "x",
+                                                            f"{here}:fake_data_limit", call="data_limit"))
+    monkeypatch.setitem(catalog.BY_NAME, "fr", CatalogJudge("fr", "model", "x", "spec:abstention", "x", "x",
+                                                            f"{here}:fake_rubric", call="rubric", suite="partial"))
+    data = tmp_path / "mydata"
+    data.mkdir()
+    assert json.loads(validate("fd", data_dir=data, limit=7).dataset) == ["mydata", "limit=7"]
+    assert json.loads(validate("fr", judge_model="local:x", limit=3).dataset) == [
+        "partial", "judge_model=local:x", "limit=3"]
+    with pytest.raises(KnowgapError, match="offline: --judge-model does not apply"):
+        validate("fd", data_dir=data, judge_model="local:x")
+
+
+def test_data_dir_from_the_environment_or_the_nearest_shared_data(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    monkeypatch.delenv("KNOWGAP_DATA", raising=False)
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    deep = tmp_path / "main" / "src"
+    deep.mkdir(parents=True)
+    assert default_data_dir(deep) == tmp_path / "shared" / "data"
+    lonely = tmp_path.parent / f"{tmp_path.name}-nothing"
+    lonely.mkdir()
+    if not any((p / "shared" / "data").is_dir() for p in lonely.parents):
+        with pytest.raises(KnowgapError, match="no labelled data folder: give --data DIR or set KNOWGAP_DATA"):
+            default_data_dir(lonely)
+    monkeypatch.setenv("KNOWGAP_DATA", str(deep))
+    assert default_data_dir(lonely) == deep
+    monkeypatch.setenv("KNOWGAP_DATA", str(tmp_path / "absent"))
+    with pytest.raises(KnowgapError, match="KNOWGAP_DATA=.*absent: not a folder"):
+        default_data_dir()
+
+
+def test_stratified_sample_is_seeded_balanced_and_nested() -> None:
+    labels = [True] * 10 + [False] * 90
+    rows = list(range(100))
+    twenty = stratified_sample(rows, labels, 20)
+    assert sum(labels[i] for i in twenty) == 10 and len(twenty) == 20
+    assert stratified_sample(rows, labels, 20) == twenty  # seeded
+    assert stratified_sample(rows, labels, 10) == twenty[:10]  # a smaller limit: the first rows of a larger one
+    thirty = stratified_sample(rows, labels, 30)  # the small class gives its rest to the large one
+    assert sum(labels[i] for i in thirty) == 10 and len(thirty) == 30
+    assert stratified_sample(rows, labels, None) == rows
+    with pytest.raises(KnowgapError, match="at least 1"):
+        stratified_sample(rows, labels, 0)
+
+
+def test_abstention_validator_counts_each_disagreement(tmp_path: Path) -> None:
+    card = validate_abstention(small_set(tmp_path))
+    assert card.judge == "abstention" and card.n == 7
+    assert card.confusion is not None
+    assert (card.confusion.tp, card.confusion.fn, card.confusion.fp, card.confusion.tn) == (2, 1, 0, 4)
+    assert card.balanced_accuracy is not None and card.balanced_accuracy.value == pytest.approx((2 / 3 + 1) / 2)
+    assert len(card.dataset_sha256) == 64 and card.method.startswith("all rows")
+    limited = validate_abstention(tmp_path, limit=4)
+    assert limited.n == 4 and limited.confusion is not None and limited.confusion.tp + limited.confusion.fn == 2
+
+
+def test_a_bad_label_names_file_line_and_field(tmp_path: Path) -> None:
+    policybench(tmp_path, [{"response": ANSWERED, "abstention": "maybe", "factuality": "NA"}])
+    with pytest.raises(InputError, match=r"responses_dev.jsonl, line 1, field 'abstention': label 'maybe'"):
+        validate_abstention(tmp_path)
+    with pytest.raises(KnowgapError, match="labelled set not found: .*nowhere"):
+        validate_abstention(tmp_path / "nowhere")
+
+
+def test_factuality_llm_counts_parse_failures_as_wrong(tmp_path: Path) -> None:
+    small_set(tmp_path)
+    # the 4 answered rows in file order: tier_1, tier_3, tier_2, tier_3 (acceptable, not, acceptable, not)
+    judge = scripted(tmp_path, '{"outcome": "tier_2"}', '{"outcome": "tier_3"}', "I cannot tell",
+                     '{"outcome": "tier_1"}')
+    seen: list[tuple[int, int]] = []
+    card = validate_factuality_llm(tmp_path, judge_model=judge, progress=lambda d, t: seen.append((d, t)))
+    assert card.judge == "factuality-llm" and card.version == "factuality_v1" and card.judge_model == judge
+    assert card.n == 4 and card.parse_failures == 1
+    assert card.confusion is not None
+    assert (card.confusion.tp, card.confusion.fn, card.confusion.fp, card.confusion.tn) == (1, 1, 1, 1)
+    assert card.extra["exact_tier_agreement"] == 0.25
+    assert seen[-1] == (4, 4)
+
+
+def test_cli_validate_saves_a_measured_card_that_judges_lists(tmp_path: Path, kg_home: Path) -> None:
+    data = small_set(tmp_path / "data")
+    out = tmp_path / "card.json"
+    proc = knowgap_cli("judge", "validate", "abstention", "--data", str(data), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert f"n=7: balanced accuracy {(2 / 3 + 1) / 2:.2f}" in proc.stdout
+    saved = list((kg_home / "judge_cards").glob("abstention@*.json"))
+    assert len(saved) == 1 and ValidityCard.model_validate_json(out.read_text()).n == 7
+    listed = knowgap_cli("judges", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {r["name"]: r for r in map(json.loads, listed.stdout.splitlines())}
+    assert set(rows) == {j.name for j in CATALOG}
+    mine = rows["abstention"]["assessments"][0]
+    assert mine["card"]["n"] == 7  # the card measured here comes before the shipped one
+    assert mine["status"] == ("reportable" if (2 / 3 + 1) / 2 >= REPORTABLE_BALANCED_ACCURACY else "screen")
+
+
+def test_cli_errors_are_one_line(tmp_path: Path) -> None:
+    for args, message in ((("abstension",), "did you mean abstention"),
+                          (("abstention", "--data", str(tmp_path)), "labelled set not found"),
+                          (("abstention", "--labels", str(tmp_path / "l.jsonl"), "--limit", "3"),
+                           "--labels measures on your own labels")):
+        proc = knowgap_cli("judge", "validate", *args)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_a_judge_without_a_card_is_a_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    unmeasured = CatalogJudge("unmeasured", "offline", "x", "spec:abstention", "x", "x", "m:validate_x")
+    monkeypatch.setattr(catalog, "CATALOG", (*CATALOG, unmeasured))
+    rows = {r.name: r for r in catalog.judge_rows()}
+    (only,) = rows["unmeasured"].assessments
+    assert only.status == "screen" and only.card is None and "no validity card" in only.reason
+    assert rows["abstention"].assessments[0].status == "reportable"  # its shipped card
+
+
+def test_own_labels_go_through_the_labels_module(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--labels calls knowgap.labels.cards.card_from_labels(path, field) (stood in for by a module here)."""
+    import sys
+    import types
+
+    stand_in = types.ModuleType("knowgap.labels.cards")
+    stand_in.card_from_labels = lambda path, field: _card("own", path.name, field=field)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "knowgap.labels.cards", stand_in)
+    card = catalog.card_from_labels(tmp_path / "labels.jsonl", "abstained")
+    assert json.loads(card.dataset) == ["labels.jsonl", "field=abstained"]
+    stand_in.card_from_labels = lambda path, field: "not a card"  # type: ignore[attr-defined]
+    with pytest.raises(KnowgapError, match="returned str, not a ValidityCard"):
+        catalog.card_from_labels(tmp_path / "labels.jsonl", "abstained")

@@ -1,0 +1,159 @@
+"""The validators of the suites' detectors and model judges: each runs on its real labelled set (or a tiny real
+input with a fake judge model) and produces a card with the right counts; the offline detectors are re-measured
+on their whole labelled sets and must not fall below their shipped cards."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from knowgap.errors import InputError
+from knowgap.judges import detector_validation as dv
+from knowgap.judges import labelled_sets
+from knowgap.judges.cards import SHIPPED_DIR, ValidityCard, card_key
+from knowgap.judges.labelled_sets import stratified
+from knowgap.models import registry as model_registry
+from knowgap.models.registry import register_provider
+from knowgap.models.types import ChatRequest, ChatResponse
+from tests.fakes.models import Fixed, Replies
+from tests.helpers import REPO
+
+SUMMEDITS_FIXTURE = REPO / "tests" / "fixtures" / "extract" / "faithfulness" / "summedits" / \
+    "summedits_samsum_extract.json"
+
+OFFLINE: dict[str, Callable[..., ValidityCard]] = {
+    "clarification": dv.validate_clarification,
+    "dangerous-assertion": dv.validate_dangerous_assertion,
+    "clarify-correctness-approx": dv.validate_clarify_correctness_approx,
+    "leak-detector": dv.validate_leak_detector,
+    "gap-matcher": dv.validate_gap_matcher,
+    "answer-match": dv.validate_answer_match,
+}
+
+
+def _labels(name: str) -> list[bool]:
+    if name in ("clarification", "dangerous-assertion"):
+        items, _ = labelled_sets.legal_answer_items()
+        return [it.asks if name == "clarification" else it.overconfident for it in items]
+    if name == "clarify-correctness-approx":
+        return [it.correct for it in labelled_sets.clarify_answer_items()[0]]
+    if name == "leak-detector":
+        return [it.leaks for it in labelled_sets.leak_items()[0]]
+    if name == "gap-matcher":
+        return [it.match for it in labelled_sets.gap_items()[0]]
+    return [it.correct for it in labelled_sets.answer_match_items()[0]]
+
+
+@pytest.fixture(autouse=True)
+def _own_providers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake judge models registered here stay in this test."""
+    monkeypatch.setattr(model_registry, "_FACTORIES", dict(model_registry._FACTORIES))
+
+
+# --- the sample -------------------------------------------------------------------------------------------------
+
+
+def test_stratified_balances_the_labels_and_a_smaller_sample_starts_a_larger_one() -> None:
+    labels = [True] * 10 + [False] * 30
+    small, large = stratified(labels, 6), stratified(labels, 30)
+    assert sum(labels[i] for i in small) == 3
+    assert sum(labels[i] for i in large) == 10  # every positive, the rest negatives
+    assert large[:6] == small
+    assert len(set(large)) == 30
+    assert stratified(labels, None) == list(range(40))
+
+
+# --- offline detectors ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(OFFLINE))
+def test_an_offline_validator_counts_every_item_of_its_labelled_set(name: str, tmp_path: Path) -> None:
+    labels = _labels(name)
+    done: list[int] = []
+    card = OFFLINE[name](tmp_path, 12, None, lambda d, _n: done.append(d))
+    assert card.judge == name and card.judge_model is None
+    assert card.n == 12 and done[-1] == 12
+    assert card.confusion is not None
+    assert card.confusion.tp + card.confusion.fn == 6 == card.confusion.fp + card.confusion.tn
+    assert card.dataset_sha256 and f"seeded sample of 12 of {len(labels)}" in card.method
+
+
+@pytest.mark.parametrize("name", sorted(OFFLINE))
+def test_an_offline_detector_does_not_fall_below_its_shipped_card(name: str, tmp_path: Path) -> None:
+    """Re-measure on the whole labelled set (the detectors are deterministic, so the only noise is a changed
+    set). A drop below the shipped card's own lower 95% bound is a regression; a changed set or version needs a
+    re-measured card (``knowgap judge validate NAME`` and save it to judges/cards)."""
+    card = OFFLINE[name](tmp_path, None, None, None)
+    labels = _labels(name)
+    assert card.n == len(labels) and card.confusion is not None
+    assert card.confusion.tp + card.confusion.fn == sum(labels)
+    path = SHIPPED_DIR / f"{card_key(card.judge, card.version)}.json"
+    assert path.is_file(), f"no shipped card for {card.judge} version {card.version}: re-measure and ship it"
+    shipped = ValidityCard.model_validate_json(path.read_text(encoding="utf-8"))
+    assert shipped.dataset_sha256 == card.dataset_sha256, f"{card.dataset} changed: re-measure the {name} card"
+    assert shipped.balanced_accuracy is not None and card.balanced_accuracy is not None
+    floor = shipped.balanced_accuracy.ci_low
+    assert floor is not None and card.balanced_accuracy.value is not None
+    assert card.balanced_accuracy.value >= floor, (
+        f"{name}: balanced accuracy {card.balanced_accuracy.value:.3f} fell below the shipped card's "
+        f"lower bound {floor:.3f} (card {shipped.balanced_accuracy.value:.3f})")
+
+
+def test_a_bad_labelled_line_names_file_line_and_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "labelled"
+    folder.mkdir()
+    good = json.dumps({"id": "x", "question": "q", "answers": ["1"], "response": "1", "correct": True})
+    (folder / "answer_match.jsonl").write_text(good + "\n" + good.replace('"correct": true', '"correct": "maybe"')
+                                                + "\n", encoding="utf-8")
+    monkeypatch.setattr(labelled_sets, "LABELLED_DIR", folder)
+    with pytest.raises(InputError, match=r"answer_match.jsonl, line 2, field 'correct'"):
+        dv.validate_answer_match(tmp_path)
+
+
+# --- model judges, with fake judge models -----------------------------------------------------------------------
+
+
+def test_clarify_correctness_counts_verdicts_and_parse_failures(tmp_path: Path) -> None:
+    register_provider("cards-correct", lambda spec, _rest: Fixed('{"verdict": "correct", "reason": "same"}', spec))
+    card = dv.validate_clarify_correctness(tmp_path, 8, "cards-correct:m", None)
+    assert (card.judge_model, card.n, card.parse_failures) == ("cards-correct:m", 8, 0)
+    assert card.confusion is not None and (card.confusion.tp, card.confusion.fp) == (4, 4)
+    assert card.sensitivity is not None and card.sensitivity.value == 1.0
+
+    register_provider("cards-garbled", lambda spec, _rest: Fixed("I think it is right.", spec))
+    garbled = dv.validate_clarify_correctness(tmp_path, 8, "cards-garbled:m", None)
+    assert garbled.parse_failures == 8
+    assert garbled.confusion is not None and garbled.confusion.tp + garbled.confusion.tn == 0
+
+
+def _claims_judge(supported: bool) -> Callable[[ChatRequest], ChatResponse]:
+    def reply(request: ChatRequest) -> ChatResponse:
+        if "CLAIMS:" in request.messages[-1].content:
+            verdict = "supported" if supported else "not_supported"
+            return ChatResponse(text=json.dumps({"verdicts": [{"claim": 1, "verdict": verdict}]}))
+        return ChatResponse(text='{"claims": ["one claim"]}')
+    return reply
+
+
+def test_extract_claims_runs_on_summedits_and_the_handwritten_pairs(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "faithfulness" / "summedits").mkdir(parents=True)
+    shutil.copy(SUMMEDITS_FIXTURE, data / "faithfulness" / "summedits" / "summedits_samsum.json")
+    register_provider("cards-unsupported", lambda spec, _rest: Replies(*[_claims_judge(False)] * 40, spec=spec))
+    card = dv.validate_extract_claims(data, 10, "cards-unsupported:m", None)
+    assert card.n == 10 and card.parse_failures == 0
+    assert card.confusion is not None and (card.confusion.tp, card.confusion.fp) == (5, 5)  # always "unfaithful"
+    assert "SummEdits" in card.method and "handwritten" in card.method
+
+    register_provider("cards-half", lambda spec, _rest: Replies('{"claims": ["a"]}', "not json", spec=spec))
+    broken = dv.validate_extract_claims(data, 1, "cards-half:m", None)
+    assert broken.parse_failures == 1
+
+
+def test_extract_claims_without_summedits_names_the_folder(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="summedits"):
+        dv.validate_extract_claims(tmp_path, 4, "never-called:m", None)

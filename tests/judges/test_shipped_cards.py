@@ -1,0 +1,95 @@
+"""The validity cards shipped with knowgap: each names its judge's current version, and the offline judges still
+measure as well as their card says on a fresh stratified sample (a regression fails here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowgap.errors import KnowgapError
+from knowgap.judges.cards import shipped_cards
+from knowgap.judges.catalog import BY_NAME, resolve, validate
+from tests.helpers import SHARED_DATA
+
+SAMPLE = 80
+"""Rows re-measured per judge (equal per label class)."""
+CHEAP = {"abstention"}
+"""Judges whose re-measurement takes well under a second; the others are marked slow."""
+
+
+def test_shipped_cards_are_for_the_current_versions() -> None:
+    cards = shipped_cards()
+    assert cards, "no shipped cards"
+    for card in cards:
+        assert card.judge in BY_NAME, f"shipped card for unknown judge {card.judge}"
+        current = BY_NAME[card.judge].version()
+        assert card.version == current, (
+            f"shipped card {card.key} is stale: {card.judge} is now version {current}; re-run "
+            f"`knowgap judge validate {card.judge} --ship`" + (f" --judge-model {card.judge_model}"
+                                                               if card.judge_model else ""))
+        assert card.n > 0 and card.balanced_accuracy is not None and card.balanced_accuracy.value is not None
+
+
+def _offline_with_validator() -> list[object]:
+    params: list[object] = []
+    for card in shipped_cards():
+        judge = BY_NAME.get(card.judge)
+        if judge is None or judge.kind != "offline" or judge.call != "standard":
+            continue
+        try:
+            resolve(judge.validator, "validator")
+        except KnowgapError:
+            continue
+        marks = [] if card.judge in CHEAP else [pytest.mark.slow]
+        params.append(pytest.param(card.judge, marks=marks, id=card.judge))
+    return params
+
+
+def _drop(name: str) -> str | None:
+    """Why a fresh sample of judge ``name`` shows a real drop from its shipped card, or None: the sample's
+    balanced accuracy, upper 95% bound included, is below the shipped value (sampling noise alone keeps the
+    shipped value inside the sample's interval about 97% of the time)."""
+    assert SHARED_DATA is not None
+    judge = BY_NAME[name]
+    (shipped,) = [c for c in shipped_cards() if c.judge == name and c.version == judge.version()]
+    fresh = validate(name, data_dir=SHARED_DATA, limit=SAMPLE)
+    assert fresh.n == min(SAMPLE, shipped.n)
+    assert fresh.balanced_accuracy is not None and fresh.balanced_accuracy.ci_high is not None
+    assert shipped.balanced_accuracy is not None and shipped.balanced_accuracy.value is not None
+    if fresh.balanced_accuracy.ci_high >= shipped.balanced_accuracy.value:
+        return None
+    return (f"{name} regressed: balanced accuracy {fresh.balanced_accuracy.value:.3f} "
+            f"[{fresh.balanced_accuracy.ci_low:.3f}, {fresh.balanced_accuracy.ci_high:.3f}] on {fresh.n} rows, "
+            f"shipped card {shipped.balanced_accuracy.value:.3f}")
+
+
+needs_data = pytest.mark.skipif(SHARED_DATA is None,
+                                reason="../shared/data (the labelled calibration data) is not next to this checkout")
+
+
+@needs_data
+@pytest.mark.parametrize("name", _offline_with_validator())
+def test_a_fresh_sample_shows_no_drop(name: str) -> None:
+    problem = _drop(name)
+    assert problem is None, problem
+
+
+@needs_data
+def test_a_judge_that_got_worse_fails_the_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The abstention detector made to miss one abstention in four (balanced accuracy about 0.86 instead of
+    0.98) is caught on the same 80-row sample."""
+    from knowgap.judges import abstention
+
+    real = abstention.judge_abstention
+    calls = {"n": 0}
+
+    def worse(text: str) -> abstention.AbstentionVerdict:
+        verdict = real(text)
+        if verdict.abstained:
+            calls["n"] += 1
+            if calls["n"] % 4 == 0:
+                return abstention.AbstentionVerdict(False, None, "made worse")
+        return verdict
+
+    monkeypatch.setattr(abstention, "judge_abstention", worse)
+    problem = _drop("abstention")
+    assert problem is not None and problem.startswith("abstention regressed")
