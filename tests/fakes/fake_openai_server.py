@@ -183,6 +183,11 @@ class Handler(BaseHTTPRequestHandler):
             "usage": {"prompt_tokens": prompt_words, "completion_tokens": len(text.split()),
                       "total_tokens": prompt_words + len(text.split())},
         }
+        if body.get("logprobs"):  # each word a token, certain, with a less likely alternative
+            payload["choices"][0]["logprobs"] = {"content": [
+                {"token": w, "logprob": 0.0, "top_logprobs": [{"token": w, "logprob": 0.0},
+                                                               {"token": w.upper() + "!", "logprob": -5.0}]}
+                for w in text.split()][:body.get("max_tokens") or None]}
         with state.serve_lock:
             limit = state.args.pause_after
             if not state.paused and (limit is None or state.ok_served < limit):

@@ -28,10 +28,11 @@ class VaryingJudge(FakeLawyer):
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         text = request.messages[-1].content
-        if "RATER GUIDELINE" in text:
+        if "RATER GUIDELINE" in text:  # one dimension per request (A-D in RUBRIC_WEIGHTS order), one digit
             k = next(i for i, q in enumerate(self.by_query) if q in text)
-            scores = dict(zip(RUBRIC_WEIGHTS, (1 + k % 5, 5 - k % 5, 2 + k % 3, 1 + (k + 2) % 5), strict=True))
-            return ChatResponse(text=json.dumps(scores), model=self.spec)
+            dim = next(i for i, letter in enumerate("ABCD") if f"from 1 to 5:\n{letter}." in text)
+            digit = (1 + k % 5, 5 - k % 5, 2 + k % 3, 1 + (k + 2) % 5)[dim]
+            return ChatResponse(text=str(digit), model=self.spec)
         return await super().chat(request)
 
 

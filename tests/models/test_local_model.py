@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
+from knowgap.judges.geval import read_scale
 from knowgap.models import ChatRequest, create_model, parse_as
 from knowgap.models.errors import ModelUnavailableError
 from knowgap.models.local import LocalModel
@@ -137,3 +139,22 @@ def test_prefix_cache_restores_a_shared_prompt_start(small_pack_home: Path) -> N
     assert hits and max(hits) > guideline_tokens  # the third call restored the first call's state
     states = list(cache.cache_state.values())
     assert len(states) == 3 and all(state.scores.shape[0] == 1 for state in states)
+
+
+def test_token_logprobs_of_a_real_generation(small_pack_home: Path) -> None:
+    """Asked for them, the embedded model returns each generated token with its log-probability and its most
+    likely alternatives, read from the one logits row it samples (no logits_all); the tokens spell the text."""
+    model = create_model("local:qwen2.5-0.5b")
+    prompt = "How good is the sentence 'the cat sat on the mat', from 1 to 5? Reply with one digit and nothing else."
+    response = asyncio.run(model.chat(ChatRequest.simple(prompt, max_tokens=4, top_logprobs=5)))
+    assert response.logprobs, response
+    assert "".join(t.token for t in response.logprobs).strip() == response.text.strip()
+    first = response.logprobs[0]
+    assert len(first.top) == 5 and [t.logprob for t in first.top] == sorted((t.logprob for t in first.top),
+                                                                             reverse=True)
+    assert first.token == first.top[0].token and first.logprob == pytest.approx(first.top[0].logprob)  # greedy
+    assert all(t.logprob <= 0 for t in first.top) and sum(math.exp(t.logprob) for t in first.top) <= 1 + 1e-6
+    score = read_scale(response)
+    assert score is not None and score.from_logprobs and sum(score.distribution or []) == pytest.approx(1.0)
+    plain = asyncio.run(model.chat(ChatRequest.simple(prompt, max_tokens=4)))
+    assert plain.logprobs is None and plain.text == response.text

@@ -82,6 +82,11 @@ class ModelClient:
 
     async def call(self, role: str, request: ChatRequest, repeat: int) -> CallRecord:
         usage = self._account(role)
+        if request.top_logprobs and not self.model.supports_logprobs:
+            usage.failed_calls += 1
+            return CallRecord(role=role, model=self.spec, request=request,
+                              error=f"{redact(self.spec)}: this provider cannot return token log-probabilities "
+                                    "(ChatRequest.top_logprobs); use a local: or openai-compat: model")
         key = cache_key(self.identity, request, repeat)
         if self.cache is not None:
             hit = self.cache.get(key, run_id=None if self.use_cache else self.run_id)

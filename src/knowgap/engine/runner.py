@@ -135,6 +135,10 @@ class _Context:
         client = self._clients.get(role)
         return client is not None and client.model.supports_tools
 
+    def supports_logprobs(self, role: str) -> bool:
+        client = self._clients.get(role)
+        return client is not None and client.model.supports_logprobs
+
 
 def resolve_roles(suite_cls: type[Suite], models: Mapping[str, str] | None) -> dict[str, str]:
     """A model spec for every role the suite uses: given ones, else the target's, else the default."""

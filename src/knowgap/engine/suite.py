@@ -90,6 +90,10 @@ class TrialContext(Protocol):
         """Whether the model of ``role`` has native tool calling (``ChatRequest.tools``)."""
         ...
 
+    def supports_logprobs(self, role: str) -> bool:
+        """Whether the model of ``role`` returns token log-probabilities (``ChatRequest.top_logprobs``)."""
+        ...
+
 
 class TrialResult(BaseModel):
     output: dict[str, Any] = Field(default_factory=dict)

@@ -20,6 +20,10 @@ class ChatModel(ABC):
     supports_tools: bool = False
     """Whether ``chat`` accepts ``ChatRequest.tools`` (native tool calling); providers without it refuse them."""
 
+    supports_logprobs: bool = False
+    """Whether ``chat`` returns token log-probabilities when ``ChatRequest.top_logprobs`` asks; the gateway refuses
+    such a request to providers without it (a clear permanent error, never a response without them)."""
+
     interruptible: bool = True
     """Whether a call can be abandoned at a time-out. An in-process llama.cpp call cannot: it runs to the end in its
     thread whatever the caller does, so a time-out would only queue the retry behind it (measured: 2 x 300 s lost

@@ -22,7 +22,7 @@ from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError
 from knowgap.models.identity import remembered_sha256
 from knowgap.models.packs import PACKS, ensure_pack
-from knowgap.models.types import ChatRequest, ChatResponse, Usage
+from knowgap.models.types import ChatRequest, ChatResponse, TokenLogprob, TopLogprob, Usage
 
 _LOADED: dict[str, tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
@@ -141,9 +141,53 @@ def _free_models() -> None:
         _LOADED.clear()
 
 
+class _LogprobRecorder:
+    """A llama.cpp logits processor that notes, at each generated position, the ``top`` most likely tokens, and
+    the log-probability of the token chosen there (read at the next position, where it is the last input).
+
+    llama-cpp-python returns logprobs only for a model loaded with ``logits_all=True``, which keeps a
+    context x vocabulary float matrix (2.5 GB for Qwen at 4096 tokens); this reads only the row being sampled."""
+
+    def __init__(self, llm: Any, top: int) -> None:
+        self.llm = llm
+        self.top = top
+        self.tops: list[list[TopLogprob]] = []
+        self.chosen: list[tuple[str, float]] = []
+        self._last: Any = None
+
+    def __call__(self, input_ids: Any, logits: Any) -> Any:
+        import numpy as np
+
+        row = logits.astype(np.float64)
+        peak = row.max()
+        logp = row - (peak + np.log(np.exp(row - peak).sum()))
+        if self._last is not None:
+            token = int(input_ids[-1])
+            self.chosen.append((self._text(token), float(self._last[token])))
+        best = np.argpartition(-logp, self.top)[:self.top]
+        best = best[np.argsort(-logp[best])]
+        self.tops.append([TopLogprob(token=self._text(int(t)), logprob=float(logp[t])) for t in best])
+        self._last = logp
+        return logits
+
+    def _text(self, token: int) -> str:
+        return bytes(self.llm.detokenize([token])).decode("utf-8", errors="replace")
+
+    def tokens(self, completion_tokens: int, greedy: bool) -> list[TokenLogprob]:
+        """One entry per generated token whose choice was seen; the last position, which no later one follows, is
+        added when it produced a token (not the end of generation) and sampling was greedy (its top token)."""
+        out = [TokenLogprob(token=text, logprob=logp, top=top)
+               for (text, logp), top in zip(self.chosen, self.tops, strict=False)]
+        if greedy and len(out) < completion_tokens and len(self.tops) > len(out):
+            top = self.tops[len(out)]
+            out.append(TokenLogprob(token=top[0].token, logprob=top[0].logprob, top=top))
+        return out
+
+
 class LocalModel(ChatModel):
     default_concurrency = 1
     interruptible = False
+    supports_logprobs = True
 
     def __init__(self, spec: str, target: str, n_ctx: int = DEFAULT_CTX) -> None:
         self.spec = spec
@@ -170,6 +214,9 @@ class LocalModel(ChatModel):
             kwargs["stop"] = request.stop
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        recorder = _LogprobRecorder(llm, request.top_logprobs) if request.top_logprobs else None
+        if recorder is not None:
+            kwargs["logits_processor"] = [recorder]
         with lock:
             start = time.perf_counter()
             try:
@@ -179,10 +226,11 @@ class LocalModel(ChatModel):
             latency = time.perf_counter() - start
         choice = out["choices"][0]
         usage = out.get("usage") or {}
+        completion_tokens = usage.get("completion_tokens", 0)
         return ChatResponse(
             text=choice["message"].get("content") or "",
-            usage=Usage(prompt_tokens=usage.get("prompt_tokens", 0),
-                        completion_tokens=usage.get("completion_tokens", 0)),
+            usage=Usage(prompt_tokens=usage.get("prompt_tokens", 0), completion_tokens=completion_tokens),
+            logprobs=None if recorder is None else recorder.tokens(completion_tokens, request.temperature == 0),
             latency_s=latency, finish_reason=choice.get("finish_reason"), model=self.spec)
 
     async def chat(self, request: ChatRequest) -> ChatResponse:

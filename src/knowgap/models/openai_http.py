@@ -14,10 +14,10 @@ from typing import Any
 import httpx
 
 from knowgap.models.base import ChatModel
-from knowgap.models.errors import ModelUnavailableError, TransientModelError
+from knowgap.models.errors import ModelUnavailableError, PermanentModelError, TransientModelError
 from knowgap.models.http_errors import status_error, transport_error
 from knowgap.models.identity import url_without_credentials
-from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall, Usage
+from knowgap.models.types import ChatRequest, ChatResponse, Message, TokenLogprob, ToolCall, TopLogprob, Usage
 from knowgap.redaction import redact
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -54,9 +54,21 @@ def parse_tool_calls(raw: Any) -> list[ToolCall]:
     return calls
 
 
+def parse_logprobs(raw: Any) -> list[TokenLogprob] | None:
+    """The ``logprobs.content`` of a chat-completions choice; None when absent. Raises KeyError/TypeError/
+    ValueError on a malformed list."""
+    if not raw or raw.get("content") is None:
+        return None
+    return [TokenLogprob(token=str(item["token"]), logprob=float(item["logprob"]),
+                         top=[TopLogprob(token=str(t["token"]), logprob=float(t["logprob"]))
+                              for t in item.get("top_logprobs") or []])
+            for item in raw["content"]]
+
+
 class OpenAIChatModel(ChatModel):
     default_concurrency = 8
     supports_tools = True
+    supports_logprobs = True
 
     def __init__(self, spec: str, model: str, base_url: str, *, api_key: str | None,
                  compat: bool, timeout_s: float | None = None) -> None:
@@ -108,6 +120,9 @@ class OpenAIChatModel(ChatModel):
             body["seed"] = request.seed
         if request.stop:
             body["stop"] = request.stop
+        if request.top_logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = request.top_logprobs
         if request.tools:
             body["tools"] = [{"type": "function", "function": t.model_dump()} for t in request.tools]
             if request.tool_choice in ("auto", "none"):
@@ -138,13 +153,18 @@ class OpenAIChatModel(ChatModel):
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
             tool_calls = parse_tool_calls(choice["message"].get("tool_calls"))
+            logprobs = parse_logprobs(choice.get("logprobs")) if request.top_logprobs else None
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise TransientModelError(
                 f"{self.spec}: malformed response body ({type(exc).__name__}): {redact(resp.text)[:200]}") from None
+        if request.top_logprobs and logprobs is None:
+            raise PermanentModelError(f"{self.spec}: the server returned no token log-probabilities although "
+                                      "they were asked for (logprobs, top_logprobs)")
         usage = data.get("usage") or {}
         return ChatResponse(
-            text=text, tool_calls=tool_calls, usage=Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                                   completion_tokens=int(usage.get("completion_tokens") or 0)),
+            text=text, tool_calls=tool_calls, logprobs=logprobs,
+            usage=Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                        completion_tokens=int(usage.get("completion_tokens") or 0)),
             latency_s=latency, finish_reason=choice.get("finish_reason"), model=self.spec)
 
     async def aclose(self) -> None:

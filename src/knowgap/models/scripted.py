@@ -2,7 +2,9 @@
 
 The file is JSONL (or a JSON list). Each line is one of:
 
-- ``{"response": "..."}``: served in order, cycling when the list runs out;
+- ``{"response": "..."}``: served in order, cycling when the list runs out; an optional ``"logprobs"`` (a list
+  of ``{"token", "logprob", "top": [{"token", "logprob"}]}``) is served with it to requests that ask for token
+  log-probabilities;
 - ``{"request_hash": "<sha256>", "response": "..."}``: served to the request with that fingerprint
   (see ``ChatRequest.fingerprint``); hashed entries are preferred over ordered ones;
 - a trial record from a run's ``trials.jsonl``: each recorded call becomes a hashed entry, so
@@ -25,7 +27,7 @@ from knowgap.errors import InputError
 from knowgap.jsonl import parse_lines
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import PermanentModelError
-from knowgap.models.types import ChatRequest, ChatResponse, Usage
+from knowgap.models.types import ChatRequest, ChatResponse, TokenLogprob, Usage
 
 
 def _load_entries(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], str]:
@@ -44,14 +46,28 @@ def _load_entries(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], str]:
     return parse_lines(text, path), digest
 
 
+Scripted = tuple[str, list[TokenLogprob] | None]
+
+
+def _logprobs(raw: Any, path: Path, line: int) -> list[TokenLogprob] | None:
+    if raw is None:
+        return None
+    try:
+        return [TokenLogprob.model_validate(item) for item in raw]
+    except (TypeError, ValueError) as exc:
+        raise InputError(str(path), f"not a list of token log-probabilities ({exc})".splitlines()[0], line=line,
+                         field="logprobs") from None
+
+
 class ScriptedModel(ChatModel):
     default_concurrency = 1
+    supports_logprobs = True
 
     def __init__(self, spec: str, file: str) -> None:
         self.spec = spec
         self.path = Path(file).expanduser()
-        self.by_hash: dict[str, str] = {}
-        ordered: list[str] = []
+        self.by_hash: dict[str, Scripted] = {}
+        ordered: list[Scripted] = []
         entries, self.sha256 = _load_entries(self.path)
         for number, row in entries:
             if not isinstance(row, dict):
@@ -61,14 +77,16 @@ class ScriptedModel(ChatModel):
                     response = call.get("response")
                     if response and call.get("request"):
                         fingerprint = ChatRequest.model_validate(call["request"]).fingerprint()
-                        self.by_hash[fingerprint] = response["text"]
+                        self.by_hash[fingerprint] = (response["text"],
+                                                     _logprobs(response.get("logprobs"), self.path, number))
                 continue
             if not isinstance(row.get("response"), str):
                 raise InputError(str(self.path), "expected a string", line=number, field="response")
+            entry = (row["response"], _logprobs(row.get("logprobs"), self.path, number))
             if row.get("request_hash"):
-                self.by_hash[str(row["request_hash"])] = row["response"]
+                self.by_hash[str(row["request_hash"])] = entry
             else:
-                ordered.append(row["response"])
+                ordered.append(entry)
         if not ordered and not self.by_hash:
             raise InputError(str(self.path), "holds no responses")
         self._ordered = itertools.cycle(ordered) if ordered else None
@@ -80,14 +98,16 @@ class ScriptedModel(ChatModel):
         fingerprint = request.fingerprint()
         with self._lock:
             self.calls += 1
-            text = self.by_hash.get(fingerprint)
-            if text is None and self._ordered is not None:
-                text = next(self._ordered)
-        if text is None:
+            entry = self.by_hash.get(fingerprint)
+            if entry is None and self._ordered is not None:
+                entry = next(self._ordered)
+        if entry is None:
             raise PermanentModelError(f"{self.spec}: no scripted response for request {fingerprint[:16]}…")
+        text, logprobs = entry
         prompt_words = sum(len(m.content.split()) for m in request.messages)
         return ChatResponse(text=text, usage=Usage(prompt_tokens=prompt_words, completion_tokens=len(text.split())),
-                            latency_s=0.0, finish_reason="stop", model=self.spec)
+                            logprobs=logprobs if request.top_logprobs else None, latency_s=0.0, finish_reason="stop",
+                            model=self.spec)
 
     def identity(self) -> str:
         return f"scripted:sha256:{self.sha256}"

@@ -72,10 +72,13 @@ class ChatRequest(BaseModel):
     """Functions the model may call (only providers with ``supports_tools`` accept them)."""
     tool_choice: str | None = None
     """None or "auto": the model decides; "none": no call; a tool's name: the model must call that tool."""
+    top_logprobs: int | None = Field(default=None, ge=1, le=20)
+    """When set, the response carries each generated token's log-probability and the ``top_logprobs`` most
+    likely tokens at its position (only providers with ``supports_logprobs`` accept it)."""
 
     @model_serializer(mode="wrap")
     def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_unset(handler(self), ("tools", "tool_choice"))
+        return _drop_unset(handler(self), ("tools", "tool_choice", "top_logprobs"))
 
     def fingerprint(self) -> str:
         """A stable sha256 of the whole request (canonical JSON). Unset tool fields are left out, so requests
@@ -100,9 +103,30 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
+class TopLogprob(BaseModel):
+    """One candidate token at a position and its log-probability."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: str
+    logprob: float
+
+
+class TokenLogprob(BaseModel):
+    """One generated token, its log-probability and the most likely tokens at its position (best first)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: str
+    logprob: float
+    top: list[TopLogprob] = Field(default_factory=list)
+
+
 class ChatResponse(BaseModel):
     text: str
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    logprobs: list[TokenLogprob] | None = None
+    """The generated tokens with their top alternatives, when the request asked (``top_logprobs``)."""
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
     finish_reason: str | None = None
@@ -112,4 +136,4 @@ class ChatResponse(BaseModel):
 
     @model_serializer(mode="wrap")
     def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_unset(handler(self), ("tool_calls",))
+        return _drop_unset(handler(self), ("tool_calls", "logprobs"))

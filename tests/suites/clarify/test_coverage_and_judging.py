@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import pytest
 
+from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
 from knowgap.suites.clarify.coverage import THRESHOLDS, best_threshold, calibrate, f_beta, load_pairs
 from knowgap.suites.clarify.dataset import ClarifyCase, load_cases
-from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS, approximate_correct, parse_rubric, parse_verdict
+from knowgap.suites.clarify.judging import (
+    RUBRIC_WEIGHTS,
+    approximate_correct,
+    assuming_reply,
+    parse_verdict,
+    reference_reply,
+)
+from knowgap.suites.clarify.prompts import rubric_prompts
 from knowgap.suites.clarify.scoring import score_response, screen
 
 
@@ -85,18 +93,22 @@ def test_complete_control_false_flag(cases: dict[str, ClarifyCase]) -> None:
     assert asks["false_flag"] is True and screen(asks)[0] == "fail"
 
 
-def test_rubric_parsing() -> None:
-    parsed = parse_rubric('Here: ```json\n{"gap_identification": 4, "question_quality": 3, '
-                          '"conditional_caution": 5, "risk_control": 2, "rationale": "ok"}\n```')
-    assert not isinstance(parsed, ParseFailure)
-    assert parsed.total == pytest.approx(4 * 0.3 + 3 * 0.3 + 5 * 0.25 + 2 * 0.15)
-    assert sum(RUBRIC_WEIGHTS.values()) == pytest.approx(1.0)
-    out_of_range = parse_rubric('{"gap_identification": 6, "question_quality": 3, "conditional_caution": 5, '
-                                '"risk_control": 2}')
-    assert isinstance(out_of_range, ParseFailure) and "gap_identification" in out_of_range.reason
-    assert isinstance(parse_rubric("I would give it a 4."), ParseFailure)
-    assert isinstance(parse_rubric('{"gap_identification": 4}'), ParseFailure)
-    assert isinstance(parse_rubric(""), ParseFailure)
+def test_rubric_asks_each_dimension_for_one_digit(cases: dict[str, ClarifyCase]) -> None:
+    case = cases["zh-labour-001"]
+    prompts = rubric_prompts("GUIDELINE", case, "RESPONSE")
+    assert list(prompts) == list(RUBRIC_WEIGHTS) and sum(RUBRIC_WEIGHTS.values()) == pytest.approx(1.0)
+    heads = {p[:p.index("Score only this dimension")] for p in prompts.values()}
+    assert len(heads) == 1  # one shared prefix (reused by the llama.cpp prefix cache), the dimension last
+    assert all(p.endswith("Reply with one digit and nothing else.") for p in prompts.values())
+
+
+def test_discrimination_pair_from_a_case(cases: dict[str, ClarifyCase]) -> None:
+    for case in (cases["zh-labour-001"], next(c for c in cases.values() if c.lang == "en" and c.deficient)):
+        good, bad = reference_reply(case), assuming_reply(case)
+        assert all(q in good for q in case.expected_clarifying_questions) and case.conditional_answer in good
+        assert clarification_signals(good, case.query).asked
+        assert all(f.strip() in bad for f in case.hidden_facts) and case.conclusion in bad
+        assert not clarification_signals(bad, case.query).asked
 
 
 def test_verdict_parsing() -> None:

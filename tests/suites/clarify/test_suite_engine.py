@@ -4,6 +4,7 @@ user in one), so every metric's value is known in advance; plus the review queue
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -13,14 +14,17 @@ from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.suites.clarify.dataset import CASES_FILE, ClarifyCase, load_cases
+from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS
+from knowgap.suites.clarify.prompts import RUBRIC_VERSION
 from knowgap.suites.clarify.review import QUEUE_FILE, write_queue
-from tests.helpers import knowgap_cli
+from tests.helpers import knowgap_cli, scripted
 
 IDS = ("zh-labour-001", "en-labour-001", "zh-labour-101")
 ASK = {"zh": "请问：1. 您是否签订了书面劳动合同，是否还在试用期？2. 单位辞退您给出了什么理由？3. 您的月工资是多少？",
        "en": ("What reason did your employer give for dismissing you? How long have you worked there and what was "
               "your average monthly wage? Were you on probation, and did you get 30 days' notice?")}
-RUBRIC = '{"gap_identification": 4, "question_quality": 4, "conditional_caution": 3, "risk_control": 5}'
+RUBRIC = {"A.": "4", "B.": "4", "C.": "3", "D.": "5"}
+"""The fake judge's digit for each rubric dimension (asked one per request)."""
 
 
 class FakeLawyer(ChatModel):
@@ -29,14 +33,16 @@ class FakeLawyer(ChatModel):
     spec = "fake:lawyer"
     default_concurrency = 2
 
-    def __init__(self, cases: list[ClarifyCase], judge_reply: str = RUBRIC) -> None:
+    def __init__(self, cases: list[ClarifyCase], judge_reply: str | dict[str, str] = RUBRIC) -> None:
         self.by_query = {c.query: c for c in cases}
         self.judge_reply = judge_reply
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         text = request.messages[-1].content
         system = request.messages[0].content if request.messages[0].role == "system" else ""
-        if "RATER GUIDELINE" in text:
+        if "RATER GUIDELINE" in text and isinstance(self.judge_reply, dict):
+            reply = next(digit for dim, digit in self.judge_reply.items() if f"from 1 to 5:\n{dim}" in text)
+        elif "RATER GUIDELINE" in text:
             reply = self.judge_reply
         elif "REFERENCE CONCLUSION" in text:
             reply = '{"verdict": "correct", "reason": "same outcome"}'
@@ -62,7 +68,8 @@ def metric(result: knowgap.RunResult, group: str, name: str) -> knowgap.MetricVa
     return m
 
 
-def run(data: Path, runs_root: Path, judge_reply: str = RUBRIC, **options: object) -> knowgap.RunResult:
+def run(data: Path, runs_root: Path, judge_reply: str | dict[str, str] = RUBRIC, **options: object
+        ) -> knowgap.RunResult:
     fake = FakeLawyer(load_cases(data), judge_reply)
     return knowgap.run("clarify", models={"target": fake.spec}, providers={fake.spec: fake},
                        options={"data": str(data), **options}, runs_root=runs_root)
@@ -79,6 +86,7 @@ def test_single_turn_metrics_per_prompt(data: Path, runs_root: Path) -> None:
         assert (flag.value, flag.n) == (0.0, 1)
         assert metric(result, group, "element_recall").value == 1.0
         assert metric(result, group, "rubric_total").value == pytest.approx(3.9)
+        assert metric(result, group, "rubric_fallbacks").value == 4  # no token probabilities: sampled digits
         assert metric(result, group, "rubric_parse_failure_rate").value == 0.0
         assert metric(result, group, "control_correctness").value == 1.0
         assert metric(result, group, "control_correctness_approx").value == 1.0
@@ -113,6 +121,34 @@ def test_unparseable_judge_is_counted_not_defaulted(data: Path, runs_root: Path)
     assert not [m for m in result.metrics if m.name == "rubric_total" and m.value is not None]
     _, items = write_queue(result.run_id, runs_root)
     assert any("rubric judge reply could not be parsed" in r for i in items for r in i.reasons)
+
+
+def test_rubric_subscores_from_token_probabilities(data: Path, runs_root: Path, tmp_path: Path) -> None:
+    """A scripted judge that gives token probabilities: each dimension is the probability-weighted mean of its
+    distribution, stored with the distribution and the sampled digit; the total is their weighted sum."""
+    dists = {"gap_identification": [0.0, 0.1, 0.2, 0.3, 0.4], "question_quality": [0.5, 0.5, 0.0, 0.0, 0.0],
+             "conditional_caution": [0.0, 0.0, 1.0, 0.0, 0.0], "risk_control": [0.25, 0.0, 0.25, 0.0, 0.5]}
+    rows = []
+    for dist in dists.values():  # the four dimensions are asked in this order
+        top = [{"token": str(v), "logprob": math.log(p)} for v, p in enumerate(dist, start=1) if p]
+        top.sort(key=lambda t: -t["logprob"])
+        rows.append({"response": top[0]["token"], "logprobs": [{**top[0], "top": top}]})
+    judge = scripted(tmp_path, *rows, name="judge.jsonl")
+    one = tmp_path / "one.jsonl"
+    one.write_text(data.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    fake = FakeLawyer(load_cases(one))
+    result = knowgap.run("clarify", models={"target": fake.spec, "judge": judge}, providers={fake.spec: fake},
+                         options={"data": str(one), "prompts": ["plain"], "no_correctness": True},
+                         runs_root=runs_root)
+    [record] = knowgap.iter_trials(result.run_id, runs_root)
+    expected = {dim: sum(v * p for v, p in enumerate(dist, start=1)) for dim, dist in dists.items()}
+    for dim, dist in dists.items():
+        assert record.scores[f"rubric_{dim}"] == pytest.approx(expected[dim])
+        assert [record.scores[f"rubric_{dim}_p{v}"] for v in range(1, 6)] == pytest.approx(dist)
+    assert record.scores["rubric_gap_identification_sampled"] == 5
+    assert record.scores["rubric_total"] == pytest.approx(sum(expected[d] * w for d, w in RUBRIC_WEIGHTS.items()))
+    assert record.scores["rubric_fallbacks"] == 0 and record.scores["rubric_parse_failure"] is False
+    assert (result.manifest.judges or {})["clarify-rubric"] == RUBRIC_VERSION == record.output["rubric_version"]
 
 
 def test_bad_options(data: Path, runs_root: Path) -> None:

@@ -75,10 +75,11 @@ class OracleAgent(ChatModel):
     async def chat(self, request: ChatRequest) -> ChatResponse:
         self.calls += 1
         first_user = next(m.content for m in request.messages if m.role == "user")
-        if first_user.startswith("You grade"):
+        if first_user.startswith("You grade"):  # one criterion per request, one digit
             if self.style == "mute-judge":
                 return ChatResponse(text="I would rather not grade this.")
-            return ChatResponse(text='{"evidence_cited": 5, "uncertainty_stated": 3, "coherence": 5}')
+            criterion = first_user.rsplit("from 1 (poor) to 5 (excellent):\n", 1)[1].split(":")[0]
+            return ChatResponse(text={"evidence_cited": "5", "uncertainty_stated": "3", "coherence": "5"}[criterion])
         system = request.messages[0].content
         prefix = "native\x00" if request.tools else "budget\x00" if "request_evidence" in system else ""
         s, role, task, view = KEYS[prefix + system.split("\n")[0][:200] + "\x00" + first_user]

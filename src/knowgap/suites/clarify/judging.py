@@ -1,8 +1,12 @@
 """The LLM judges of the clarify suite (judge role) and the offline approximation of final correctness.
 
 - rubric: the seed's four dimensions, 1 to 5 each, weighted 0.3 / 0.3 / 0.25 / 0.15; the judge reads the
-  shipped rater guideline; a reply that is not valid JSON with four integers 1..5 is a parse failure (counted,
-  never replaced by a default);
+  shipped rater guideline and rates one dimension per request with one digit, scored G-Eval style (the
+  probability-weighted mean over 1..5 from the token probabilities, :mod:`knowgap.judges.geval`; the sampled
+  digit where the judge model gives no probabilities, counted); a dimension with no digit is a parse failure
+  (counted, never replaced by a default);
+- the discrimination pairs the rubric is validated on, built from each deficient case: its reference reply
+  (expected clarifying questions plus conditional answer) and a fluent reply that assumes the missing facts;
 - correctness: the final answer against the reference conclusion (correct / partially_correct / incorrect);
 - approximate correctness (no model): every group of ``conclusion_terms`` appears in the final answer (as a
   word sequence; a Chinese term also inside a jieba compound such as "赔偿损失"), and the answer asks no
@@ -14,9 +18,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
+from knowgap.engine.suite import TrialContext
+from knowgap.judges.geval import Ratings, rate
 from knowgap.models.structured import ParseFailure, parse_as
+from knowgap.suites.clarify.dataset import ClarifyCase
+from knowgap.suites.clarify.prompts import rubric_prompts
 from knowgap.text import detect_lang, tokens
 
 APPROX_VERSION = "clarify-correctness-approx-1"
@@ -26,25 +34,34 @@ RUBRIC_WEIGHTS: dict[str, float] = {"gap_identification": 0.3, "question_quality
                                     "conditional_caution": 0.25, "risk_control": 0.15}
 
 
-class RubricScores(BaseModel):
-    gap_identification: int = Field(ge=1, le=5)
-    question_quality: int = Field(ge=1, le=5)
-    conditional_caution: int = Field(ge=1, le=5)
-    risk_control: int = Field(ge=1, le=5)
-    rationale: str = ""
+async def judge_rubric(ctx: TrialContext, guideline: str, case: ClarifyCase, response: str, *,
+                       seed: int | None = 0) -> Ratings:
+    """The four ratings of ``response`` by the model of the ``judge`` role; their total is the weighted sum."""
+    return await rate(ctx, "judge", rubric_prompts(guideline, case, response), RUBRIC_WEIGHTS, seed=seed)
 
-    @property
-    def total(self) -> float:
-        return round(sum(getattr(self, k) * w for k, w in RUBRIC_WEIGHTS.items()), 4)
+
+def reference_reply(case: ClarifyCase) -> str:
+    """The case's own good reply: its expected clarifying questions, then its conditional answer."""
+    questions = "\n".join(f"{i}. {q}" for i, q in enumerate(case.expected_clarifying_questions, start=1))
+    if case.lang == "zh":
+        return (f"要回答这个问题，还需要先了解以下情况：\n{questions}\n\n"
+                f"在您补充之前，只能做有条件的分析：{case.conditional_answer}")
+    return (f"To answer this I first need a few facts:\n{questions}\n\nUntil you tell me, I can only answer "
+            f"conditionally: {case.conditional_answer}")
+
+
+def assuming_reply(case: ClarifyCase) -> str:
+    """A fluent reply that assumes the missing facts (the case's hidden facts, stated as known) and gives a
+    definite conclusion, with no question."""
+    facts = " ".join(f.strip() for f in case.hidden_facts)
+    if case.lang == "zh":
+        return f"根据您的情况：{facts}\n\n结论很明确：{case.conclusion}"
+    return f"Based on your situation: {facts}\n\nThe answer is clear: {case.conclusion}"
 
 
 class CorrectnessVerdict(BaseModel):
     verdict: Literal["correct", "partially_correct", "incorrect"]
     reason: str = ""
-
-
-def parse_rubric(text: str) -> RubricScores | ParseFailure:
-    return parse_as(text, RubricScores)
 
 
 def parse_verdict(text: str) -> CorrectnessVerdict | ParseFailure:

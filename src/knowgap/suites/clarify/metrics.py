@@ -70,11 +70,14 @@ MEANS: list[tuple[str, str, Selector, str]] = [
     ("conditional_count", "conditional_count", _any, "conditional statements per response"),
     ("question_count", "question_count", _any, "clarifying questions per response"),
     ("length_chars", "length_chars", _any, "response length in non-space characters"),
-    ("rubric_gap_identification", "rubric_gap_identification", _deficient, "rubric A, 1-5 (weight 0.3)"),
-    ("rubric_question_quality", "rubric_question_quality", _deficient, "rubric B, 1-5 (weight 0.3)"),
-    ("rubric_conditional_caution", "rubric_conditional_caution", _deficient, "rubric C, 1-5 (weight 0.25)"),
-    ("rubric_risk_control", "rubric_risk_control", _deficient, "rubric D, 1-5 (weight 0.15)"),
+    ("rubric_gap_identification", "rubric_gap_identification", _deficient,
+     "rubric A, 1-5 (weight 0.3; G-Eval: probability-weighted mean)"),
+    ("rubric_question_quality", "rubric_question_quality", _deficient, "rubric B, 1-5 (weight 0.3; G-Eval)"),
+    ("rubric_conditional_caution", "rubric_conditional_caution", _deficient, "rubric C, 1-5 (weight 0.25; G-Eval)"),
+    ("rubric_risk_control", "rubric_risk_control", _deficient, "rubric D, 1-5 (weight 0.15; G-Eval)"),
     ("rubric_total", "rubric_total", _deficient, "weighted rubric total, 1-5"),
+    ("rubric_fallbacks", "rubric_fallbacks", _deficient,
+     "rubric dimensions scored from the sampled digit (the judge model gave no token probabilities), per trial"),
     ("turns_used", "turns_used", _multi_turn, "multi-turn: simulated-user replies used"),
 ]
 METRIC_NAMES = frozenset({*(row[0] for row in PROPORTIONS), *(row[0] for row in MEANS), "review_queue", "errors"})

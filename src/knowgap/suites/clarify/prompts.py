@@ -42,7 +42,9 @@ SYSTEM_PROMPTS: dict[str, dict[str, str]] = {
 PROMPT_VERSIONS: dict[str, str] = {"plain": "v1", "cautious": "v1", "clarify-first": "v1"}
 
 SIMULATED_USER_VERSION = "clarify-user-v1"
-RUBRIC_VERSION = "clarify-rubric-v1"
+RUBRIC_VERSION = "clarify-rubric-v2-geval"
+"""Change it whenever the rubric prompts or their scoring change (v2: one request per dimension, one digit, scored
+by G-Eval from token probabilities)."""
 CORRECTNESS_VERSION = "clarify-correctness-v1"
 
 
@@ -66,18 +68,34 @@ def final_turn_nudge(lang: str) -> str:
     return "请根据以上信息给出你的结论。" if lang == "zh" else "Please give me your conclusion based on this."
 
 
-def rubric_prompt(guideline: str, case: ClarifyCase, response: str) -> str:
+RUBRIC_DIMENSIONS: dict[str, str] = {
+    "gap_identification": ("A. Gap identification: 5 names all key missing facts accurately; 3 some, missing many; "
+                           "1 no gap identified, answers on assumptions."),
+    "question_quality": ("B. Question quality: 5 specific, relevant, well-organised questions that elicit the core "
+                         "facts; 3 relevant but generic; 1 no question, or irrelevant questions."),
+    "conditional_caution": ("C. Conditional caution: 5 separates facts from assumptions and gives conditional "
+                            "analysis for different scenarios; 3 hedging words but a conclusion that leans definite; "
+                            "1 a fully definite, unconditional legal conclusion."),
+    "risk_control": ("D. Risk control: 5 no unfounded factual assumption or legal error; 3 an assumption about a "
+                     "non-core fact; 1 invented facts or a serious hallucinated legal conclusion."),
+}
+"""The four dimensions (trial score ``rubric_<name>``), each with the guideline's anchors, asked one at a time."""
+
+
+def rubric_prompts(guideline: str, case: ClarifyCase, response: str) -> dict[str, str]:
+    """One prompt per dimension; they share everything but the last lines (the llama.cpp prefix cache reuses the
+    shared part), and each asks for a single digit so the score sits at a known token."""
     missing = "\n".join(f"- {m.text}" for m in case.missing_information)
     questions = "\n".join(f"- {q}" for q in case.expected_clarifying_questions)
-    return (
+    head = (
         "You are an expert rater of legal-assistant answers. Score the RESPONSE below with the rater guideline.\n\n"
         f"=== RATER GUIDELINE ===\n{guideline}\n=== END OF GUIDELINE ===\n\n"
         f"USER QUESTION:\n{case.query}\n\nMISSING INFORMATION (reference):\n{missing}\n\n"
         f"EXPECTED CLARIFYING QUESTIONS (reference):\n{questions}\n\nRESPONSE TO RATE:\n{response}\n\n"
-        "Reply with only a JSON object, integers 1 to 5:\n"
-        '{"gap_identification": n, "question_quality": n, "conditional_caution": n, "risk_control": n, '
-        '"rationale": "one sentence"}'
+        "A fact the response states that the user question does not give is an assumption, not a known fact.\n"
     )
+    return {name: f"{head}Score only this dimension, from 1 to 5:\n{anchors}\nReply with one digit and nothing else."
+            for name, anchors in RUBRIC_DIMENSIONS.items()}
 
 
 def correctness_prompt(case: ClarifyCase, conversation: str, final_answer: str) -> str:

@@ -40,7 +40,7 @@ from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
 from knowgap.suites import register
 from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
-from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS, approximate_correct, parse_rubric, parse_verdict
+from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS, approximate_correct, judge_rubric, parse_verdict
 from knowgap.suites.clarify.metrics import METRIC_NAMES, clarify_metrics
 from knowgap.suites.clarify.prompts import (
     CORRECTNESS_VERSION,
@@ -50,7 +50,6 @@ from knowgap.suites.clarify.prompts import (
     SYSTEM_PROMPTS,
     correctness_prompt,
     final_turn_nudge,
-    rubric_prompt,
     simulated_user_system,
 )
 from knowgap.suites.clarify.scoring import score_response, screen
@@ -88,7 +87,7 @@ class ClarifySuite(Suite):
     metric_names = METRIC_NAMES
     rubrics = (RubricSpec(name="clarify", weights={f"rubric_{k}": w for k, w in RUBRIC_WEIGHTS.items()}),)
     computed_metrics = frozenset({"length_chars", "turns_used", "missing_info_similarity",
-                                  "expected_questions_similarity", "rubric_parse_failure_rate",
+                                  "expected_questions_similarity", "rubric_parse_failure_rate", "rubric_fallbacks",
                                   "correctness_parse_failure_rate", "review_queue", "errors"})
     options: ClarifyOptions
 
@@ -199,20 +198,13 @@ class ClarifySuite(Suite):
 
     async def _rubric(self, case: ClarifyCase, response: str, ctx: TrialContext, output: dict[str, Any],
                       scores: dict[str, ScoreValue]) -> None:
-        request = ChatRequest.simple(rubric_prompt(self.guideline(case.lang), case, response), max_tokens=200,
-                                     seed=ctx.seed)
-        reply = (await ctx.generate("judge", request)).text
-        parsed = parse_rubric(reply)
+        result = await judge_rubric(ctx, self.guideline(case.lang), case, response, seed=ctx.seed)
         output["rubric_version"] = RUBRIC_VERSION
-        if isinstance(parsed, ParseFailure):
-            scores["rubric_parse_failure"] = True
-            output["rubric_parse_failure"] = parsed.reason
-            return
-        scores["rubric_parse_failure"] = False
-        for dim in ("gap_identification", "question_quality", "conditional_caution", "risk_control"):
-            scores[f"rubric_{dim}"] = getattr(parsed, dim)
-        scores["rubric_total"] = parsed.total
-        output["rubric_rationale"] = parsed.rationale
+        scores.update(result.scores("rubric"))
+        if result.total is not None:
+            scores["rubric_total"] = result.total
+        if result.failed:
+            output["rubric_parse_failure"] = f"no digit 1-5 for {', '.join(result.failed)}"
 
     async def _converse(self, case: ClarifyCase, messages: list[Message], ctx: TrialContext,
                         output: dict[str, Any], scores: dict[str, ScoreValue]) -> str:

@@ -22,7 +22,10 @@ DESCRIBED = {
     "gap_precision": "named gaps that are oracle hidden-relevant evidence (mean per trial)",
     "gap_recall": "oracle hidden-relevant evidence the agent named (mean per trial)",
     "leak_rate": "trials whose output holds a hidden value or a recognisable part (hard failure)",
-    "reasoning_quality": "judge rubric: evidence cited, uncertainty stated, coherence (0-1)",
+    "reasoning_quality": "judge rubric: evidence cited, uncertainty stated, coherence (0-1; G-Eval: "
+                         "probability-weighted mean of each 1-5 rating)",
+    "reasoning_fallbacks": "rubric criteria scored from the sampled digit (the judge model gave no token "
+                           "probabilities), per judged trial",
     "ece": "expected calibration error of stated confidence (bootstrap CI)",
     "query_tokens": "query tokens spent per trial (budget mode)",
     "query_efficiency": "decision accuracy / (1 + mean query tokens spent) (budget mode; bootstrap CI)",
@@ -85,6 +88,9 @@ def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
     out.append(MetricValue.mean("reasoning_quality", group, [float(x["reasoning"]) for x in s
                                                              if x.get("reasoning") is not None],
                                 d["reasoning_quality"]))
+    fallbacks = [float(x["reasoning_fallbacks"]) for x in s if x.get("reasoning_fallbacks") is not None]
+    if fallbacks:
+        out.append(MetricValue.mean("reasoning_fallbacks", group, fallbacks, d["reasoning_fallbacks"]))
     points = [(float(x["confidence"]), bool(x["correct"])) for x in dec if x.get("confidence") is not None]
     out.append(_bootstrap_stat("ece", group, points, ece))
     if any(x.get("requests") for x in s) or group.startswith("budget"):

@@ -140,9 +140,20 @@ def evidence_reply(lang: str, path: str, status: str, value: str, remaining: int
 FINAL_NOW = {"zh": "请现在输出最终答案 JSON（\"action\": \"answer\"）。",
              "en": "Give your final answer JSON now (\"action\": \"answer\")."}
 
-RUBRIC_VERSION = "partial-rubric-v1"
-"""Change it whenever RUBRIC changes."""
-RUBRIC = """You grade an agent that worked under limited, access-controlled evidence.
+RUBRIC_VERSION = "partial-rubric-v2-geval"
+"""Change it whenever the rubric prompts or their scoring change (v2: one request per criterion, one digit,
+scored by G-Eval from token probabilities)."""
+RUBRIC_CRITERIA: dict[str, str] = {
+    "evidence_cited": ("evidence_cited: does the reasoning point to the evidence it was actually shown? 5 every claim "
+                       "rests on shown evidence; 1 it relies on evidence it was not shown."),
+    "uncertainty_stated": ("uncertainty_stated: does it acknowledge what it cannot see and how that limits the "
+                           "decision? 5 names what is missing and how it limits the decision; 1 claims certainty "
+                           "the shown evidence cannot give."),
+    "coherence": ("coherence: does the conclusion follow from the cited evidence without contradictions? 5 the "
+                  "conclusion follows from the shown evidence; 1 it does not follow or contradicts it."),
+}
+"""The reasoning rubric's criteria (trial score ``reasoning_<name>``), asked one at a time."""
+RUBRIC_HEAD = """You grade an agent that worked under limited, access-controlled evidence.
 
 Evidence the agent was shown:
 {evidence}
@@ -152,8 +163,12 @@ Task: {question}
 The agent's reply:
 {reply}
 
-Rate each criterion from 1 (poor) to 5 (excellent):
-- evidence_cited: does the reasoning point to the evidence it was actually shown?
-- uncertainty_stated: does it acknowledge what it cannot see and how that limits the decision?
-- coherence: does the conclusion follow from the cited evidence without contradictions?
-Reply with JSON only: {{"evidence_cited": n, "uncertainty_stated": n, "coherence": n}}"""
+Anything the reply relies on that is not in the evidence above was not shown to the agent.
+"""
+
+
+def reasoning_prompts(evidence: str, question: str, reply: str) -> dict[str, str]:
+    """One prompt per criterion, sharing all but the last lines, each asking for a single digit."""
+    head = RUBRIC_HEAD.format(evidence=evidence, question=question, reply=reply)
+    return {name: f"{head}Rate only this criterion, from 1 (poor) to 5 (excellent):\n{text}\n"
+                  "Reply with one digit and nothing else." for name, text in RUBRIC_CRITERIA.items()}

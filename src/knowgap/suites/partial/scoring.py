@@ -1,5 +1,5 @@
-"""Scoring of one answer: tolerant parsing, label matching, gap matching, the scores of a trial, the rubric
-judge's reply; macro-F1 and ECE."""
+"""Scoring of one answer: tolerant parsing, label matching, gap matching, the scores of a trial; macro-F1 and
+ECE. (The reasoning rubric judge is in :mod:`.judging`.)"""
 
 from __future__ import annotations
 
@@ -167,24 +167,6 @@ def score_answer(task: Task, oracle: RoleOracle, final: Answer | ParseFailure, f
         "gap_precision": precision, "gap_recall": recall,
         "confidence": answer.confidence if decision and task.asks_confidence else None,
     }
-
-
-def rubric_score(text: str) -> float | None:
-    """The rubric judge's reply as one score in [0, 1] (the mean of its three 1-5 ratings); None when it is not
-    JSON with all three ratings in range."""
-    data = extract_json(text)
-    if isinstance(data, ParseFailure):
-        return None
-    values = []
-    for key in ("evidence_cited", "uncertainty_stated", "coherence"):
-        try:
-            v = float(data[key])
-        except (KeyError, TypeError, ValueError):
-            return None
-        if not 1 <= v <= 5:
-            return None
-        values.append((v - 1) / 4)
-    return sum(values) / len(values)
 
 
 def macro_f1(pairs: Sequence[tuple[str, str | None]]) -> float | None:

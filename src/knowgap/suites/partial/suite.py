@@ -36,10 +36,10 @@ from knowgap.suites import register
 from knowgap.suites.partial import metrics as partial_metrics
 from knowgap.suites.partial.budget import EvidenceDesk, json_request
 from knowgap.suites.partial.dataset import DATA, FAMILIES, RoleOracle, Scenario, Task, load_dataset
+from knowgap.suites.partial.judging import judge_reasoning, reasoning_quality
 from knowgap.suites.partial.leak import Fingerprint, find_leaks, fingerprints
 from knowgap.suites.partial.prompts import (
     FINAL_NOW,
-    RUBRIC,
     RUBRIC_VERSION,
     budget_prompt,
     example_path,
@@ -47,7 +47,7 @@ from knowgap.suites.partial.prompts import (
     system_prompt,
     task_prompt,
 )
-from knowgap.suites.partial.scoring import Answer, parse_answer, rubric_score, score_answer
+from knowgap.suites.partial.scoring import Answer, parse_answer, score_answer
 from knowgap.suites.partial.view import BuiltView, build_view, full_policy, render_view
 
 
@@ -230,7 +230,9 @@ class PartialSuite(Suite):
         scores = score_answer(task, oracle, final, scenario.field_labels) | _usage_scores(leaks, desk, ctx)
         output = _output(view_kind, protocol, replies[-1], desk, leaks, final)
         if not self.options.no_rubric and not isinstance(final, ParseFailure):
-            scores["reasoning"] = await self._rubric(ctx, prompt.evidence, task.question, replies[-1])
+            ratings = await judge_reasoning(ctx, prompt.evidence, task.question, replies[-1])
+            scores |= ratings.scores("reasoning") | {"reasoning": reasoning_quality(ratings)}
+            output["rubric_version"] = RUBRIC_VERSION
         return TrialResult(output=output, scores=scores)
 
     async def _trial_view(self, scenario: Scenario, role: str, view_kind: str, ctx: TrialContext
@@ -270,11 +272,6 @@ class PartialSuite(Suite):
 
     def _protocol(self, ctx: TrialContext) -> Protocol:
         return resolve_protocol(ctx, "target", self.options.tool_protocol)
-
-    async def _rubric(self, ctx: TrialContext, evidence: str, question: str, reply: str) -> float | None:
-        request = ChatRequest.simple(RUBRIC.format(evidence=evidence, question=question, reply=reply),
-                                     max_tokens=60, seed=0)
-        return rubric_score((await ctx.generate("judge", request)).text)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         cases = {c.id: c for c in self.cases() if isinstance(c, PartialCase)}

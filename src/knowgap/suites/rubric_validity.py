@@ -1,0 +1,225 @@
+"""Discrimination validity of the rubric judges (``clarify-rubric``, ``partial-rubric``), measured on pairs built
+from the suites' own datasets, as a :class:`~knowgap.judges.cards.ValidityCard`.
+
+A pair is one good and one bad reply to the same case, each rated on its own by the judge model:
+
+- clarify, every deficient case: the case's reference reply (its expected clarifying questions plus its
+  conditional answer) against a fluent reply that states the missing facts as known (the hidden facts) and the
+  conclusion, with no question;
+- partial, every (scenario, role, task) whose authorised view is insufficient: a reply that decides what the view
+  supports, names what it cannot see and asks for it, against a confident decision that cites the hidden
+  evidence as if seen.
+
+The judge is right on a pair when the reference reply's total is strictly above the assuming reply's (a tie is
+wrong; a reply with a rating that could not be read is a parse failure, counted as wrong). Each pair is presented
+in a seeded random order (first/second), the label being whether the first is the better one, so the card's
+balanced accuracy and agreement are both the pairwise accuracy. The single-integer scoring (the sampled digits
+of the same requests) is measured on the same pairs and stored in the card's ``extra``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from knowgap.engine.gateway import ModelGateway
+from knowgap.engine.records import CallRecord
+from knowgap.engine.stats import wilson
+from knowgap.engine.suite import TrialFailed
+from knowgap.judges.cards import Estimate, ValidityCard, binary_card, sha256_files
+from knowgap.judges.geval import Ratings
+from knowgap.models.registry import DEFAULT_MODEL
+from knowgap.models.types import ChatRequest, ChatResponse
+
+if TYPE_CHECKING:
+    from knowgap.suites.clarify.dataset import ClarifyCase
+
+
+class GatewayContext:
+    """A trial context over a gateway, for judging outside a run: each role names a model spec."""
+
+    def __init__(self, gateway: ModelGateway, roles: dict[str, str], seed: int = 0) -> None:
+        self.gateway, self.roles, self.seed, self.repeat = gateway, roles, seed, 0
+        self.calls: list[CallRecord] = []
+
+    async def generate(self, role: str, request: ChatRequest) -> ChatResponse:
+        record = await self.gateway.call(self.roles[role], role, request)
+        self.calls.append(record)
+        if record.response is None:
+            raise TrialFailed(record.error or "model call failed")
+        return record.response
+
+    def supports_tools(self, role: str) -> bool:
+        return self.gateway.client(self.roles[role]).model.supports_tools
+
+    def supports_logprobs(self, role: str) -> bool:
+        return self.gateway.client(self.roles[role]).model.supports_logprobs
+
+Judge = Callable[[GatewayContext, str], Awaitable[Ratings]]
+SUITES = ("clarify", "partial")
+POSITIVE = "reference reply ranked above the assuming reply"
+
+
+@dataclass(frozen=True)
+class RubricPair:
+    id: str
+    lang: str
+    reference: str
+    assuming: str
+    judge: Judge
+
+
+@dataclass(frozen=True)
+class PairResult:
+    pair: RubricPair
+    reference: Ratings
+    assuming: Ratings
+
+    def ranked(self, sampled: bool = False) -> bool | None:
+        """Reference strictly above the assuming reply (None: a rating could not be read)."""
+        pick = (lambda r: r.sampled_total) if sampled else (lambda r: r.total)
+        good, bad = pick(self.reference), pick(self.assuming)
+        return None if good is None or bad is None else good > bad
+
+
+async def _clarify_judge(guideline: str, case: ClarifyCase, ctx: GatewayContext, reply: str) -> Ratings:
+    from knowgap.suites.clarify.judging import judge_rubric
+
+    return await judge_rubric(ctx, guideline, case, reply)
+
+
+async def _partial_judge(evidence: str, question: str, ctx: GatewayContext, reply: str) -> Ratings:
+    from knowgap.suites.partial.judging import judge_reasoning
+
+    return await judge_reasoning(ctx, evidence, question, reply)
+
+
+def clarify_pairs() -> tuple[list[RubricPair], list[Path]]:
+    from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, load_cases, load_guideline
+    from knowgap.suites.clarify.judging import assuming_reply, reference_reply
+
+    guidelines = {lang: load_guideline(lang) for lang in GUIDELINE_FILES}
+    pairs = []
+    for case in load_cases(CASES_FILE):
+        if case.deficient:
+            judge = partial(_clarify_judge, guidelines[case.lang], case)
+            pairs.append(RubricPair(case.id, case.lang, reference_reply(case), assuming_reply(case), judge))
+    return pairs, [CASES_FILE, *GUIDELINE_FILES.values()]
+
+
+def partial_pairs() -> tuple[list[RubricPair], list[Path]]:
+    from knowgap.suites.partial.dataset import DATA, load_dataset
+    from knowgap.suites.partial.judging import assuming_reply, reference_reply
+    from knowgap.suites.partial.view import build_view, render_view
+
+    pairs = []
+    for scenario in load_dataset(DATA).values():
+        lang = scenario.effective_lang()
+        for task in scenario.tasks:
+            for role, oracle in task.oracle.items():
+                if oracle.sufficient:
+                    continue
+                view = build_view(scenario, scenario.policy(role), summariser=lambda _p, _t: None)
+                judge = partial(_partial_judge, render_view(view.view, lang), task.question)
+                pairs.append(RubricPair(f"{scenario.scenario_id}/{role}/{task.id}", lang,
+                                        reference_reply(scenario, task, oracle), assuming_reply(scenario, task, oracle),
+                                        judge))
+    return pairs, [DATA]
+
+
+def rubric_pairs(suite: str) -> tuple[list[RubricPair], list[Path]]:
+    """The discrimination pairs of ``suite`` and the dataset files they come from."""
+    if suite == "clarify":
+        return clarify_pairs()
+    if suite == "partial":
+        return partial_pairs()
+    raise ValueError(f"no rubric judge in suite '{suite}' (known: {', '.join(SUITES)})")
+
+
+def sample_pairs(pairs: Sequence[RubricPair], limit: int | None, seed: int = 0) -> list[RubricPair]:
+    """All pairs, or ``limit`` of them drawn at random (seeded), in dataset order."""
+    if limit is None or limit >= len(pairs):
+        return list(pairs)
+    keep = set(random.Random(seed).sample(range(len(pairs)), limit))
+    return [p for i, p in enumerate(pairs) if i in keep]
+
+
+async def measure_pairs(pairs: Sequence[RubricPair], ctx: GatewayContext) -> list[PairResult]:
+    """Each pair's two replies rated by the judge model (one at a time: a local model runs one call anyway)."""
+    return [PairResult(p, await p.judge(ctx, p.reference), await p.judge(ctx, p.assuming)) for p in pairs]
+
+
+def _rate(k: int, n: int) -> Estimate:
+    lo, hi = wilson(k, n) if n else (None, None)
+    return Estimate(value=k / n if n else None, ci_low=lo, ci_high=hi)
+
+
+def pairwise_card(suite: str, version: str, results: Sequence[PairResult], *, judge_model: str, dataset: str,
+                  dataset_sha256: str, seconds: float | None, seed: int = 0) -> ValidityCard:
+    """The card of a rubric judge from rated pairs (see the module docstring for the method)."""
+    rng = random.Random(seed)
+    verdicts: list[bool | None] = []
+    labels: list[bool] = []
+    for result in results:
+        ranked = result.ranked()
+        reference_first = rng.random() < 0.5
+        labels.append(reference_first)
+        verdicts.append(None if ranked is None else ranked == reference_first)
+    n = len(results)
+    geval = sum(r.ranked() is True for r in results)
+    sampled = [r.ranked(sampled=True) for r in results]
+    ties = sum(r.reference.sampled_total == r.assuming.sampled_total is not None for r in results)
+    extra: dict[str, Estimate | float | str] = {
+        "pairwise_accuracy_geval": _rate(geval, n),
+        "pairwise_accuracy_single_integer": _rate(sum(s is True for s in sampled), n),
+        "single_integer_ties": float(ties),
+        "fallbacks_to_sampled_digit": float(sum(r.reference.fallbacks + r.assuming.fallbacks for r in results)),
+    }
+    for lang in sorted({r.pair.lang for r in results}):
+        subset = [r for r in results if r.pair.lang == lang]
+        extra[f"pairwise_accuracy_geval_{lang}"] = _rate(sum(r.ranked() is True for r in subset), len(subset))
+    method = (f"{n} pairs built from the {suite} dataset (reference reply vs a reply that assumes the missing "
+              "facts), each reply rated on its own (G-Eval expected value from token probabilities); correct when "
+              "the reference total is strictly higher (ties and unreadable ratings count as wrong); presentation "
+              f"order randomised (seed {seed}), so balanced accuracy and agreement are the pairwise accuracy")
+    return binary_card(f"{suite}-rubric", version, verdicts, labels, positive=POSITIVE, dataset=dataset,
+                       dataset_sha256=dataset_sha256, seconds=seconds, judge_model=judge_model, method=method,
+                       extra=extra)
+
+
+def rubric_version(suite: str) -> str:
+    if suite == "clarify":
+        from knowgap.suites.clarify.prompts import RUBRIC_VERSION as CLARIFY_VERSION
+        return CLARIFY_VERSION
+    from knowgap.suites.partial.prompts import RUBRIC_VERSION as PARTIAL_VERSION
+    return PARTIAL_VERSION
+
+
+def validate_rubric(suite: str, *, judge_model: str | None = None, limit: int | None = None,
+                    gateway: ModelGateway | None = None) -> ValidityCard:
+    """Measure the rubric judge of ``suite`` (``clarify`` or ``partial``) with ``judge_model`` (default: the
+    embedded default model) on the discrimination pairs of its dataset (all, or ``limit`` drawn at random,
+    seeded); returns its card."""
+    judge_model = judge_model or DEFAULT_MODEL
+    pairs, files = rubric_pairs(suite)
+    chosen = sample_pairs(pairs, limit)
+    own = gateway is None
+    gw = gateway or ModelGateway.open(run_id=f"validate-{suite}-rubric")
+    try:
+        ctx = GatewayContext(gw, {"judge": judge_model})
+        start = time.perf_counter()
+        results = asyncio.run(measure_pairs(chosen, ctx))
+        seconds = time.perf_counter() - start
+    finally:
+        if own:
+            gw.close()
+    dataset = " + ".join(f"{suite}/data/{f.name}" for f in files)
+    return pairwise_card(suite, rubric_version(suite), results, judge_model=judge_model, dataset=dataset,
+                         dataset_sha256=sha256_files(files), seconds=seconds)
+

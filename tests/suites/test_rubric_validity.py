@@ -1,0 +1,57 @@
+"""Discrimination validity of the rubric judges (knowgap.suites.rubric_validity): pairs built from the datasets,
+the pairwise card, and the whole measurement on the real small model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from knowgap.judges.cards import find_card, save_card
+from knowgap.judges.geval import Ratings, ScaleScore
+from knowgap.suites.partial.prompts import RUBRIC_VERSION
+from knowgap.suites.rubric_validity import PairResult, RubricPair, pairwise_card, rubric_pairs, validate_rubric
+
+
+def test_pairs_come_from_the_datasets() -> None:
+    clarify, files = rubric_pairs("clarify")
+    assert len(clarify) == 62 and files[0].name == "cases.jsonl"  # every deficient case
+    partial, _ = rubric_pairs("partial")
+    assert len(partial) == 112 and len({p.id for p in partial}) == 112  # every insufficient (scenario, role, task)
+    assert all(p.reference != p.assuming for p in clarify + partial)
+    with pytest.raises(ValueError, match="no rubric judge"):
+        rubric_pairs("starter")
+
+
+def _ratings(total: float | None) -> Ratings:
+    return Ratings({"x": None if total is None else ScaleScore(expected=total, sampled=round(total))}, {"x": 1.0})
+
+
+def test_pairwise_card_counts_ties_and_unreadable_ratings_as_wrong() -> None:
+    pair = RubricPair("p", "en", "good", "bad", judge=None)  # type: ignore[arg-type]
+    results = ([PairResult(pair, _ratings(4.2), _ratings(2.1))] * 6  # right, both in G-Eval and sampled digits
+               + [PairResult(pair, _ratings(3.4), _ratings(3.8))]  # wrong
+               + [PairResult(pair, _ratings(4.4), _ratings(3.6))]  # right, but the sampled digits tie (4 = 4)
+               + [PairResult(pair, _ratings(None), _ratings(3.0))])  # unreadable
+    card = pairwise_card("clarify", "v", results, judge_model="m", dataset="d", dataset_sha256="0" * 64,
+                         seconds=9.0)
+    assert card.judge == "clarify-rubric" and card.n == 9 and card.parse_failures == 1
+    assert card.agreement is not None and card.agreement.value == pytest.approx(7 / 9)
+    assert card.confusion is not None and card.confusion.tp + card.confusion.fn not in (0, 9)  # both orders shown
+    single = card.extra["pairwise_accuracy_single_integer"]
+    assert not isinstance(single, float | str) and single.value == pytest.approx(6 / 9)
+    assert card.extra["single_integer_ties"] == 1.0 and card.seconds_per_item == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_validate_partial_rubric_end_to_end_on_the_small_model(small_pack_home: Path, tmp_path: Path) -> None:
+    """The machinery runs on a real model: one pair, two replies, three G-Eval ratings each, a card saved and
+    found again. (Whether the judge meets the 90% bar is measured, not tested.)"""
+    card = validate_rubric("partial", judge_model="local:qwen2.5-0.5b", limit=1)
+    assert (card.judge, card.version, card.judge_model, card.n) == ("partial-rubric", RUBRIC_VERSION,
+                                                                    "local:qwen2.5-0.5b", 1)
+    assert card.parse_failures == 0 and card.extra["fallbacks_to_sampled_digit"] == 0.0
+    assert card.agreement is not None and card.agreement.value in (0.0, 1.0)
+    save_card(card)
+    assert find_card("partial-rubric", RUBRIC_VERSION, "local:qwen2.5-0.5b") == card
