@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from knowgap.judges import abstention, clarification, faithfulness
+from knowgap.judges import abstention, clarification, factuality, faithfulness
 from knowgap.suites import get_suite
-from knowgap.suites.abstain import factuality
 from knowgap.suites.clarify import coverage, judging
 from knowgap.suites.clarify import prompts as clarify_prompts
 from knowgap.suites.extract import claims_judge

@@ -6,7 +6,7 @@ Every validator takes ``(data_dir, limit, judge_model, progress)``: ``data_dir``
 classes (None: the whole set), ``judge_model`` the model spec of a model-backed judge (default
 :data:`DEFAULT_JUDGE_MODEL`; ignored by offline judges) and ``progress(done, total)``.
 
-The labelled sets (details and provenance in ``judges/data/labelled/SOURCES.md`` and docs/judges-detectors.md):
+The labelled sets (details and provenance in ``judges/data/labelled/SOURCES.md`` and docs/judges.md):
 
 - ``clarification`` / ``dangerous-assertion``: real consultation answers (LawBench 3-8, Lawyer LLaMA), labelled
   for this project by reading them (``labelled/legal_answers.jsonl``);

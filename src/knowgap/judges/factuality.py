@@ -9,7 +9,7 @@ agreement), else tier_2; an unacceptable one is tier_3.
 The weights ship in ``judges/data/factuality_weights.json`` with the sha256 of the rows they were trained on
 and the feature list; :attr:`OfflineFactuality.version` is derived from that file's content and the features'
 revision, so it changes whenever either does (and a validity card never carries over). How it was trained and
-measured: :mod:`knowgap.judges.factuality_validation` and ``docs/judges-factuality.md``.
+measured: :mod:`knowgap.judges.factuality_validation` and ``docs/judges.md``.
 """
 
 from __future__ import annotations

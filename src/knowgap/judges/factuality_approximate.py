@@ -3,7 +3,7 @@
 KnowOrNot's tiers: tier_1 (functionally equivalent), tier_2 (substitutable), tier_3 (unacceptable).
 :func:`approximate_tier` uses embedding similarity plus agreement of numbers and content words; it is labelled
 ``approximate`` in every output. Measured on the PolicyBench dev answers it is far below the reporting bar (see
-``docs/judges-factuality.md``); the default offline judge is :mod:`knowgap.judges.factuality`.
+``docs/judges.md``); the default offline judge is :mod:`knowgap.judges.factuality`.
 """
 
 from __future__ import annotations

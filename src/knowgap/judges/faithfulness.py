@@ -13,7 +13,7 @@ e5 feature gets it computed.
 refusal has no claims: its verdict is ``empty`` / ``refusal`` and its score is None (never a number that
 would be averaged in). Each source is analysed and embedded once per checker (kept by the sha256 of its
 text), so scoring several summaries of one source costs little more than scoring one. ``version`` names the
-combiner; its measured validity card is in ``judges/cards/`` (docs/judges-faithfulness.md).
+combiner; its measured validity card is in ``judges/cards/`` (docs/judges.md).
 """
 
 from __future__ import annotations

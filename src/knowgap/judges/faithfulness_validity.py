@@ -9,7 +9,7 @@ pairs (:func:`knowgap.judges.faithfulness_data.near_verbatim_pairs`) with a 95% 
 documents, and the rule-based score's held-out balanced accuracy for comparison.
 
 :func:`train` fits the combiner on every pair and returns it with the training data's sha256 (this is how
-``judges/data/faithfulness_combiner.json`` is made; see docs/judges-faithfulness.md).
+``judges/data/faithfulness_combiner.json`` is made; see docs/judges.md).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ FOLDS = 5
 SHIPPED_FEATURES = ("weak_claims", "copy_novel")
 """The shipped combiner's inputs: the share of claims with weak support, and novel words weighted by how much of
 the summary is copied (a near-verbatim summary with new words in it). Chosen by the held-out numbers of the
-feature sets tried (docs/judges-faithfulness.md)."""
+feature sets tried (docs/judges.md)."""
 
 
 def sample_pairs(pairs: Sequence[CalibrationPair], limit: int | None, seed: int = 0) -> list[CalibrationPair]:

@@ -79,7 +79,7 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
 
         The default offline judge combines embedding similarity (whole answer and sentence by sentence, both
         directions), numbers, yes/no polarity, key words and lengths with learned weights; its measured validity
-        card: knowgap judges (docs/judges-factuality.md).
+        card: knowgap judges (docs/judges.md).
 
         Example: knowgap judge factuality answers.jsonl --question-field question --out tiered.jsonl
 
