@@ -18,7 +18,7 @@ from knowgap.judges.faithfulness_data import CalibrationPair, group_of, near_ver
 from knowgap.judges.faithfulness_model import fit, load
 from knowgap.judges.faithfulness_validity import grouped_folds, pick_accuracy, validate_faithfulness
 from knowgap.text.embed import Kind, default_embedder
-from tests.helpers import REPO
+from tests.helpers import REPO, SHARED_DATA, knowgap_cli
 
 NEWS = ("The city council approved a budget of 45 million dollars on Tuesday after a long debate. "
         "Mayor Linda Park said the money would pay for new bus lines and two libraries. "
@@ -161,3 +161,13 @@ def test_a_stratified_sample_stays_within_the_shipped_card() -> None:
     assert card.balanced_accuracy.value >= shipped.balanced_accuracy.ci_low, (card.balanced_accuracy,
                                                                               shipped.balanced_accuracy)
     assert card.n >= 400 and set(card.extra) >= {"near_verbatim_pick_accuracy", "near_verbatim_pairs"}
+
+
+@pytest.mark.skipif(SHARED_DATA is None, reason="no shared/data folder beside the repository")
+def test_the_cli_finds_the_benchmarks_under_the_labelled_data_root(tmp_path: Path) -> None:
+    """``knowgap judge validate faithfulness`` passes the labelled-data root, not its faithfulness/ folder."""
+    assert SHARED_DATA is not None
+    out = tmp_path / "card.json"
+    done = knowgap_cli("judge", "validate", "faithfulness", "--data", str(SHARED_DATA), "--limit", "30", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert '"judge": "faithfulness"' in out.read_text(encoding="utf-8")

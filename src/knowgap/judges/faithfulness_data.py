@@ -74,7 +74,10 @@ def _read_aggrefact(folder: Path) -> list[CalibrationPair]:
 
 
 def load_benchmarks(data: Path = DEFAULT_DATA) -> list[CalibrationPair]:
-    """SummEdits (``summedits/*.json``) and AggreFact error types (``aggrefact_errortypes/*.csv``)."""
+    """SummEdits (``summedits/*.json``) and AggreFact error types (``aggrefact_errortypes/*.csv``), in ``data``
+    or in its ``faithfulness/`` folder (so the labelled-data root that ``knowgap judge validate`` finds works)."""
+    if not (data / "summedits").is_dir() and (data / "faithfulness").is_dir():
+        data = data / "faithfulness"
     summedits, aggrefact = data / "summedits", data / "aggrefact_errortypes"
     if not summedits.is_dir() and not aggrefact.is_dir():
         raise InputError(str(data), "holds neither summedits/ nor aggrefact_errortypes/ (give the folder of the "
