@@ -4,6 +4,7 @@ re-measures a stratified sample of the labelled benchmarks against the shipped v
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -168,6 +169,9 @@ def test_the_cli_finds_the_benchmarks_under_the_labelled_data_root(tmp_path: Pat
     """``knowgap judge validate faithfulness`` passes the labelled-data root, not its faithfulness/ folder."""
     assert SHARED_DATA is not None
     out = tmp_path / "card.json"
-    done = knowgap_cli("judge", "validate", "faithfulness", "--data", str(SHARED_DATA), "--limit", "30", "--out", str(out))
+    done = knowgap_cli("judge", "validate", "faithfulness", "--data", str(SHARED_DATA), "--limit", "30",
+                       "--out", str(out))
     assert done.returncode == 0, done.stderr
-    assert '"judge": "faithfulness"' in out.read_text(encoding="utf-8")
+    card = json.loads(out.read_text(encoding="utf-8"))
+    assert card["judge"] == "faithfulness" and card["n"] >= 30
+    assert card["dataset_sha256"] == find_card(JUDGE_NAME, OfflineFaithfulness().version).dataset_sha256  # type: ignore[union-attr]

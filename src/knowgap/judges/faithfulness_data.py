@@ -76,8 +76,7 @@ def _read_aggrefact(folder: Path) -> list[CalibrationPair]:
 def load_benchmarks(data: Path = DEFAULT_DATA) -> list[CalibrationPair]:
     """SummEdits (``summedits/*.json``) and AggreFact error types (``aggrefact_errortypes/*.csv``), in ``data``
     or in its ``faithfulness/`` folder (so the labelled-data root that ``knowgap judge validate`` finds works)."""
-    if not (data / "summedits").is_dir() and (data / "faithfulness").is_dir():
-        data = data / "faithfulness"
+    data = benchmark_folder(data)
     summedits, aggrefact = data / "summedits", data / "aggrefact_errortypes"
     if not summedits.is_dir() and not aggrefact.is_dir():
         raise InputError(str(data), "holds neither summedits/ nor aggrefact_errortypes/ (give the folder of the "
@@ -89,10 +88,16 @@ def load_benchmarks(data: Path = DEFAULT_DATA) -> list[CalibrationPair]:
     return pairs
 
 
+def benchmark_folder(data: Path) -> Path:
+    """``data`` itself, or its ``faithfulness/`` folder when ``data`` is the labelled-data root."""
+    if not (data / "summedits").is_dir() and (data / "faithfulness").is_dir():
+        return data / "faithfulness"
+    return data
 
 
 def benchmark_files(data: Path = DEFAULT_DATA) -> list[Path]:
     """The files :func:`load_benchmarks` reads, in the order it reads them."""
+    data = benchmark_folder(data)
     return sorted((data / "summedits").glob("*.json")) + sorted((data / "aggrefact_errortypes").glob("*.csv"))
 
 
