@@ -88,7 +88,11 @@ def test_report_md_shows_each_metric_judge_card_screen_and_corrected_rate(run: k
     assert "sensitivity 0.90 [" in judges and "specificity 0.92 [" in judges
 
 
-def test_a_judge_without_a_card_makes_a_screen(tmp_path: Path, runs_root: Path) -> None:
+def test_a_judge_without_a_card_makes_a_screen(tmp_path: Path, runs_root: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from knowgap.judges import cards
+
+    monkeypatch.setattr(cards, "SHIPPED_DIR", tmp_path / "no-shipped-cards")  # the abstention card ships now
     result = knowgap.run("starter", models={"target": scripted(tmp_path, *RESPONSES)}, runs_root=runs_root)
     found = judgements(result.manifest, result.metrics)
     by_name = {j.metric: j for j in found}
