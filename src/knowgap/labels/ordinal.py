@@ -7,9 +7,10 @@ Bootstrap intervals come from :func:`knowgap.labels.stats.bootstrap_ci`.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from statistics import NormalDist
+
+from knowgap.labels.stats import coincidences
 
 
 def quadratic_weighted_kappa(a: Sequence[float], b: Sequence[float]) -> float:
@@ -37,18 +38,7 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[float]]) -> float:
     alpha = 1 - (n - 1) * sum_ck o_ck d2_ck / sum_ck n_c n_k d2_ck, with the coincidence matrix
     o_ck = sum_u (pairs c-k in u) / (m_u - 1) and the ordinal distance
     d2_ck = (sum_{g from c to k} n_g - (n_c + n_k) / 2)^2 over the values used, in order (Krippendorff 2011)."""
-    coincidence: dict[tuple[float, float], float] = defaultdict(float)
-    for unit in units:
-        m_u = len(unit)
-        if m_u < 2:
-            continue
-        counts = Counter(unit)
-        for c, nc in counts.items():
-            for k, nk in counts.items():
-                coincidence[(c, k)] += (nc * (nc - 1) if c == k else nc * nk) / (m_u - 1)
-    n_c: dict[float, float] = defaultdict(float)
-    for (c, _k), v in coincidence.items():
-        n_c[c] += v
+    coincidence, n_c = coincidences(units)
     n = sum(n_c.values())
     if n <= 1:
         return math.nan

@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
+H = TypeVar("H", bound=Hashable)
 Key = Hashable
 
 
@@ -70,13 +71,10 @@ def fleiss_kappa(ratings: Sequence[Sequence[Key]]) -> float:
     return (p_bar - p_e) / (1 - p_e)
 
 
-def krippendorff_alpha_nominal(units: Sequence[Sequence[Key]]) -> float:
-    """Krippendorff's alpha for nominal data. ``units[u]`` holds the values the coders gave unit u (missing
-    values simply left out); units with fewer than two values are not pairable and are ignored.
-
-    alpha = 1 - D_o / D_e with the coincidence matrix o_ck = sum_u (pairs c-k in u) / (m_u - 1).
-    """
-    coincidence: dict[tuple[Key, Key], float] = defaultdict(float)
+def coincidences(units: Sequence[Sequence[H]]) -> tuple[dict[tuple[H, H], float], dict[H, float]]:
+    """Krippendorff's coincidence matrix o_ck = sum_u (pairs c-k in unit u) / (m_u - 1) over the pairable units
+    (two values or more), and its margins n_c."""
+    coincidence: dict[tuple[H, H], float] = defaultdict(float)
     for unit in units:
         m_u = len(unit)
         if m_u < 2:
@@ -86,9 +84,19 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[Key]]) -> float:
             for k, nk in counts.items():
                 pairs = nc * (nc - 1) if c == k else nc * nk
                 coincidence[(c, k)] += pairs / (m_u - 1)
-    n_c: dict[Key, float] = defaultdict(float)
+    n_c: dict[H, float] = defaultdict(float)
     for (c, _k), v in coincidence.items():
         n_c[c] += v
+    return coincidence, n_c
+
+
+def krippendorff_alpha_nominal(units: Sequence[Sequence[Key]]) -> float:
+    """Krippendorff's alpha for nominal data. ``units[u]`` holds the values the coders gave unit u (missing
+    values simply left out); units with fewer than two values are not pairable and are ignored.
+
+    alpha = 1 - D_o / D_e with the coincidence matrix o_ck = sum_u (pairs c-k in u) / (m_u - 1).
+    """
+    coincidence, n_c = coincidences(units)
     n = sum(n_c.values())
     if n <= 1:
         return math.nan
