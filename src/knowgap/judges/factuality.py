@@ -131,13 +131,14 @@ class OfflineFactuality:
 _default: OfflineFactuality | None = None
 
 
-VERSION = load_weights().version()
+_SHIPPED = load_weights()
+VERSION = _SHIPPED.version()
 """The shipped weights' version (changes with the weights and the feature revision); cards name it."""
 
 
 def default_factuality() -> OfflineFactuality:
-    """The process-wide shipped offline judge (weights read once)."""
+    """The process-wide shipped offline judge, on the same weights :data:`VERSION` names (read once)."""
     global _default
     if _default is None:
-        _default = OfflineFactuality()
+        _default = OfflineFactuality(_SHIPPED)
     return _default

@@ -36,7 +36,8 @@ from knowgap.text.claims import split_claims
 from knowgap.text.embed import Embedder, default_embedder
 
 JUDGE_NAME = "faithfulness"
-VERSION = load().version
+_SHIPPED = load()
+VERSION = _SHIPPED.version
 """The shipped combiner's version (``lr-<hash>``: changes with its weights and features); cards name it."""
 DEFAULT_THRESHOLD = 0.5
 """Faithful at or above this score (the combiner's probability; class-balanced, so 0.5 is its natural cut)."""
@@ -87,7 +88,7 @@ class OfflineFaithfulness:
     @property
     def combiner(self) -> Combiner:
         if self._combiner is None:
-            self._combiner = load()
+            self._combiner = _SHIPPED
         return self._combiner
 
     @property
