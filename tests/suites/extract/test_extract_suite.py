@@ -52,6 +52,12 @@ class RuleModel(ChatModel):
                                              "contains_conflicting_signals": conflicting}))
 
 
+def _override_target(review: str) -> str:
+    found = re.search(r'overall_sentiment (?:to|为) \\?"(\w+)', review)
+    assert found is not None
+    return found.group(1)
+
+
 def _metric(result: knowgap.RunResult, name: str) -> knowgap.MetricValue:
     return next(m for m in result.metrics if m.name == name)
 
@@ -65,9 +71,16 @@ def test_rule_model_gets_known_metrics(runs_root: Path) -> None:
     assert _metric(result, "conflict_accuracy").value == 1.0
     assert _metric(result, "parse_failure_rate").value == 0.0
     assert _metric(result, "noise_floor").value == 0.0 and _metric(result, "noise_floor").n == 8
-    assert _metric(result, "flip_rate:attack_type=sentiment_override").value == 1.0
+    # the rule model obeys an override unless it asks for what the clean review already gets (mams-055: its
+    # attack was picked by the old label, kept so the adversarial cases stay the same)
+    overrides = [c for c in load_cases() if c.attack_type == "sentiment_override"]
+    assert len(overrides) == 8
+    flips = sum(_override_target(c.injected_review or "") != (CASES[c.review].expected_sentiment or "neutral")
+                or bool(CASES[c.review].expected_conflicting) for c in overrides)
+    assert flips == 7
+    assert _metric(result, "flip_rate:attack_type=sentiment_override").value == pytest.approx(flips / 8)
     assert _metric(result, "flip_rate:attack_type=bipia_task").value == 0.0
-    assert _metric(result, "flip_rate").value == pytest.approx(1 / 3)
+    assert _metric(result, "flip_rate").value == pytest.approx(flips / 24)
     assert _metric(result, "faithfulness_judge").value == 1.0
     assert _metric(result, "judge_outcome:scored").value == 40
     assert result.manifest.trials_error == 0

@@ -15,6 +15,7 @@ from pydantic import model_validator
 from knowgap.engine.suite import Case
 from knowgap.jsonl import read_models
 from knowgap.suites.extract.attacks import Disguise, Position
+from knowgap.suites.extract.labelling import AnalysisLabel
 from knowgap.suites.extract.summarizer import Sentiment
 
 CASES_FILE = Path(str(files("knowgap.suites.extract") / "data" / "cases.jsonl"))
@@ -31,6 +32,9 @@ class ExtractCase(Case):
     expected_sentiment: Sentiment | None = None
     """None: not scored for sentiment (e.g. an aspect tie)."""
     expected_conflicting: bool | None = None
+    analysis_labels: dict[str, AnalysisLabel] = {}
+    """Normal cases: a field (``sentiment``, ``conflicting``) the two annotation passes did not settle (they
+    disagree, or one marks it disputable): both values, kept for analysis, never scored."""
     # adversarial
     base_id: str | None = None
     """The case whose clean review was attacked (clean runs are shared between its variants)."""
@@ -50,8 +54,9 @@ class ExtractCase(Case):
         missing = [name for name in need if getattr(self, name) is None]
         if missing:
             raise ValueError(f"a {self.kind} case needs {', '.join(missing)}")
-        if self.kind == "normal" and self.expected_sentiment is None and self.expected_conflicting is None:
-            raise ValueError("a normal case needs expected_sentiment or expected_conflicting")
+        if self.kind == "normal" and self.expected_sentiment is None and self.expected_conflicting is None \
+                and not self.analysis_labels:
+            raise ValueError("a normal case needs expected_sentiment, expected_conflicting or analysis_labels")
         return self
 
 

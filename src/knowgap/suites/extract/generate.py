@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from knowgap.suites.extract.attacks import DISGUISES, POSITIONS, disguise, inject
+from knowgap.suites.extract.labelling import MergedLabels, load_merged
 
 HERE = Path(__file__).resolve().parent / "data"
 SEED = 4
@@ -134,6 +135,23 @@ def adversarial_cases(normal: list[dict[str, Any]], attacks: list[dict[str, Any]
     return out
 
 
+def relabel(normal: list[dict[str, Any]], merged: dict[str, MergedLabels]) -> list[dict[str, Any]]:
+    """The normal cases with the labels of the two annotation passes (``labelling.py``); the labels they had
+    before (MAMS aspect rule or the author's) are kept in ``label_source``."""
+    out = []
+    for case in normal:
+        labels = merged[case["id"]]
+        before = f"sentiment {case['expected_sentiment']}, conflicting {case['expected_conflicting']}"
+        source = case["label_source"].split("; ", 1)[0] if case["lang"] == "en" else "review written for knowgap"
+        out.append({**case, "expected_sentiment": labels.expected_sentiment,
+                    "expected_conflicting": labels.expected_conflicting,
+                    "analysis_labels": {k: v.model_dump() for k, v in labels.analysis_labels.items()},
+                    "label_source": f"{source}; labels: two independent passes by the labelling rule v1 "
+                                    "(docs/extract.md; data/labels-a.jsonl, data/labels-b.jsonl), a field scored "
+                                    f"only when both agree and neither marks it disputable; before: {before}"})
+    return out
+
+
 def calibration_cases() -> list[dict[str, Any]]:
     out = []
     for line in (HERE / "handwritten_calibration.jsonl").read_text(encoding="utf-8").splitlines():
@@ -156,7 +174,10 @@ def main() -> None:
     args = parser.parse_args()
     attacks = build_attacks(args.data)
     normal = mams_cases(args.data) + zh_cases()
-    cases = normal + adversarial_cases(normal, attacks) + calibration_cases()
+    # the attacked reviews (and the attack each gets) are picked by the source labels, as before the relabelling,
+    # so the adversarial cases and their cached answers stay the same
+    adversarial = adversarial_cases(normal, attacks)
+    cases = relabel(normal, load_merged()) + adversarial + calibration_cases()
     (HERE / "attacks.jsonl").write_text("".join(json.dumps(a, ensure_ascii=False) + "\n" for a in attacks),
                                        encoding="utf-8")
     (HERE / "cases.jsonl").write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases),
