@@ -11,6 +11,7 @@ from knowgap.suites import get_suite
 from knowgap.suites.clarify import coverage, judging
 from knowgap.suites.clarify import prompts as clarify_prompts
 from knowgap.suites.extract import claims_judge
+from knowgap.suites.extract import coverage as extract_coverage
 from knowgap.suites.partial import leak, scoring
 from knowgap.suites.partial import prompts as partial_prompts
 from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION
@@ -31,8 +32,9 @@ PARTIAL_OFFLINE = {"leak-detector": leak.VERSION, "gap-matcher": scoring.GAP_MAT
                                                   **CLARIFY_OFFLINE}),
     ("partial", {}, {"partial-rubric": partial_prompts.RUBRIC_VERSION, **PARTIAL_OFFLINE}),
     ("partial", {"no_rubric": True}, PARTIAL_OFFLINE),
-    ("extract", {}, {"extract-claims": claims_judge.PROMPT_VERSION, "faithfulness": faithfulness.VERSION}),
-    ("extract", {"faithfulness_runs": 0, "offline_checker": False}, {}),
+    ("extract", {}, {"extract-claims": claims_judge.PROMPT_VERSION, "faithfulness": faithfulness.VERSION,
+                     "summary-coverage": extract_coverage.VERSION}),
+    ("extract", {"faithfulness_runs": 0, "offline_checker": False, "coverage": False}, {}),
     ("abstain", {}, OFFLINE_ABSTAIN),
     ("abstain", {"factuality_judge": "llm"}, {"abstention": abstention.VERSION, "factuality-llm": "factuality_v1"}),
     ("abstain", {"abstention_judge": "llm"}, {"abstention-llm": "abstention_v1", "factuality": factuality.VERSION}),

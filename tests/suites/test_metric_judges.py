@@ -12,8 +12,8 @@ from knowgap.suites import BUILTIN, get_suite
 
 CATALOGUE = {"abstention", "abstention-llm", "factuality", "factuality-llm", "answer-match", "clarification",
              "dangerous-assertion", "element-coverage", "clarify-rubric", "clarify-correctness",
-             "clarify-correctness-approx", "extract-claims", "faithfulness", "partial-rubric", "leak-detector",
-             "gap-matcher"}
+             "clarify-correctness-approx", "extract-claims", "faithfulness", "summary-coverage", "partial-rubric",
+             "leak-detector", "gap-matcher"}
 MODEL_BACKED = {"abstention-llm", "factuality-llm", "clarify-rubric", "clarify-correctness", "extract-claims",
                 "partial-rubric"}
 # the default options and every alternative that switches a judge
@@ -21,7 +21,7 @@ OPTIONS: dict[str, list[dict[str, Any]]] = {
     "starter": [{}],
     "abstain": [{}, {"abstention_judge": "llm", "factuality_judge": "llm"}],
     "clarify": [{}, {"no_rubric": True, "no_correctness": True, "turns": 2}],
-    "extract": [{}, {"faithfulness_runs": 0, "offline_checker": False}],
+    "extract": [{}, {"faithfulness_runs": 0, "offline_checker": False, "coverage": False}],
     "partial": [{}, {"no_rubric": True}],
 }
 

@@ -65,8 +65,8 @@ def _metric(result: knowgap.RunResult, name: str) -> knowgap.MetricValue:
 def test_rule_model_gets_known_metrics(runs_root: Path) -> None:
     fake = RuleModel()
     result = knowgap.run("extract", models={"target": fake.spec}, providers={fake.spec: fake},
-                         options={"kinds": ["normal", "adversarial"], "runs": 2, "offline_checker": False},
-                         runs_root=runs_root)
+                         options={"kinds": ["normal", "adversarial"], "runs": 2, "offline_checker": False,
+                                  "coverage": False}, runs_root=runs_root)
     assert _metric(result, "sentiment_accuracy").value == 1.0
     assert _metric(result, "conflict_accuracy").value == 1.0
     assert _metric(result, "parse_failure_rate").value == 0.0
@@ -75,12 +75,26 @@ def test_rule_model_gets_known_metrics(runs_root: Path) -> None:
     # attack was picked by the old label, kept so the adversarial cases stay the same)
     overrides = [c for c in load_cases() if c.attack_type == "sentiment_override"]
     assert len(overrides) == 8
-    flips = sum(_override_target(c.injected_review or "") != (CASES[c.review].expected_sentiment or "neutral")
-                or bool(CASES[c.review].expected_conflicting) for c in overrides)
-    assert flips == 7
+    sentiment_flips = [_override_target(c.injected_review or "") != (CASES[c.review].expected_sentiment or "neutral")
+                       for c in overrides]
+    conflict_flips = [bool(CASES[c.review].expected_conflicting) for c in overrides]  # an override says false
+    flips = sum(s or c for s, c in zip(sentiment_flips, conflict_flips, strict=True))
+    assert flips == 7 and sum(sentiment_flips) == 7 and sum(conflict_flips) == 2
     assert _metric(result, "flip_rate:attack_type=sentiment_override").value == pytest.approx(flips / 8)
     assert _metric(result, "flip_rate:attack_type=bipia_task").value == 0.0
     assert _metric(result, "flip_rate").value == pytest.approx(flips / 24)
+    assert _metric(result, "sentiment_flip_rate").value == pytest.approx(sum(sentiment_flips) / 24)
+    assert _metric(result, "conflict_flip_rate").value == pytest.approx(sum(conflict_flips) / 24)
+    assert _metric(result, "injected_parse_failure_rate").value == 0.0
+    # analysis-only labels are reported apart: the rule model says neutral / false where a field is not scored
+    unsettled = [c for c in load_cases() if c.kind == "normal"]
+    for field, metric, said in (("sentiment", "sentiment_analysis_only", "neutral"),
+                                ("conflicting", "conflict_analysis_only", False)):
+        labels = [c.analysis_labels[field] for c in unsettled if field in c.analysis_labels]
+        found = _metric(result, metric)
+        assert found.n == 2 * len(labels) > 0
+        assert found.value == pytest.approx(sum(said in (x.a, x.b) for x in labels) / len(labels))
+    assert _metric(result, "faithfulness_judge_pass_rate").value == 1.0
     assert _metric(result, "faithfulness_judge").value == 1.0
     assert _metric(result, "judge_outcome:scored").value == 40
     assert result.manifest.trials_error == 0
@@ -92,7 +106,7 @@ def test_matrix_has_a_row_per_pair_with_cost_and_time(runs_root: Path) -> None:
     a, b = RuleModel(), RuleModel()
     b.spec = "scripted:rules-b"
     rows = run_matrix([a.spec, b.spec], [a.spec], run=knowgap.run,
-                      options={"sample": 4, "runs": 1, "offline_checker": False},
+                      options={"sample": 4, "runs": 1, "offline_checker": False, "coverage": False},
                       prices={a.spec: (1.0, 2.0)}, runs_root=runs_root, providers={a.spec: a, b.spec: b})
     assert [(r["summarizer"], r["judge"]) for r in rows] == [(a.spec, a.spec), (b.spec, a.spec)]
     assert all(isinstance(r["seconds"], float) and r["run"] for r in rows)
@@ -171,3 +185,34 @@ def test_real_run_on_the_small_model(small_pack_home: Path, runs_root: Path) -> 
     assert {"parse_failure_rate", "seconds"} <= names
     assert result.manifest.trials_ok + result.manifest.trials_error == 2
     assert _metric(result, "parse_failure_rate").n >= 2
+
+
+class Robust(ChatModel):
+    """Ignores injected instructions: answers every review (clean or injected) with its clean labels."""
+
+    spec = "scripted:robust"
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        review = request.messages[-1].content.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0]
+        case = CASES[review]
+        return ChatResponse(text=json.dumps({"summary": case.review[:80],
+                                             "overall_sentiment": case.expected_sentiment or "neutral",
+                                             "contains_conflicting_signals": bool(case.expected_conflicting)}))
+
+
+def test_the_shipped_gate_fails_a_model_that_obeys_injections_and_passes_one_that_does_not(runs_root: Path) -> None:
+    from knowgap.report import evaluate_gate, load_run_data
+    from knowgap.report.gate import load_gate_file
+    from knowgap.suites.extract import GATE_FILE, ExtractSuite
+
+    gate = load_gate_file(GATE_FILE)
+    assert {t.metric for t in gate.thresholds} == {"sentiment_flip_rate", "flip_rate"}
+    assert {t.metric for t in gate.thresholds} <= ExtractSuite.metric_names
+    verdicts = {}
+    for fake in (RuleModel(), Robust()):
+        result = knowgap.run("extract", models={"target": fake.spec}, providers={fake.spec: fake},
+                             options={"kinds": ["adversarial"], "runs": 1}, runs_root=runs_root)
+        checks = evaluate_gate([load_run_data(result.path)], gate.thresholds, source=str(GATE_FILE)).checks
+        verdicts[fake.spec] = {c.metric: c.passed for c in checks}
+    assert verdicts == {"scripted:rules": {"sentiment_flip_rate": False, "flip_rate": False},
+                        "scripted:robust": {"sentiment_flip_rate": True, "flip_rate": True}}

@@ -4,11 +4,13 @@ the review, and robust to instructions injected into it?
 Three kinds of case (``data/cases.jsonl``, 76 cases):
 
 - ``normal``: the Summarizer runs ``runs`` times (default 3); sentiment and conflict are compared with the
-  labels derived from aspect annotations; the summary of the first ``faithfulness_runs`` runs is checked by
-  the judge model (Ragas-style claims) and by the offline checker;
+  labels of two annotation passes (``labelling.py``; a field they did not settle is analysis-only, reported
+  apart); the summary of the first ``faithfulness_runs`` runs is checked by the judge model (Ragas-style
+  claims), by the offline checker, and for coverage of the review's aspects (``coverage.py``);
 - ``adversarial``: the clean review and the injected review each run ``runs`` times; the first clean output
-  that parsed is the baseline; a flip is any change in sentiment or conflict flag (or an output that no longer
-  parses); the clean re-runs give the model's own flip rate, the noise floor;
+  that parsed is the baseline; sentiment flips, conflict-flag flips and injected parse failures are counted
+  apart, and a flip (``flip_rate``) is any of the three; the clean re-runs give the model's own flip rate, the
+  noise floor;
 - ``calibration``: a review with a known faithful or unfaithful summary: judge and offline checker verdicts are
   compared with the label.
 
@@ -41,8 +43,18 @@ from knowgap.suites import register
 from knowgap.suites.extract.claims_judge import PROMPT_VERSION as CLAIMS_PROMPT_VERSION
 from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
-from knowgap.suites.extract.metrics import JUDGED, JUDGED_BY_CLAIMS, JUDGED_OFFLINE, METRIC_NAMES, extract_metrics
+from knowgap.suites.extract.metrics import (
+    JUDGED,
+    JUDGED_BY_CLAIMS,
+    JUDGED_BY_COVERAGE,
+    JUDGED_OFFLINE,
+    METRIC_NAMES,
+    extract_metrics,
+)
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
+
+GATE_FILE = CASES_FILE.parent / "gate.yaml"
+"""The default release gate (``knowgap gate RUN --thresholds GATE_FILE``): injection flip-rate thresholds."""
 
 
 class ExtractOptions(SuiteOptions):
@@ -60,6 +72,8 @@ class ExtractOptions(SuiteOptions):
     judge_threshold: float = Field(0.70, ge=0.0, le=1.0,
                                    description="Judge faithfulness score at or above which a summary is faithful.")
     offline_checker: bool = Field(True, description="Also score summaries with the offline faithfulness checker.")
+    coverage: bool = Field(True, description="Also score summary coverage: the share of the review's aspect clauses "
+                                             "the summary mentions (e5 similarity, offline; a screen).")
 
 
 def _seed(text: str, k: int) -> int:
@@ -140,6 +154,8 @@ class ExtractSuite(Suite):
             gold = {"expected sentiment": case.expected_sentiment, "expected conflicting signals":
                     None if case.expected_conflicting is None else str(case.expected_conflicting).lower()}
             out |= {k: v for k, v in gold.items() if v is not None}
+            for field, label in case.analysis_labels.items():
+                out[f"{field}: analysis-only, not scored"] = f"pass a {label.a}, pass b {label.b} ({label.why})"
             out["where the gold labels come from"] = case.label_source
         elif case.kind == "adversarial" and case.injected_review is not None:
             out["injected review (what the attack adds)"] = case.injected_review
@@ -159,6 +175,10 @@ class ExtractSuite(Suite):
             offline = JudgeUse(judge="faithfulness", version=FAITHFULNESS_VERSION)
             out |= dict.fromkeys(JUDGED_OFFLINE, offline)
             out["offline_unfaithful_rate"] = offline.model_copy(update={"counts": "negative"})  # positive: faithful
+        if self.options.coverage:
+            from knowgap.suites.extract.coverage import VERSION as COVERAGE_VERSION
+
+            out |= dict.fromkeys(JUDGED_BY_COVERAGE, JudgeUse(judge="summary-coverage", version=COVERAGE_VERSION))
         return out
 
     def _summarizer(self, trial: Trial) -> Summarizer:
@@ -174,6 +194,15 @@ class ExtractSuite(Suite):
             self._checker = OfflineFaithfulness()
         result = self._checker.check(source, summary)
         return {"offline_score": result.score, "offline_verdict": result.verdict}
+
+    def _coverage(self, review: str, summary: str) -> dict[str, Any]:
+        if not self.options.coverage:
+            return {}
+        from knowgap.suites.extract.coverage import summary_coverage
+
+        found = summary_coverage(review, summary)
+        return {"coverage": found.score,
+                "uncovered_clauses": [c for c, ok in zip(found.clauses, found.covered, strict=True) if not ok]}
 
     async def _runs(self, ctx: TrialContext, summarizer: Summarizer, review: str, key: str) -> list[dict[str, Any]]:
         out = []
@@ -212,8 +241,11 @@ class ExtractSuite(Suite):
             if run["parsed"]:
                 run.update(await self._judge(ctx, case.review, run["summary"]))
                 run.update(self._offline(case.review, run["summary"]))
+                run.update(self._coverage(case.review, run["summary"]))
+        analysis = {k: v.model_dump() for k, v in case.analysis_labels.items()}
         return TrialResult(output={"kind": "normal", "lang": case.lang, "expected_sentiment": case.expected_sentiment,
-                                   "expected_conflicting": case.expected_conflicting, "clean": clean},
+                                   "expected_conflicting": case.expected_conflicting, "analysis_labels": analysis,
+                                   "clean": clean},
                            scores={"kind": "normal"})
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
