@@ -73,3 +73,16 @@ def test_the_shipped_normal_cases_carry_the_merged_labels_of_the_shipped_passes(
             (labels.expected_sentiment, labels.expected_conflicting), case_id
         assert case.analysis_labels == labels.analysis_labels, case_id
     assert {p.name for p in PASS_FILES.values()} == {"labels-a.jsonl", "labels-b.jsonl"}
+
+
+def test_the_generator_writes_the_merged_labels_and_keeps_the_earlier_ones_in_label_source() -> None:
+    from knowgap.suites.extract.generate import relabel
+
+    case = {"id": "x1", "kind": "normal", "lang": "en", "review": "r", "expected_sentiment": None,
+            "expected_conflicting": True, "label_source": "MAMS-ACSA_test.xml sentence 1; MAMS aspect polarities"}
+    merged = merge_passes([_row("x1", "negative", False, cd=True)], [_row("x1", "negative", False)])
+    (out,) = relabel([case], merged)
+    assert (out["expected_sentiment"], out["expected_conflicting"]) == ("negative", None)
+    assert out["analysis_labels"] == {"conflicting": {"a": False, "b": False, "why": "disputable (a)"}}
+    assert out["label_source"].startswith("MAMS-ACSA_test.xml sentence 1; labels: two independent passes")
+    assert out["label_source"].endswith("before: sentiment None, conflicting True")
