@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import knowgap
+from knowgap.engine.runner import RunInterrupted
 from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse, ToolCall, Usage
@@ -74,6 +75,8 @@ class OracleAgent(ChatModel):
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         self.calls += 1
+        if self.style == "interrupted" and self.calls > 20:
+            raise KeyboardInterrupt  # Ctrl-C in the middle of the run
         first_user = next(m.content for m in request.messages if m.role == "user")
         if first_user.startswith("You grade"):  # one criterion per request, one digit
             if self.style == "mute-judge":
@@ -154,6 +157,19 @@ def test_perfect_agent(runs_root: Path) -> None:
     assert full_right == 1.0 and drop.value == pytest.approx(100 * (full_right - auth_right))
     flag = metric(result, "pretest · family=customer_support", "outside_20_40").value
     assert flag == float(not 20 <= drop.value <= 40)
+
+
+def test_resume_runs_the_full_view_once_per_task(runs_root: Path) -> None:
+    spec = "oracle-interrupted"
+    with pytest.raises(RunInterrupted):
+        knowgap.run("partial", models={"target": spec}, options={"families": ["customer_support"], "no_rubric": True},
+                    runs_root=runs_root, providers={spec: OracleAgent(spec, "interrupted")})
+    [run_dir] = list(runs_root.iterdir())
+    resumed = knowgap.resume(run_dir.name, runs_root=runs_root, providers={spec: OracleAgent(spec, "perfect")})
+    records = list(knowgap.iter_trials(resumed.run_id, runs_root))
+    assert resumed.manifest.trials_total == len(records) == len({r.trial_id for r in records}) == 36 + 18
+    assert sum(r.config_id == "view=full" for r in records) == 18
+    assert metric(resumed, "view=full", "decision_accuracy").value == 1.0
 
 
 def test_cost_is_no_slice_outside_budget_mode(runs_root: Path) -> None:
