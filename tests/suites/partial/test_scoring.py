@@ -78,3 +78,13 @@ def test_an_oracle_with_no_gaps_scores_no_gap_precision() -> None:
     assert gap_scores(["litigation"], full.hidden_relevant, s.field_labels) == (None, None)
     # with gaps, an extra request still counts against precision
     assert gap_scores(["litigation", "weather"], ["litigation.amount"], s.field_labels) == (0.5, 1.0)
+
+
+def test_a_labeller_is_shown_the_stale_oracle() -> None:
+    from knowgap.suites.partial.suite import PartialOptions, PartialSuite
+
+    suite = PartialSuite(PartialOptions())
+    case = next(c for c in suite.cases() if c.id == "cs-zh-02/tier1_support_agent/urgency")
+    reference = suite.label_reference(case, {"view": "authorized"})
+    assert reference["best decision from this role's view"].startswith(CANNOT_DECIDE)
+    assert case.dimensions == ["breadth", "timeliness"]  # type: ignore[attr-defined]
