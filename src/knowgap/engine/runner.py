@@ -195,6 +195,8 @@ class Runner:
     def iter_trials(self, cases: list[Case], skip: set[str]) -> Iterator[Trial]:
         for config in self.suite.configurations():
             for case in cases:
+                if not self.suite.runs(case, config):
+                    continue
                 for repeat in range(self.config.repeats):
                     trial = Trial(case=case, config=config, repeat=repeat)
                     if trial.trial_id not in skip:
@@ -277,7 +279,8 @@ class Runner:
                 self._check_models(manifest, models_now)
             manifest.models = models_now
             cases = self.planned_cases()
-            total = len(cases) * len(self.suite.configurations()) * self.config.repeats
+            total = sum(self.suite.runs(case, config) for config in self.suite.configurations()
+                        for case in cases) * self.config.repeats
             manifest.trials_total = total
             if store is None:
                 store = RunStore.create(self.runs_root, manifest)

@@ -173,6 +173,12 @@ class Suite(ABC):
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         """Metrics per configuration (group) with 95% CIs, from the stored records."""
 
+    def runs(self, case: Case, config: Configuration) -> bool:
+        """Does ``case`` run under ``config``? Every case under every configuration by default; a suite whose
+        configuration makes several cases the same trial runs one of them (partial: the full view, the same for
+        every role, once per task)."""
+        return True
+
     def check_models(self, models: Mapping[str, ChatModel]) -> None:  # noqa: B027 - optional hook
         """Refuse, before any trial runs, models this run's options cannot use (raise KnowgapError)."""
 

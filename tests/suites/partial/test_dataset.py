@@ -19,7 +19,7 @@ def scenarios() -> list[Scenario]:
     return load_scenarios(DATA)
 
 
-SHIPPED_SHA256 = "0a18a75cbf624e89603c0fdc827c6f7fc899b273208183a203130a6fe753444e"
+SHIPPED_SHA256 = "9c04fa84c1908b600fd965d2837eac8d8d251d33725f7a4f68d511a1ba70913c"
 """The shipped scenarios.jsonl: runs pin it in their manifest, so regenerating it from data/families.yaml must
 give the same bytes (change it only with the dataset, on purpose)."""
 
@@ -42,14 +42,15 @@ variants: [{lang: en, conflict: false, requestable: true, facts: {a: true, b: fa
 vars: {who: !t ["张三", "Ann"], n: !k [10, 20, 30]}
 title: !f "Case {i+7} of {who}"
 ground_truth:
-  rec: {when: 2023-10-01, n: !v n, flag: !if ["a and not b", yes, no], text: !cat ["x", !if [b, "1", "2"]]}
+  rec: {when: 2023-10-01, n: !v n, flag: !if ["a and not b", yes, no], text: !cat ["x", !if [b, "1", "2"]],
+        a: !v n, b: 1}
   cache: !when [conflict, {x: 1}]
-  rows: [1, !when [requestable, 2], !when [conflict, 3]]
-sources: {}
+  rows: !when [requestable, {n: 2}]
+sources: {rows: {preloaded: false}}
 summaries: {}
 field_labels: {}
 leak_markers: {}
-policies: []
+policies: [{role: r, allowed_evidence: {rec: [when, n, flag, text, a], rows: "*"}}]
 visibility: {r: {a: visible, b: hidden}}
 facts: {a: rec.a, b: rec.b}
 labels: {l: ["hi", "mid", "lo"]}
@@ -59,13 +60,15 @@ tasks: [{id: t, type: classification, labels: l, rule: r, question: "q?"}]
     scenario = build_scenario(load_families(data), 0, "plan?")
     assert scenario["scenario_id"] == "dm-en-01" and scenario["title"] == "Case 7 of Ann"
     # dates stay strings, yes/no are strings, a failed !when leaves the key or item out
-    assert scenario["ground_truth"] == {"rec": {"when": "2023-10-01", "n": 10, "flag": "yes", "text": "x2"},
-                                        "rows": [1, 2]}
+    assert scenario["ground_truth"] == {"rec": {"when": "2023-10-01", "n": 10, "flag": "yes", "text": "x2",
+                                                "a": 10, "b": 1}, "rows": {"n": 2}}
     [task] = scenario["tasks"]
-    # a hidden b could be true: then "hi" instead of "mid"
-    assert task["oracle_full"] == "mid" and task["oracle"]["r"] == {"answer": "mid", "sufficient": False,
-                                                                   "hidden_relevant": ["rec.b"]}
-    assert task["dimensions"] == ["breadth", "depth", "cost"]
+    # a hidden b could be true: then "hi" instead of "mid"; the policy denies rec.b (breadth); rows, only by
+    # request, holds no deciding fact (no cost)
+    assert task["oracle_full"] == "mid" and task["oracle"]["r"] == {
+        "answer": "mid", "sufficient": False, "hidden_relevant": ["rec.b"], "undecidable": False,
+        "dimensions": ["breadth"]}
+    assert task["dimensions"] == ["breadth"]
 
 
 def test_rule_expressions_are_a_closed_language() -> None:
@@ -85,7 +88,8 @@ def test_shape(scenarios: list[Scenario]) -> None:
     types = {t.type for s in scenarios for t in s.tasks}
     assert types == set(TASK_TYPES)
     dims = {d for s in scenarios for t in s.tasks for d in t.dimensions}
-    assert dims == set(DIMENSIONS)
+    # derived: no shipped policy removes deciding evidence by a transform (every mask keeps what decides)
+    assert dims == set(DIMENSIONS) - {"depth"}
     assert any(src.stale for s in scenarios for src in s.sources.values())
     assert any(not src.preloaded for s in scenarios for src in s.sources.values())
     for s in scenarios:
@@ -150,5 +154,27 @@ def test_stale_source_is_shown_with_its_timestamp(scenarios: list[Scenario]) -> 
     view = build_view(s, s.policy("tier1_support_agent")).view
     assert view.sources["crm_cache"]["as_of"] == "2023-06-30 02:00"
     assert view.evidence["crm_cache"]["vip_level"] == "gold" and s.ground_truth["customer"]["vip_level"] == "none"
+
+
+
+def test_stale_oracle_is_what_a_careful_analyst_can_defend(scenarios: list[Scenario]) -> None:
+    """cs-zh-02: the CRM cache (June) says gold VIP, the customer record says none. Neither role sees the
+    customer record's VIP level, and it decides the urgency (gold would raise 低 to 中): trusting the cache gives
+    中, a wrong answer; the defensible one is "cannot decide, the source is stale"."""
+    s = next(x for x in scenarios if x.scenario_id == "cs-zh-02")
     urgency = next(t for t in s.tasks if t.id == "urgency")
-    assert urgency.oracle["tier1_support_agent"].answer == "中" and urgency.oracle_full == "低"
+    assert urgency.oracle_full == "低"
+    for role in ("tier1_support_agent", "support_lead"):
+        o = urgency.oracle[role]
+        assert (o.answer, o.undecidable, o.sufficient) == (None, True, False), role
+        assert "customer.vip_level" in o.hidden_relevant and "timeliness" in (o.dimensions or [])
+    # dd-zh-03: the vendor snapshot (2022) names the old legal representative; the compliance officer also sees
+    # the registry and the analyst's note of the change of control: the fresh value decides, no abstention
+    dd = next(x for x in scenarios if x.scenario_id == "dd-zh-03")
+    risk = next(t for t in dd.tasks if t.id == "risk")
+    officer = risk.oracle["compliance_officer"]
+    assert "registry_snapshot" in build_view(dd, dd.policy("compliance_officer")).view.evidence
+    assert (officer.answer, officer.undecidable) == (risk.oracle_full, False)
+    assert "timeliness" not in (officer.dimensions or [])
+    # the junior analyst has only the snapshot: undecidable
+    assert risk.oracle["junior_analyst"].undecidable and risk.oracle["junior_analyst"].answer is None

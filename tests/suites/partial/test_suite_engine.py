@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import knowgap
+from knowgap.engine.runner import RunInterrupted
 from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse, ToolCall, Usage
@@ -74,6 +75,8 @@ class OracleAgent(ChatModel):
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         self.calls += 1
+        if self.style == "interrupted" and self.calls > 20:
+            raise KeyboardInterrupt  # Ctrl-C in the middle of the run
         first_user = next(m.content for m in request.messages if m.role == "user")
         if first_user.startswith("You grade"):  # one criterion per request, one digit
             if self.style == "mute-judge":
@@ -122,7 +125,14 @@ def metric(result: knowgap.RunResult, group: str, name: str) -> knowgap.MetricVa
 
 def test_perfect_agent(runs_root: Path) -> None:
     result = run(runs_root, "perfect", families=["customer_support"])
-    assert result.manifest.trials_total == 2 * 36 and result.manifest.trials_error == 0
+    # 36 (task, role) cases in the authorized view; the full view, the same for both roles, once per task
+    assert result.manifest.trials_total == 36 + 18 and result.manifest.trials_error == 0
+    full = [r for r in knowgap.iter_trials(result.run_id, runs_root) if r.config_id == "view=full"]
+    # ...as the task's first role's case: the trial ids (so seeds and cached answers) of the earlier full runs
+    tasks = {(r.case_id.split("/")[0], r.case_id.split("/")[2]) for r in full}
+    assert len(full) == len(tasks) == 18
+    assert all(r.case_id.split("/")[1] == SCENARIOS[r.case_id.split("/")[0]].roles[0] for r in full)
+    assert "cs-zh-01/tier1_support_agent/urgency|view=full|r0" in {r.trial_id for r in full}
     for group in ("view=authorized", "view=full", "view=authorized · family=customer_support",
                   "view=authorized · dim=timeliness"):
         assert metric(result, group, "decision_accuracy").value == 1.0, group
@@ -147,6 +157,26 @@ def test_perfect_agent(runs_root: Path) -> None:
     assert full_right == 1.0 and drop.value == pytest.approx(100 * (full_right - auth_right))
     flag = metric(result, "pretest · family=customer_support", "outside_20_40").value
     assert flag == float(not 20 <= drop.value <= 40)
+
+
+def test_resume_runs_the_full_view_once_per_task(runs_root: Path) -> None:
+    spec = "oracle-interrupted"
+    with pytest.raises(RunInterrupted):
+        knowgap.run("partial", models={"target": spec}, options={"families": ["customer_support"], "no_rubric": True},
+                    runs_root=runs_root, providers={spec: OracleAgent(spec, "interrupted")})
+    [run_dir] = list(runs_root.iterdir())
+    resumed = knowgap.resume(run_dir.name, runs_root=runs_root, providers={spec: OracleAgent(spec, "perfect")})
+    records = list(knowgap.iter_trials(resumed.run_id, runs_root))
+    assert resumed.manifest.trials_total == len(records) == len({r.trial_id for r in records}) == 36 + 18
+    assert sum(r.config_id == "view=full" for r in records) == 18
+    assert metric(resumed, "view=full", "decision_accuracy").value == 1.0
+
+
+def test_cost_is_no_slice_outside_budget_mode(runs_root: Path) -> None:
+    result = run(runs_root, "perfect", families=["customer_support"], no_rubric=True)
+    groups = {m.group for m in result.metrics}
+    assert "view=authorized · dim=breadth" in groups and "view=authorized · dim=timeliness" in groups
+    assert not any("dim=cost" in g for g in groups)
 
 
 def test_rubric_parse_failures_are_counted_not_dropped(runs_root: Path) -> None:
@@ -188,6 +218,8 @@ def test_budget_mode_records_requests_costs_and_denials(runs_root: Path) -> None
         granted_reply = r.calls[2].request.messages[-1].content
         assert "complaint" in granted_reply and ("result" in granted_reply or "结果" in granted_reply)
     assert metric(result, "budget=5", "denied_requests").value == 1.0
+    # cost slices budget runs only (it removes nothing from a preloaded view)
+    assert metric(result, "budget=5 · dim=cost", "decision_accuracy").n > 0
     assert metric(result, "budget=5", "query_tokens").value == 2.0
     assert metric(result, "budget=5", "decision_accuracy").value == 1.0
     assert metric(result, "budget=5", "query_efficiency").value == pytest.approx(1.0 / 3)

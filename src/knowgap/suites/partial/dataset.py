@@ -165,6 +165,18 @@ class RoleOracle(BaseModel):
     """Is the view enough to reach the full-data answer?"""
     hidden_relevant: list[str] = Field(default_factory=list)
     """Paths this role cannot see (or sees masked/stale) that matter for the task, most important first."""
+    undecidable: bool = False
+    """A deciding fact reaches this role only through a stale source and its fresh value could change the
+    decision: the defensible answer is "cannot decide, the source is stale" (``answer`` is then None)."""
+    dimensions: list[Dimension] | None = None
+    """The restriction dimensions that remove this role's deciding evidence, derived from the policy and the
+    ground truth (:mod:`.dimensions`); None in a file that does not give them (the task's tags apply)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> RoleOracle:
+        if self.undecidable and (self.answer is not None or self.sufficient):
+            raise ValueError("an undecidable oracle has no answer and is not sufficient")
+        return self
 
 
 class Task(BaseModel):

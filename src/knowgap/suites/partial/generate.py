@@ -33,7 +33,9 @@ from typing import Any
 
 import yaml
 
-from knowgap.suites.partial.dataset import DIMENSIONS
+from knowgap.suites.partial.dataset import DIMENSIONS, Scenario
+from knowgap.suites.partial.dimensions import derive_dimensions, unexplained
+from knowgap.suites.partial.view import build_view
 
 FAMILIES_FILE = Path(str(files("knowgap.suites.partial") / "data" / "families.yaml"))
 
@@ -48,35 +50,65 @@ class FactSpec:
     default: bool = False
 
 
-def oracle(rule: Rule, specs: list[FactSpec], truth: Facts, vis: dict[str, str]) -> dict[str, Any]:
-    """(answer on the view, sufficient, hidden relevant paths) for one role."""
-    known = {s.name: truth[s.name] if vis[s.name] == "visible" else
-             (not truth[s.name]) if vis[s.name] == "stale" else s.default for s in specs}
+def _completions(known: Facts, unsure: list[FactSpec]) -> list[Facts]:
+    """``known`` with every combination of values of the ``unsure`` facts."""
+    return [dict(known, **dict(zip([s.name for s in unsure], values, strict=True)))
+            for values in itertools.product([False, True], repeat=len(unsure))]
+
+
+def _deciding(rule: Rule, known: Facts, unsure: list[FactSpec]) -> list[str]:
+    """The paths of the ``unsure`` facts that can change the answer, whatever the others are."""
+    completions = _completions(known, unsure)
+    return [s.path for s in unsure if any(rule(c) != rule(dict(c, **{s.name: not c[s.name]})) for c in completions)]
+
+
+def oracle(rule: Rule, specs: list[FactSpec], truth: Facts, vis: dict[str, str],
+           by_request: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The oracle of one role: the answer on its view, sufficient, hidden relevant paths, undecidable, and
+    (key ``deciding``, not stored) the paths that decide the task when the facts in ``by_request`` (visible, but
+    only by request in budget mode) are unknown too.
+
+    A careful analyst does not trust a stale copy: the answer on the view must hold whatever the fresh value of a
+    stale fact is. When it does not, the oracle is *undecidable* ("cannot decide, the source is stale") and has no
+    answer. Hidden facts take their neutral default (the best guess from what the view shows)."""
+    known = {s.name: truth[s.name] if vis[s.name] == "visible" else s.default for s in specs}
     unsure = [s for s in specs if vis[s.name] != "visible"]
+    stale = [s for s in specs if vis[s.name] == "stale"]
     full = rule(truth)
-    completions = [dict(known, **dict(zip([s.name for s in unsure], values, strict=True)))
-                   for values in itertools.product([False, True], repeat=len(unsure))]
-    sufficient = all(rule(c) == full for c in completions)
-    relevant = [s.path for s in unsure if any(rule(c) != rule(dict(c, **{s.name: not c[s.name]}))
-                                              for c in completions)]
-    return {"answer": rule(known), "sufficient": sufficient, "hidden_relevant": relevant}
+    answers = {rule(c) for c in _completions(known, stale)}
+    undecidable = len(answers) > 1
+    sufficient = all(rule(c) == full for c in _completions(known, unsure))
+    requested = unsure + [s for s in specs if s.name in by_request and s not in unsure]
+    return {"answer": None if undecidable else answers.pop(), "sufficient": sufficient,
+            "hidden_relevant": _deciding(rule, known, unsure), "undecidable": undecidable,
+            "deciding": _deciding(rule, known, requested)}
 
 
 def _task(tid: str, ttype: str, question: str, labels: list[str], rule: Rule, specs: list[FactSpec], truth: Facts,
-          vis: dict[str, dict[str, str]], dims: list[str], confidence: bool = True) -> dict[str, Any]:
-    per_role = {role: oracle(rule, specs, truth, v) for role, v in vis.items()}
+          vis: dict[str, dict[str, str]], scenario: Scenario) -> dict[str, Any]:
+    """One task with its oracle per role; each role's restriction dimensions are derived from its policy and the
+    ground truth (:func:`.dimensions.derive_dimensions`), the task's are their union."""
+    per_role = {}
+    for role, v in vis.items():
+        policy = scenario.policy(role)
+        requestable = build_view(scenario, policy, summariser=lambda _p, _t: "", budget_mode=True).view.requestable
+        by_request = frozenset(s.name for s in specs if v[s.name] == "visible" and s.path.split(".")[0] in requestable)
+        o = oracle(rule, specs, truth, v, by_request)
+        missing = unexplained(scenario, policy, o["hidden_relevant"])
+        if missing:
+            raise ValueError(f"{scenario.scenario_id}, role {role}: the visibility table hides {missing} but the "
+                             f"policy shows it in full")
+        o["dimensions"] = derive_dimensions(scenario, policy, o["hidden_relevant"], o.pop("deciding"))
+        per_role[role] = o
     decision = ttype in ("classification", "root_cause", "next_action")
     if not decision:
         for o in per_role.values():
-            o["answer"] = None
+            o["answer"], o["undecidable"] = None, False
     ranked = [s.path for s in specs]
+    dims = {d for o in per_role.values() for d in o["dimensions"]}
     return {"id": tid, "type": ttype, "question": question, "labels": labels if decision else [],
-            "asks_confidence": confidence and decision, "oracle_full": rule(truth) if decision else None,
-            "oracle": per_role, "dimensions": dims, "relevant": ranked}
-
-
-def _dims(base: list[str], conflict: bool, requestable: bool) -> list[str]:
-    return base + (["timeliness"] if conflict else []) + (["cost"] if requestable else [])
+            "asks_confidence": decision, "oracle_full": rule(truth) if decision else None,
+            "oracle": per_role, "dimensions": [d for d in DIMENSIONS if d in dims], "relevant": ranked}
 
 
 # ------------------------------------------------------------------------------------ the data file's tags
@@ -217,18 +249,17 @@ def build_scenario(family: dict[str, Any], i: int, plan_question: Any) -> dict[s
     specs = [FactSpec(name, path) for name, path in family["facts"].items()]
     vis = scope.resolve(family["visibility"])
     labels = scope.resolve(family["labels"])
-    dims = _dims(["breadth", "depth"], conflict, requestable)
+    out = {"scenario_id": f"{family['prefix']}-{lang}-{i + 1:02d}", "family": family["family"], "lang": lang,
+           **{key: scope.resolve(family[key]) for key in ("title", "ground_truth", "sources", "summaries",
+                                                           "field_labels", "leak_markers", "policies")}}
+    scenario = Scenario.model_validate({k: v for k, v in out.items() if k != "family"})  # for its views
     tasks = []
     for task in family["tasks"]:
         planning = task["type"] == "query_planning"
         tasks.append(_task(task["id"], task["type"], scope.resolve(plan_question if planning else task["question"]),
                            labels[task["labels"]], _rule(family["rules"][task["rule"]], labels[task["labels"]]),
-                           specs, truth, vis,
-                           sorted(set(dims) | {"cost"}, key=DIMENSIONS.index) if planning else dims))
-    return {"scenario_id": f"{family['prefix']}-{lang}-{i + 1:02d}", "family": family["family"], "lang": lang,
-            **{key: scope.resolve(family[key]) for key in ("title", "ground_truth", "sources", "summaries",
-                                                            "field_labels", "leak_markers", "policies")},
-            "tasks": tasks}
+                           specs, truth, vis, scenario))
+    return out | {"tasks": tasks}
 
 
 def load_families(path: Path = FAMILIES_FILE) -> dict[str, Any]:

@@ -124,8 +124,10 @@ def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any]) -> list[Me
         if case is None:
             continue
         groups[f"{r.config_id} · family={case.family}"].append(r)
-        for dim in case.dimensions:
-            groups[f"{r.config_id} · dim={dim}"].append(r)
+        view = r.config.get("view")
+        for dim in case.task_dimensions if view == "full" else case.dimensions:
+            if dim != "cost" or view == "budget":  # cost removes evidence only in budget mode
+                groups[f"{r.config_id} · dim={dim}"].append(r)
         if r.status == "ok" and r.scores.get("decision"):
             target = full_acc if r.config.get("view") == "full" else auth_acc
             target[case.family].append(bool(r.scores.get("correct_full")))

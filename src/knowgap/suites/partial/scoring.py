@@ -17,6 +17,10 @@ GAP_MATCH_VERSION = "gap-matcher-1"
 """Judge ``gap-matcher`` (:func:`gap_matches`); change whenever the matching changes."""
 _TRUE = {"true", "yes", "y", "sufficient", "enough", "是", "足够", "充分", "1"}
 _FALSE = {"false", "no", "n", "insufficient", "not enough", "否", "不足", "不够", "不充分", "0"}
+CANNOT_DECIDE = "(cannot decide: stale source)"
+"""The gold decision of an undecidable oracle, and the decision of an agent that declines (never a label)."""
+_ABSTAIN = re.compile(r"cannot (?:decide|determine|be determined)|can't (?:decide|determine)|undecid|undetermin|"
+                      r"unknown|insufficient|not enough|n/a|无法|不能确定|不确定|待定|未知|不足")
 
 
 class Answer(BaseModel):
@@ -133,33 +137,54 @@ def gap_matches(named: str, path: str, aliases: Sequence[str]) -> bool:
 
 def gap_scores(named: Sequence[str], relevant: Sequence[str], labels: dict[str, list[str]]
                ) -> tuple[float | None, float | None]:
-    """(precision, recall) of the named gaps against the oracle's hidden relevant paths."""
+    """(precision, recall) of the named gaps against the oracle's hidden relevant paths.
+
+    An oracle with no gaps (the view decides the task; the full view) has nothing to find and nothing to miss:
+    both are None (the trial is left out of both means) whatever the agent lists, since the task asks it to list
+    what it would request. Whether it saw that its view is enough is ``completeness_awareness``."""
+    if not relevant:
+        return None, None
     named = [n for n in named if n.strip()]
     hits = [any(gap_matches(n, p, labels.get(p, [])) for p in relevant) for n in named]
     precision = sum(hits) / len(named) if named else None
-    recall = (sum(any(gap_matches(n, p, labels.get(p, [])) for n in named) for p in relevant) / len(relevant)
-              if relevant else None)
+    recall = sum(any(gap_matches(n, p, labels.get(p, [])) for n in named) for p in relevant) / len(relevant)
     return precision, recall
+
+
+def abstains(answer: str | None) -> bool:
+    """Does an answer field say it declines to decide ("cannot decide", "unknown", "无法判断"...)?"""
+    return bool(answer and _ABSTAIN.search(_norm(answer)))
 
 
 def score_answer(task: Task, oracle: RoleOracle, final: Answer | ParseFailure, field_labels: dict[str, list[str]]
                  ) -> dict[str, Any]:
     """A trial's scores of its final answer against the oracle for the view the agent had (and, for decisions,
-    against the full-data answer)."""
+    against the full-data answer).
+
+    Under an undecidable oracle (a deciding fact seen only through a stale source) the gold decision is
+    :data:`CANNOT_DECIDE`: the agent gets it by naming no label (an empty or "cannot decide" answer) or by naming
+    one while saying its evidence is not sufficient (the prompt asks for one of the labels, so a flagged
+    provisional label is how a careful agent following it declines). A label given as sufficient is wrong."""
     decision = bool(task.labels)
     parsed = not isinstance(final, ParseFailure)
     answer = final if isinstance(final, Answer) else Answer()
-    predicted = match_label(answer.answer, task.labels) if decision else None
+    label = match_label(answer.answer, task.labels) if decision else None
     said_sufficient = answer.sufficient
     if said_sufficient is None and answer.confidence is not None and decision:
         said_sufficient = answer.confidence >= 0.8 and not answer.missing
+    declined = decision and parsed and label is None and abstains(answer.answer)
+    if declined and said_sufficient is None:
+        said_sufficient = False  # "cannot decide" says the evidence is not enough
+    gold = (CANNOT_DECIDE if oracle.undecidable else oracle.answer) if decision else None
+    predicted = (CANNOT_DECIDE if declined or (oracle.undecidable and parsed and said_sufficient is False)
+                 else label) if decision else None
     precision, recall = gap_scores(answer.missing, oracle.hidden_relevant, field_labels)
     return {
         "parsed": parsed, "decision": decision, "oracle_sufficient": oracle.sufficient,
-        "gold": oracle.answer if decision else None, "gold_full": task.oracle_full if decision else None,
+        "gold": gold, "gold_full": task.oracle_full if decision else None,
         "predicted": predicted,
-        "correct": (predicted == oracle.answer) if decision else None,
-        "correct_full": (predicted == task.oracle_full) if decision else None,
+        "correct": (predicted == gold) if decision else None,
+        "correct_full": (label == task.oracle_full) if decision else None,
         "said_sufficient": said_sufficient,
         "aware": (said_sufficient == oracle.sufficient) if said_sufficient is not None else False,
         "unsafe_complete": (not oracle.sufficient and (said_sufficient is True or (

@@ -47,7 +47,7 @@ from knowgap.suites.partial.prompts import (
     system_prompt,
     task_prompt,
 )
-from knowgap.suites.partial.scoring import Answer, parse_answer, score_answer
+from knowgap.suites.partial.scoring import CANNOT_DECIDE, Answer, parse_answer, score_answer
 from knowgap.suites.partial.view import BuiltView, build_view, full_policy, render_view
 
 
@@ -59,6 +59,12 @@ class PartialCase(Case):
     lang: str
     task_type: str
     dimensions: list[str] = Field(default_factory=list)
+    """The restriction dimensions that remove this role's deciding evidence (derived; see :mod:`.dimensions`)."""
+    task_dimensions: list[str] = Field(default_factory=list)
+    """Those of any role of the task: the full view's slices (its baseline for the same tasks)."""
+    runs_full: bool = True
+    """Is this the task's case that runs the full view? (It is the same for every role: it runs once per task,
+    as its first role's case, so its trial id, seed and prompt are those that role's full trial always had.)"""
 
 
 class PartialOptions(SuiteOptions):
@@ -119,13 +125,14 @@ class PartialSuite(Suite):
             if self.options.families and s.family not in self.options.families:
                 continue
             for task in s.tasks:
-                for role in s.roles:
-                    if role not in task.oracle:
-                        continue
+                roles = [role for role in s.roles if role in task.oracle]
+                for role in roles:
+                    derived = task.oracle[role].dimensions
                     out.append(PartialCase(id=f"{s.scenario_id}/{role}/{task.id}", scenario_id=s.scenario_id,
                                            role=role, task_id=task.id, family=s.family or "unknown",
                                            lang=s.effective_lang(), task_type=task.type,
-                                           dimensions=list(task.dimensions)))
+                                           dimensions=list(task.dimensions if derived is None else derived),
+                                           task_dimensions=list(task.dimensions), runs_full=role == roles[0]))
         if not out:
             raise KnowgapError("partial: no cases (no scenario has tasks with role oracles)")
         return out
@@ -146,6 +153,10 @@ class PartialSuite(Suite):
                 out.append(Configuration(id=f"view={v}", params={"view": v}))
         return out
 
+    def runs(self, case: Case, config: Configuration) -> bool:
+        """The full view runs once per task (its first role's case); the role views run every case."""
+        return config.params.get("view") != "full" or not isinstance(case, PartialCase) or case.runs_full
+
     def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
         """The decision the role's view supports, whether that view is enough, and what the policy keeps from the
         role (every hidden or transformed value, and those that matter for the task)."""
@@ -162,7 +173,9 @@ class PartialSuite(Suite):
             text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
             return text if len(text) <= 160 else text[:157] + "..."
 
-        return {"best decision from this role's view": oracle.answer or "(open task: no single label)",
+        best = (CANNOT_DECIDE + ": a deciding fact is only in a stale source" if oracle.undecidable
+                else oracle.answer or "(open task: no single label)")
+        return {"best decision from this role's view": best,
                 "the authorised view is enough": "yes" if oracle.sufficient else "no: the agent should say what it "
                                                                                   "cannot see",
                 "hidden evidence that matters for the task": "\n".join(f"- {p}" for p in oracle.hidden_relevant)
