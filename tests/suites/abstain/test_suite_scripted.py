@@ -146,3 +146,39 @@ def test_manifest_pins_the_judges_and_resume_refuses_other_versions(abstainer_ru
     manifest_file.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(KnowgapError, match="its judges were .*factuality_v0.* start a new run instead"):
         knowgap.resume(abstainer_run.run_id, runs_root=runs_root)
+
+
+def test_a_run_over_two_knowledge_bases_is_split_per_kb(tmp_path: Path, runs_root: Path) -> None:
+    folder = tmp_path / "kbs"
+    folder.mkdir()
+    for name, rows in (("alpha", FACTS[:3]), ("beta", FACTS[3:])):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps({"identifier": i, "question": q, "answer": a}) + "\n"
+                                                      for i, q, a in rows), encoding="utf-8")
+    result = knowgap.run("abstain", models={"target": scripted(tmp_path, ABSTAIN)},
+                         options={"kb": str(folder), "retrieval": ["direct"], "prompts": ["basic"]},
+                         runs_root=runs_root)
+    assert metric(result, "direct/basic", "abstention_rate").n == 7
+    assert metric(result, "direct/basic · kb=alpha", "abstention_rate").n == 3
+    assert metric(result, "direct/basic · kb=beta", "abstention_rate").n == 4
+    assert {r.output["experiment"]["kb"] for r in knowgap.iter_trials(result.run_id, runs_root)} == {"alpha", "beta"}
+
+
+def test_kb_groups_split_outcomes_and_place_failed_trials() -> None:
+    from knowgap.engine.records import TrialRecord
+    from knowgap.suites.abstain.metrics import abstain_metrics
+
+    def trial(case: str, kb: str, abstained: bool) -> TrialRecord:
+        return TrialRecord(trial_id=case, case_id=case, config_id="rag/basic", output={"experiment": {"kb": kb}},
+                           scores={"abstained": abstained, "parse_failed": False, "invented_citation": False,
+                                   "tier": None if abstained else "tier_3"})
+
+    records = [trial("a1", "A", True), trial("a2", "A", True), trial("b1", "B", False),
+               TrialRecord(trial_id="b2", case_id="b2", config_id="rag/basic", status="error", error="timeout")]
+    by = {(m.group, m.name): m for m in abstain_metrics(records, kb_of={"b2": "B"})}
+    assert (by["rag/basic", "abstention_rate"].value, by["rag/basic", "abstention_rate"].n) == (2 / 3, 3)
+    assert (by["rag/basic · kb=A", "abstention_rate"].value, by["rag/basic · kb=A", "abstention_rate"].n) == (1.0, 2)
+    assert (by["rag/basic · kb=B", "abstention_rate"].value, by["rag/basic · kb=B", "factuality_answered"].value) \
+        == (0.0, 0.0)
+    assert (by["rag/basic · kb=B", "errors"].value, by["rag/basic · kb=A", "errors"].value) == (1, 0)
+    # one knowledge base: no kb groups (they would repeat the configuration's numbers)
+    assert {m.group for m in abstain_metrics(records[:2])} == {"rag/basic"}

@@ -153,7 +153,7 @@ class AbstainSuite(Suite):
         abst = judge_abstention(answer_text)
         abstained: bool | None = abst.abstained
         output: dict[str, Any] = {
-            "experiment": {"retrieval": retrieval, "prompt": prompt, "held_out": case.id,
+            "experiment": {"retrieval": retrieval, "prompt": prompt, "held_out": case.id, "kb": case.kb,
                            "context_ids": [f.id for f in context], **info},
             "response": answer_text, "citation": citation,
             "parse_failure": parsed.reason if isinstance(parsed, ParseFailure) else None,
@@ -212,7 +212,8 @@ class AbstainSuite(Suite):
         return verdict.tier
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        return abstain_metrics(records, factuality_judge=self.options.factuality_judge)
+        return abstain_metrics(records, factuality_judge=self.options.factuality_judge,
+                               kb_of={f.id: f.kb for f in self.facts()})
 
     @staticmethod
     def render_tables(metrics: list[MetricValue]) -> str:
