@@ -151,7 +151,8 @@ def test_generator_path_through_the_model_layer(tmp_path: Path) -> None:
     assert [q.question for q in kb] == ["How long is the Aurora kettle warranty?", "What does a library card cost?"]
     # the expected answer is the generator's answer to the question (seed stage 2), not the fact text; an empty
     # reply falls back to the fact text, and the knowledge base says which is which
-    assert [q.answer for q in kb] == ["The warranty on the Aurora kettle is 27 months.", "Library cards cost 14 dollars."]
+    assert [q.answer for q in kb] == ["The warranty on the Aurora kettle is 27 months.",
+                                      "Library cards cost 14 dollars."]
     rows = json.loads((out / "questions.json").read_text(encoding="utf-8"))["questions"]
     assert [(r["fact"], r["answer_method"]) for r in rows] == [
         ("The Aurora kettle warranty lasts 27 months.", "generator"), ("Library cards cost 14 dollars.", "fact text")]

@@ -195,9 +195,9 @@ FACT_PROMPT = ("Split the text into self-contained atomic facts: one claim each,
 QUESTION_PROMPT = ("Write ONE question that this fact, and only this fact, answers. Name the specific scheme, "
                    "product or rule so the question is unambiguous. Reply with the question only, in the language of "
                    "the fact.\n\nFact: {fact}")
-ANSWER_PROMPT = ("Answer the question from the fact alone, as an official FAQ would: one or two complete sentences that "
-                 "answer it directly, in the language of the question. Add nothing the fact does not say. Reply with "
-                 "the answer only.\n\nFact: {fact}\nQuestion: {question}")
+ANSWER_PROMPT = ("Answer the question from the fact alone, as an official FAQ would: one or two complete sentences "
+                 "that answer it directly, in the language of the question. Add nothing the fact does not say. Reply "
+                 "with the answer only.\n\nFact: {fact}\nQuestion: {question}")
 SOLE_PROMPT = ("Does the FACT fully answer the QUESTION? Reply with JSON only: {{\"outcome\": \"yes\"}} or "
                "{{\"outcome\": \"no\"}}\n\nQUESTION: {question}\nFACT: {fact}")
 
