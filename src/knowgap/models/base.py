@@ -24,6 +24,10 @@ class ChatModel(ABC):
     """Whether ``chat`` returns token log-probabilities when ``ChatRequest.top_logprobs`` asks; the gateway refuses
     such a request to providers without it (a clear permanent error, never a response without them)."""
 
+    context_window: int | None = None
+    """Tokens the model reads and writes per call (prompt + answer), when the provider knows it (the embedded
+    llama.cpp packs: their ``n_ctx``); None for HTTP providers, whose window the caller must assume."""
+
     interruptible: bool = True
     """Whether a call can be abandoned at a time-out. An in-process llama.cpp call cannot: it runs to the end in its
     thread whatever the caller does, so a time-out would only queue the retry behind it (measured: 2 x 300 s lost

@@ -193,6 +193,7 @@ class LocalModel(ChatModel):
         self.spec = spec
         self.target = target
         self.n_ctx = n_ctx
+        self.context_window = n_ctx
         self._path: Path | None = None
 
     def _ensure(self) -> tuple[Any, threading.Lock]:

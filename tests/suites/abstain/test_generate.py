@@ -107,6 +107,8 @@ def test_offline_pipeline_writes_every_stage(tmp_path: Path) -> None:
         + summary.removed_not_sole == 4
     kb = load_kb(str(out / "questions.json"))  # the next stage reads it as a knowledge base
     assert len(kb) == summary.kept and kb[0].answer == "The kettle warranty lasts 27 months from purchase."
+    rows = json.loads((out / "questions.json").read_text(encoding="utf-8"))["questions"]
+    assert {r["answer_method"] for r in rows} == {"fact text"}  # offline: the expected answer is the fact text
 
 
 def test_bad_docs_folder(tmp_path: Path) -> None:
@@ -132,7 +134,8 @@ def test_generator_path_through_the_model_layer(tmp_path: Path) -> None:
                                "14 dollars.\n", encoding="utf-8")
     found = '{"facts": ["The Aurora kettle warranty lasts 27 months.", "Library cards cost 14 dollars."]}'
     generator = scripted(tmp_path, f"```json\n{found}\n```", "How long is the Aurora kettle warranty?",
-                         "What does a library card cost?")
+                         "Answer: The warranty on the Aurora kettle is 27 months.", "What does a library card cost?",
+                         "")
     out = tmp_path / "out"
     seen: list[tuple[str, int, int]] = []
     summary = generate_kb(GenerateOptions(docs=str(docs), out=str(out), generator=generator),
@@ -146,4 +149,11 @@ def test_generator_path_through_the_model_layer(tmp_path: Path) -> None:
         ("The Aurora kettle warranty lasts 27 months.", "generator"), ("Library cards cost 14 dollars.", "generator")]
     kb = load_kb(str(out / "questions.json"))
     assert [q.question for q in kb] == ["How long is the Aurora kettle warranty?", "What does a library card cost?"]
-    assert summary.fact_method == "generator" and summary.model_calls == 3
+    # the expected answer is the generator's answer to the question (seed stage 2), not the fact text; an empty
+    # reply falls back to the fact text, and the knowledge base says which is which
+    assert [q.answer for q in kb] == ["The warranty on the Aurora kettle is 27 months.",
+                                      "Library cards cost 14 dollars."]
+    rows = json.loads((out / "questions.json").read_text(encoding="utf-8"))["questions"]
+    assert [(r["fact"], r["answer_method"]) for r in rows] == [
+        ("The Aurora kettle warranty lasts 27 months.", "generator"), ("Library cards cost 14 dollars.", "fact text")]
+    assert summary.fact_method == "generator" and summary.model_calls == 5

@@ -146,3 +146,73 @@ def test_manifest_pins_the_judges_and_resume_refuses_other_versions(abstainer_ru
     manifest_file.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(KnowgapError, match="its judges were .*factuality_v0.* start a new run instead"):
         knowgap.resume(abstainer_run.run_id, runs_root=runs_root)
+
+
+def test_a_run_over_two_knowledge_bases_is_split_per_kb(tmp_path: Path, runs_root: Path) -> None:
+    folder = tmp_path / "kbs"
+    folder.mkdir()
+    for name, rows in (("alpha", FACTS[:3]), ("beta", FACTS[3:])):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps({"identifier": i, "question": q, "answer": a}) + "\n"
+                                                      for i, q, a in rows), encoding="utf-8")
+    result = knowgap.run("abstain", models={"target": scripted(tmp_path, ABSTAIN)},
+                         options={"kb": str(folder), "retrieval": ["direct"], "prompts": ["basic"]},
+                         runs_root=runs_root)
+    assert metric(result, "direct/basic", "abstention_rate").n == 7
+    assert metric(result, "direct/basic · kb=alpha", "abstention_rate").n == 3
+    assert metric(result, "direct/basic · kb=beta", "abstention_rate").n == 4
+    assert {r.output["experiment"]["kb"] for r in knowgap.iter_trials(result.run_id, runs_root)} == {"alpha", "beta"}
+
+
+def test_kb_groups_split_outcomes_and_place_failed_trials() -> None:
+    from knowgap.engine.records import TrialRecord
+    from knowgap.suites.abstain.metrics import abstain_metrics
+
+    def trial(case: str, kb: str, abstained: bool) -> TrialRecord:
+        return TrialRecord(trial_id=case, case_id=case, config_id="rag/basic", output={"experiment": {"kb": kb}},
+                           scores={"abstained": abstained, "parse_failed": False, "invented_citation": False,
+                                   "tier": None if abstained else "tier_3"})
+
+    records = [trial("a1", "A", True), trial("a2", "A", True), trial("b1", "B", False),
+               TrialRecord(trial_id="b2", case_id="b2", config_id="rag/basic", status="error", error="timeout")]
+    by = {(m.group, m.name): m for m in abstain_metrics(records, kb_of={"b2": "B"})}
+    assert (by["rag/basic", "abstention_rate"].value, by["rag/basic", "abstention_rate"].n) == (2 / 3, 3)
+    assert (by["rag/basic · kb=A", "abstention_rate"].value, by["rag/basic · kb=A", "abstention_rate"].n) == (1.0, 2)
+    assert (by["rag/basic · kb=B", "abstention_rate"].value, by["rag/basic · kb=B", "factuality_answered"].value) \
+        == (0.0, 0.0)
+    assert (by["rag/basic · kb=B", "errors"].value, by["rag/basic · kb=A", "errors"].value) == (1, 0)
+    # one knowledge base: no kb groups (they would repeat the configuration's numbers)
+    assert {m.group for m in abstain_metrics(records[:2])} == {"rag/basic"}
+
+
+def test_long_context_is_sized_from_the_window_and_the_cut_recorded(tmp_path: Path, small_kb: Path,
+                                                                     runs_root: Path) -> None:
+    from knowgap.suites.abstain.retrieval import estimated_tokens
+
+    def run(**options: object) -> list[knowgap.TrialRecord]:
+        result = knowgap.run("abstain", models={"target": scripted(tmp_path, ABSTAIN)},
+                             options={"kb": str(small_kb), "retrieval": ["long_context"], "prompts": ["basic"],
+                                      "max_tokens": 100, **options}, runs_root=runs_root)
+        return list(knowgap.iter_trials(result.run_id, runs_root))
+
+    # a scripted model reports no window: --context-window decides; 420 tokens leave room for about 2 facts
+    for r in run(context_window=420):
+        exp = r.output["experiment"]
+        budget = exp["context_budget"]
+        assert budget["source"] == "--context-window" and budget["window_tokens"] == 420
+        assert 1 <= len(exp["context_ids"]) < 6 and exp["facts_cut_for_window"] == 6 - len(exp["context_ids"])
+        assert exp["context_chars_kept"] > 0 and exp["context_chars_cut"] > 0
+        prompt = sum(estimated_tokens(m.content) for m in r.calls[0].request.messages)
+        assert prompt + r.calls[0].request.max_tokens <= 420  # the question, system prompt and answer fit
+    # the default window (32,768 tokens) holds the whole small knowledge base
+    assert all(r.output["experiment"]["facts_cut_for_window"] == 0 for r in run())
+    # --max-context-chars overrides the window
+    fixed = run(max_context_chars=200)
+    assert all(r.output["experiment"]["context_budget"] == {"source": "--max-context-chars", "max_chars": 200}
+               and r.output["experiment"]["context_chars_kept"] <= 200 for r in fixed)
+
+
+def test_the_embedded_packs_report_their_window() -> None:
+    from knowgap.models.local import DEFAULT_CTX, LocalModel
+
+    assert LocalModel("local:qwen2.5-0.5b", "qwen2.5-0.5b").context_window == DEFAULT_CTX
+    assert LocalModel("local:qwen2.5-0.5b", "qwen2.5-0.5b", n_ctx=2048).context_window == 2048

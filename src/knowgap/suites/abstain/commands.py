@@ -1,11 +1,12 @@
-"""CLI commands of the abstain suite: ``knowgap judge abstention|factuality|groundedness`` and
-``knowgap generate abstain``.
+"""CLI commands of the abstain suite: ``knowgap judge abstention|factuality|groundedness``,
+``knowgap generate abstain`` and ``knowgap abstain paper-table``.
 
 Thin: each parses options, calls a function of the package and prints. Heavy imports stay inside.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -14,6 +15,34 @@ from knowgap.command_groups import CommandGroups
 
 
 def register(app: typer.Typer, groups: CommandGroups) -> None:
+    abstain = typer.Typer(help="The abstain suite's own tools (the paper's table).", no_args_is_help=True)
+    app.add_typer(abstain, name="abstain")
+
+    @abstain.command("paper-table")
+    def paper_table_cmd(
+        data: Annotated[Path | None, typer.Option(
+            help="The data folder holding policybench/responses_dev.jsonl (default: $KNOWGAP_DATA, else the "
+                 "nearest shared/data above the current directory).")] = None,
+        no_factuality: Annotated[bool, typer.Option(
+            "--no-factuality", help="Abstention only (skips the offline factuality judge's embeddings).")] = False,
+    ) -> None:
+        """KnowOrNot's headline table reproduced: knowgap's judges over the paper's own GPT-4o answers, per
+        configuration, beside the answers' gpt-4.1 labels and the paper's published figures (95% CIs).
+
+        Example: knowgap abstain paper-table --data /work/shared/data
+        """
+        from rich.console import Console
+        from rich.progress import Progress
+
+        from knowgap.suites.abstain.paper import paper_table, render_paper_table
+
+        console = Console(stderr=True)
+        with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
+            task = bar.add_task("factuality (offline)", total=None)
+            table = paper_table(data, factuality=not no_factuality,
+                                progress=lambda done: bar.update(task, completed=done))
+        Console(highlight=False, soft_wrap=True).print(render_paper_table(table), markup=False)
+
     @groups.judge.command("abstention")
     def judge_abstention_cmd(
         file: Annotated[str, typer.Argument(help="A JSONL file of responses.")],

@@ -71,8 +71,13 @@ class GeneratedQuestion(BaseModel):
     fact_id: str
     question: str
     answer: str
+    """The expected answer: written by the generator from the fact and the question (seed stage 2), else the
+    fact text."""
     source: str
     method: str
+    fact: str = ""
+    """The atomic fact the question was written from."""
+    answer_method: Literal["generator", "fact text"] = "fact text"
 
 
 class FilterDecision(BaseModel):
@@ -190,6 +195,9 @@ FACT_PROMPT = ("Split the text into self-contained atomic facts: one claim each,
 QUESTION_PROMPT = ("Write ONE question that this fact, and only this fact, answers. Name the specific scheme, "
                    "product or rule so the question is unambiguous. Reply with the question only, in the language of "
                    "the fact.\n\nFact: {fact}")
+ANSWER_PROMPT = ("Answer the question from the fact alone, as an official FAQ would: one or two complete sentences "
+                 "that answer it directly, in the language of the question. Add nothing the fact does not say. Reply "
+                 "with the answer only.\n\nFact: {fact}\nQuestion: {question}")
 SOLE_PROMPT = ("Does the FACT fully answer the QUESTION? Reply with JSON only: {{\"outcome\": \"yes\"}} or "
                "{{\"outcome\": \"no\"}}\n\nQUESTION: {question}\nFACT: {fact}")
 
@@ -286,6 +294,15 @@ def template_question(fact: str) -> str:
     return f"According to the documents, how does this statement continue: \"{head} ...\"?"
 
 
+def expected_answer(fact: str, question: str, chat: Callable[[ChatRequest], str]) -> str | None:
+    """The generator's answer to ``question`` from ``fact`` alone (the seed's stage 2 writes the expected answer
+    with the question); None when it wrote nothing usable (the fact text is used instead)."""
+    text = chat(ChatRequest.simple(ANSWER_PROMPT.format(fact=fact, question=question), max_tokens=120)).strip()
+    answer = " ".join(ln.strip(" \"'-*") for ln in text.splitlines() if ln.strip())
+    answer = re.sub(r"^(?:answer|答案)\s*[:：]\s*", "", answer, flags=re.IGNORECASE).strip()
+    return answer if len(answer) >= 2 else None
+
+
 def make_questions(facts: Sequence[AtomicFact], chat: Callable[[ChatRequest], str] | None,
                    progress: Progress = _no_progress) -> list[GeneratedQuestion]:
     out = []
@@ -296,8 +313,11 @@ def make_questions(facts: Sequence[AtomicFact], chat: Callable[[ChatRequest], st
             text = chat(ChatRequest.simple(QUESTION_PROMPT.format(fact=fact.text), max_tokens=80)).strip()
             line = next((ln.strip(" \"'-*") for ln in text.splitlines() if ln.strip()), "")
             question, method = (line, "generator") if len(line) > 5 else (template_question(fact.text), "template")
-        out.append(GeneratedQuestion(id=f"q_{fact.id}", fact_id=fact.id, question=question, answer=fact.text,
-                                     source=f"{fact.source}:{fact.position}", method=method))
+        answer = expected_answer(fact.text, question, chat) if chat is not None else None
+        out.append(GeneratedQuestion(id=f"q_{fact.id}", fact_id=fact.id, question=question,
+                                     answer=answer or fact.text, source=f"{fact.source}:{fact.position}",
+                                     method=method, fact=fact.text,
+                                     answer_method="generator" if answer else "fact text"))
         if chat is not None:
             progress("questions (generator)", len(out), len(facts))
     return out
@@ -419,7 +439,8 @@ def generate_kb(options: GenerateOptions, *, embedder: Embedder | None = None,
     kb = options.kb_name or re.sub(r"[^\w-]+", "_", Path(options.docs).name)
     (out / "questions.json").write_text(json.dumps({
         "knowledge_base_identifier": kb, "generated_by": "knowgap generate abstain",
-        "questions": [{"question": q.question, "answer": q.answer, "identifier": f"{kb}_{i}", "source": q.source}
+        "questions": [{"question": q.question, "answer": q.answer, "identifier": f"{kb}_{i}", "source": q.source,
+                       "fact": q.fact, "answer_method": q.answer_method}
                       for i, q in enumerate(final)]}, ensure_ascii=False, indent=1), encoding="utf-8")
     summary = Summary(documents=len(docs), facts=len(facts), questions=len(questions),
                       removed_keyword=sum(d.removed_by == "keyword" for d in decisions),

@@ -1,9 +1,11 @@
-"""Metrics of an abstain run per configuration (retrieval/prompt), with Wilson 95% CIs."""
+"""Metrics of an abstain run per configuration (retrieval/prompt), with Wilson 95% CIs; when a run spans more
+than one knowledge base, the same metrics again per configuration and knowledge base (group
+``rag/basic · kb=ICA_134``)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.tally import Tally
@@ -27,24 +29,44 @@ METRIC_NAMES = frozenset({*DESCRIBED, *COMPUTED})
 """Every metric name :func:`abstain_metrics` can produce."""
 
 
-def abstain_metrics(records: Iterable[TrialRecord], *, factuality_judge: str = "offline") -> list[MetricValue]:
+def kb_group(config_id: str, kb: str) -> str:
+    """The group of one configuration's trials on one knowledge base."""
+    return f"{config_id} · kb={kb}"
+
+
+def _tally(t: Tally, r: TrialRecord) -> None:
+    if r.status != "ok":
+        t.count("errors")
+        return
+    s = r.scores
+    t.hit("parse_failure_rate", bool(s["parse_failed"]))
+    if s["abstained"] is not None:
+        t.hit("abstention_rate", bool(s["abstained"]))
+    else:
+        t.count("abstention_judge_parse_failures")
+    t.hit("invented_citation_rate", bool(s["invented_citation"]))
+    if s["abstained"] is False and s["tier"] is not None:
+        t.hit("factuality_answered", s["tier"] in ("tier_1", "tier_2"))
+    elif s["abstained"] is False:
+        t.count("factuality_judge_parse_failures")
+
+
+def abstain_metrics(records: Iterable[TrialRecord], *, factuality_judge: str = "offline",
+                    kb_of: Mapping[str, str] | None = None) -> list[MetricValue]:
+    """Per configuration; and per configuration and knowledge base when the trials span more than one. A
+    trial's knowledge base is the one recorded in its output (``experiment.kb``), else ``kb_of[case_id]``
+    (a failed trial has no output)."""
     tallies: dict[str, Tally] = defaultdict(Tally)
+    by_kb: dict[str, Tally] = defaultdict(Tally)
+    kbs = set()
     for r in records:
-        t = tallies[r.config_id]
-        if r.status != "ok":
-            t.count("errors")
-            continue
-        s = r.scores
-        t.hit("parse_failure_rate", bool(s["parse_failed"]))
-        if s["abstained"] is not None:
-            t.hit("abstention_rate", bool(s["abstained"]))
-        else:
-            t.count("abstention_judge_parse_failures")
-        t.hit("invented_citation_rate", bool(s["invented_citation"]))
-        if s["abstained"] is False and s["tier"] is not None:
-            t.hit("factuality_answered", s["tier"] in ("tier_1", "tier_2"))
-        elif s["abstained"] is False:
-            t.count("factuality_judge_parse_failures")
+        _tally(tallies[r.config_id], r)
+        kb = r.output.get("experiment", {}).get("kb") or (kb_of or {}).get(r.case_id)
+        if kb:
+            kbs.add(kb)
+            _tally(by_kb[kb_group(r.config_id, kb)], r)
+    if len(kbs) > 1:
+        tallies.update(by_kb)
     approx = " (offline judge: learned combiner of embedding, number, yes/no and key-word signals; " \
              "--factuality-judge llm for the LLM judge)" if factuality_judge == "offline" else \
         " (LLM judge, spec factuality_v1)"

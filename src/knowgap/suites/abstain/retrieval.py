@@ -8,6 +8,8 @@ RAG query.) The tests check this end to end on the recorded requests.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,17 +25,37 @@ def leave_one_out(facts: Sequence[Fact], held_out: Fact) -> list[Fact]:
     return [f for f in facts if f.kb == held_out.kb and f.id != held_out.id]
 
 
-def long_context(remaining: Sequence[Fact], max_chars: int) -> tuple[list[Fact], int]:
-    """All remaining facts in knowledge-base order, cut at ``max_chars`` (a small model's window);
-    returns the facts kept and how many were cut."""
+CHARS_PER_TOKEN = 3.5
+"""Characters per token assumed for text outside CJK scripts (each CJK character counts as one token). Measured
+with the Qwen2.5 tokenizer on PolicyBench's 331 QA pairs: 4.72 characters per token overall, 2.93 for the
+densest pair; 3.5 leaves the window a margin."""
+FACT_OVERHEAD = 12
+"""Characters around each fact in the target's message ("Fact 12: ", the newline)."""
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+
+
+def estimated_tokens(text: str) -> int:
+    """A conservative token count: CJK characters one each, other text :data:`CHARS_PER_TOKEN` characters each."""
+    cjk = len(_CJK.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / CHARS_PER_TOKEN)
+
+
+def long_context(remaining: Sequence[Fact], max_chars: int | None = None,
+                 max_tokens: int | None = None) -> tuple[list[Fact], int]:
+    """All remaining facts in knowledge-base order, cut before the first fact that would pass ``max_chars``
+    characters or ``max_tokens`` estimated tokens (:func:`estimated_tokens`); returns the facts kept and how
+    many were cut. The first fact is always kept."""
     kept: list[Fact] = []
-    used = 0
+    chars = tokens = 0
     for fact in remaining:
-        size = len(fact.text()) + 12
-        if kept and used + size > max_chars:
+        size = len(fact.text()) + FACT_OVERHEAD
+        cost = estimated_tokens(fact.text()) + estimated_tokens("Fact 000: \n")
+        if kept and ((max_chars is not None and chars + size > max_chars)
+                     or (max_tokens is not None and tokens + cost > max_tokens)):
             break
         kept.append(fact)
-        used += size
+        chars += size
+        tokens += cost
     return kept, len(remaining) - len(kept)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -43,7 +43,20 @@ from knowgap.suites.abstain.prompts import (
     salvage_response,
     user_message,
 )
-from knowgap.suites.abstain.retrieval import RETRIEVALS, hyde, leave_one_out, long_context, rag
+from knowgap.suites.abstain.retrieval import (
+    RETRIEVALS,
+    estimated_tokens,
+    hyde,
+    leave_one_out,
+    long_context,
+    rag,
+)
+
+if TYPE_CHECKING:
+    from knowgap.models.base import ChatModel
+
+WINDOW_MARGIN = 64
+"""Tokens of the window kept free for the chat template's role markers and the estimate's error."""
 
 
 class AbstainOptions(SuiteOptions):
@@ -57,8 +70,12 @@ class AbstainOptions(SuiteOptions):
                                description="System prompts: basic, conservative, opinion.")
     k: int = Field(5, ge=1, description="Facts retrieved by rag and hyde.")
     hyde_answers: int = Field(2, ge=1, description="Hypothetical answers the generator writes for hyde.")
-    max_context_chars: int = Field(2000, ge=200, description="long_context budget (characters) for small "
-                                                             "context windows; facts past it are cut and counted.")
+    context_window: int = Field(32768, ge=256, description="long_context: the target's context window (tokens) "
+                                                           "when its provider does not report one (HTTP "
+                                                           "providers); the embedded packs report theirs.")
+    max_context_chars: int | None = Field(None, ge=200, description="long_context: a fixed budget (characters) "
+                                                                    "that overrides the one sized from the "
+                                                                    "context window.")
     factuality_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (learned combiner of embedding, number, yes/no and key-word signals; "
                                "no model) or llm (the judge role, spec factuality_v1).")
@@ -87,6 +104,23 @@ class AbstainSuite(Suite):
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)
         self._facts: list[Fact] | None = None
+        self._target_window: int | None = None
+
+    def check_models(self, models: Mapping[str, ChatModel]) -> None:
+        target = models.get("target")
+        self._target_window = getattr(target, "context_window", None) if target is not None else None
+
+    def context_budget(self, question: str, prompt: str) -> dict[str, Any]:
+        """The long_context budget for one question: ``--max-context-chars`` when given, else the target's
+        window (reported by the model, else ``--context-window``) less the system prompt, the question, the
+        answer tokens and a margin, in estimated tokens."""
+        if self.options.max_context_chars is not None:
+            return {"source": "--max-context-chars", "max_chars": self.options.max_context_chars}
+        window = self._target_window or self.options.context_window
+        reserved = (estimated_tokens(PROMPTS[prompt]) + estimated_tokens(user_message(question, [], prompt))
+                    + estimated_tokens("Context:\n\n") + self.options.max_tokens + WINDOW_MARGIN)
+        return {"source": "model" if self._target_window else "--context-window", "window_tokens": window,
+                "reserved_tokens": reserved, "max_tokens": max(0, window - reserved)}
 
     def facts(self) -> list[Fact]:
         if self._facts is None:
@@ -115,7 +149,8 @@ class AbstainSuite(Suite):
     def _held_out(self, case: AbstainCase) -> Fact:
         return next(f for f in self.facts() if f.id == case.id)
 
-    async def _context(self, case: AbstainCase, retrieval: str, ctx: TrialContext) -> tuple[list[Fact], dict[str, Any]]:
+    async def _context(self, case: AbstainCase, retrieval: str, prompt: str,
+                       ctx: TrialContext) -> tuple[list[Fact], dict[str, Any]]:
         """The leave-one-out context; only the question and the remaining facts are used."""
         from knowgap.text.embed import default_embedder
 
@@ -124,8 +159,12 @@ class AbstainSuite(Suite):
         if retrieval == "direct":
             return [], info
         if retrieval == "long_context":
-            kept, cut = long_context(remaining, self.options.max_context_chars)
+            budget = self.context_budget(case.question, prompt)
+            kept, cut = long_context(remaining, budget.get("max_chars"), budget.get("max_tokens"))
+            info["context_budget"] = budget
             info["facts_cut_for_window"] = cut
+            info["context_chars_kept"] = sum(len(f.text()) for f in kept)
+            info["context_chars_cut"] = sum(len(f.text()) for f in remaining[len(kept):])
             return kept, info
         if retrieval == "rag":
             info["retrieval_query"] = case.question
@@ -142,7 +181,7 @@ class AbstainSuite(Suite):
         case = trial.case
         assert isinstance(case, AbstainCase)
         retrieval, prompt = trial.config.params["retrieval"], trial.config.params["prompt"]
-        context, info = await self._context(case, retrieval, ctx)
+        context, info = await self._context(case, retrieval, prompt, ctx)
         request = ChatRequest.simple(user_message(case.question, context, prompt), system=PROMPTS[prompt],
                                      max_tokens=self.options.max_tokens, seed=ctx.seed)
         response = await ctx.generate("target", request)
@@ -153,7 +192,7 @@ class AbstainSuite(Suite):
         abst = judge_abstention(answer_text)
         abstained: bool | None = abst.abstained
         output: dict[str, Any] = {
-            "experiment": {"retrieval": retrieval, "prompt": prompt, "held_out": case.id,
+            "experiment": {"retrieval": retrieval, "prompt": prompt, "held_out": case.id, "kb": case.kb,
                            "context_ids": [f.id for f in context], **info},
             "response": answer_text, "citation": citation,
             "parse_failure": parsed.reason if isinstance(parsed, ParseFailure) else None,
@@ -212,7 +251,8 @@ class AbstainSuite(Suite):
         return verdict.tier
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        return abstain_metrics(records, factuality_judge=self.options.factuality_judge)
+        return abstain_metrics(records, factuality_judge=self.options.factuality_judge,
+                               kb_of={f.id: f.kb for f in self.facts()})
 
     @staticmethod
     def render_tables(metrics: list[MetricValue]) -> str:
