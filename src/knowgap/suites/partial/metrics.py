@@ -188,6 +188,10 @@ def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: P
     return out
 
 
+def _flag(name: str, group: str, on: bool, description: str) -> MetricValue:
+    return MetricValue(name=name, group=group, value=float(on), n=1, kind="count", description=description)
+
+
 def _pretest(group: str, full: list[bool], authorized: list[bool], rule: PretestRule) -> list[MetricValue]:
     """The seed's sufficiency pre-test of one family: full-view accuracy, the drop to the authorized view, and
     whether the family is well calibrated (the full view decides well and the drop is inside the band)."""
@@ -195,25 +199,27 @@ def _pretest(group: str, full: list[bool], authorized: list[bool], rule: Pretest
     drop = 100 * (full_accuracy - sum(authorized) / len(authorized))
     below, above = drop < rule.low, drop > rule.high
     weak = full_accuracy < rule.min_full_accuracy
-    flag = {"kind": "count", "n": 1}
     return [
         MetricValue.proportion("full_view_accuracy", group, sum(full), len(full),
                                "full-view decisions equal to the full-data answer"),
         MetricValue(name="accuracy_drop_points", group=group, value=drop, n=min(len(full), len(authorized)),
                     kind="mean", description="full-view minus authorized-view accuracy vs the full-data answer, in "
                                              "points"),
-        MetricValue(name="drop_below_band", group=group, value=float(below), **flag,
-                    description=f"1: the drop is below {rule.low:g} points (the authorized view costs too little: "
-                                "too easy)"),
-        MetricValue(name="drop_above_band", group=group, value=float(above), **flag,
-                    description=f"1: the drop is above {rule.high:g} points (too little left to decide on: "
-                                "hopeless)"),
-        MetricValue(name="full_view_too_weak", group=group, value=float(weak), **flag,
-                    description=f"1: full-view accuracy is below {100 * rule.min_full_accuracy:g}%, so the drop "
-                                "says nothing about the scenarios"),
-        MetricValue(name="well_calibrated", group=group, value=float(not (below or above or weak)), **flag,
-                    description=f"1: well calibrated ({rule.criteria()})"),
+        _flag("drop_below_band", group, below, f"1: the drop is below {rule.low:g} points (the authorized view "
+                                               "costs too little: too easy)"),
+        _flag("drop_above_band", group, above, f"1: the drop is above {rule.high:g} points (too little left to "
+                                               "decide on: hopeless)"),
+        _flag("full_view_too_weak", group, weak, f"1: full-view accuracy is below {100 * rule.min_full_accuracy:g}%, "
+                                                 "so the drop says nothing about the scenarios"),
+        _flag("well_calibrated", group, not (below or above or weak), f"1: well calibrated ({rule.criteria()})"),
     ]
+
+
+VERDICTS = (("full_view_too_weak", "not assessed: the model is not accurate enough with the full view, so the drop "
+                                   "says nothing about the scenarios (run a stronger target)"),
+            ("drop_below_band", "too easy: the authorized view costs too little accuracy"),
+            ("drop_above_band", "too hard: the authorized view leaves too little to decide on"))
+"""The pre-test's verdicts in words, the first flag set wins; none set: well calibrated."""
 
 
 def pretest_words(metrics: list[MetricValue]) -> str | None:
@@ -232,20 +238,7 @@ def pretest_words(metrics: list[MetricValue]) -> str | None:
         full, drop = found.get("full_view_accuracy"), found.get("accuracy_drop_points")
         if full is None or drop is None or full.value is None or drop.value is None:
             continue
-        where = group.removeprefix("pretest · ")
-        said = (f"- {where}: full-view accuracy {100 * full.value:.1f}% (n={full.n}), drop {drop.value:.1f} "
-                f"points: ")
-        def flagged(name: str) -> bool:
-            return bool(found[name].value) if name in found else False
-
-        if flagged("full_view_too_weak"):
-            said += ("not assessed: the model is not accurate enough with the full view, so the drop says nothing "
-                     "about the scenarios (run a stronger target)")
-        elif flagged("drop_below_band"):
-            said += "too easy: the authorized view costs too little accuracy"
-        elif flagged("drop_above_band"):
-            said += "too hard: the authorized view leaves too little to decide on"
-        else:
-            said += "well calibrated"
-        lines.append(said)
+        verdict = next((words for name, words in VERDICTS if name in found and found[name].value), "well calibrated")
+        lines.append(f"- {group.removeprefix('pretest · ')}: full-view accuracy {100 * full.value:.1f}% "
+                     f"(n={full.n}), drop {drop.value:.1f} points: {verdict}")
     return "\n".join(lines)
