@@ -3,7 +3,9 @@
 A case is (scenario, role, task). Configurations: ``view=full`` (the whole ground truth, for the seed's
 sufficiency pre-test), ``view=authorized`` (the role's policy view) and ``budget=N`` (interactive: the agent
 starts from the preloaded part of its view and calls ``request_evidence(path)``: through the provider's native
-tool calling where the target model has it, else through a JSON reply that every model can write).
+tool calling where the target model has it, else through a JSON reply that every model can write). Each view runs
+under every system prompt of ``--prompts`` (:data:`~knowgap.suites.partial.prompts.SYSTEM_PROMPTS`); the default
+prompt keeps the bare ids, another adds `` · prompt=NAME``.
 """
 
 from __future__ import annotations
