@@ -211,8 +211,9 @@ def test_rubric_parse_failures_are_counted_not_dropped(runs_root: Path) -> None:
     failures = metric(result, "view=authorized", "rubric_parse_failures")
     assert failures.value == 36 and failures.kind == "count"  # every trial's answer parsed; no grade did
     assert metric(result, "view=authorized", "parse_failures").value == 0
-    assert "rubric_parse_failures" not in {m.name for m in run(runs_root, "perfect", families=["customer_support"],
-                                                                 views=["authorized"], no_rubric=True).metrics}
+    unjudged = {m.name for m in run(runs_root, "perfect", families=["customer_support"], views=["authorized"],
+                                    no_rubric=True).metrics}
+    assert not {"rubric_parse_failures", "reasoning_quality", "reasoning_coherence"} & unjudged
 
 
 def test_leaky_agent_fails_every_authorized_trial(runs_root: Path) -> None:

@@ -127,9 +127,10 @@ def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
         out.append(MetricValue.proportion("invented_evidence", group, sum(bool(x.get("invented_evidence"))
                                                                           for x in s), len(s),
                                           d["invented_evidence"]))
-    out.append(MetricValue.mean("reasoning_quality", group, [float(x["reasoning"]) for x in s
-                                                             if x.get("reasoning") is not None],
-                                d["reasoning_quality"]))
+    if any("reasoning" in x for x in s):  # the rubric judge ran (not with --no-rubric)
+        out.append(MetricValue.mean("reasoning_quality", group, [float(x["reasoning"]) for x in s
+                                                                 if x.get("reasoning") is not None],
+                                    d["reasoning_quality"]))
     for criterion in RUBRIC_CRITERIA:
         key = f"reasoning_{criterion}"
         ratings = [(float(x[key]) - 1) / 4 for x in s if x.get(key) is not None]
