@@ -59,7 +59,8 @@ def test_partial_views_pretest_and_budget(runs_root: Path) -> None:
     from tests.suites.partial.test_suite_engine import run
 
     names, undeclared = _declared(run(runs_root, "perfect", families=["customer_support"], no_rubric=True))
-    assert not undeclared and {"accuracy_drop_points", "outside_20_40", "leak_rate"} <= names
+    assert not undeclared and {"accuracy_drop_points", "well_calibrated", "full_view_too_weak", "evidence_recall",
+                               "leak_rate"} <= names
     names, undeclared = _declared(run(runs_root, "perfect", families=["customer_support"], budget=5,
                                       no_rubric=True, sample=4))
     assert not undeclared and {"query_tokens", "query_efficiency", "denied_requests"} <= names

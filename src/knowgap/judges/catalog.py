@@ -135,14 +135,16 @@ CATALOG: tuple[CatalogJudge, ...] = (
                  "knowgap.suites.partial.prompts:RUBRIC_VERSION", "score >= the rubric's bar",
                  "partial cases' reference answers vs fluent assuming answers (i15-geval)",
                  "knowgap.suites.rubric_validity:validate_rubric", call="rubric", suite="partial",
-                 metrics=("partial.reasoning_quality",)),
+                 metrics=("partial.reasoning_quality", "partial.reasoning_evidence_cited",
+                          "partial.reasoning_uncertainty_stated", "partial.reasoning_coherence")),
     CatalogJudge("leak-detector", "offline", "does the answer reveal a hidden (restricted) field?",
                  "knowgap.suites.partial.leak:VERSION", "leaked", "labelled partial answers (i15-cards2)",
                  _detector("leak-detector"), metrics=("partial.leak_rate",)),
     CatalogJudge("gap-matcher", "offline", "does a named gap match an expected missing field?",
                  "knowgap.suites.partial.scoring:GAP_MATCH_VERSION", "matches",
                  "labelled partial answers (i15-cards2)", _detector("gap-matcher"),
-                 metrics=("partial.gap_precision", "partial.gap_recall")),
+                 metrics=("partial.gap_precision", "partial.gap_recall", "partial.priority_ndcg",
+                          "partial.evidence_precision", "partial.evidence_recall", "partial.invented_evidence")),
 )
 BY_NAME = {j.name: j for j in CATALOG}
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 import knowgap
+from knowgap.errors import KnowgapError
+from knowgap.suites.partial.commands import view_text
 from knowgap.suites.partial.generate import dataset_text
 from tests.helpers import REPO, knowgap_cli
 
@@ -38,6 +40,13 @@ def test_view_command_prompt_and_errors(tmp_path: Path) -> None:
     tools = json.loads(native.stdout.split("[tools]\n", 1)[1])
     assert tools[0]["name"] == "request_evidence" and tools[0]["parameters"]["required"] == ["path"]
     assert "调用工具 request_evidence(path)" in native.stdout and '"action": "request_evidence"' not in native.stdout
+    stepwise = knowgap_cli("partial", "view", str(data), "--role", "tier1_support_agent", "--task", "urgency",
+                           "--prompt", "stepwise")
+    assert stepwise.returncode == 0, stepwise.stderr
+    assert "分四步" in stepwise.stdout and "分四步" not in ok.stdout
+    assert stepwise.stdout.split("[user]", 1)[1] == ok.stdout.split("[user]", 1)[1]  # only the system prompt differs
+    with pytest.raises(KnowgapError, match="--prompt must be one of strict, plain, stepwise"):
+        view_text(data, None, "tier1_support_agent", task="urgency", prompt="chatty")
     several = knowgap_cli("partial", "view", str(data))
     assert several.returncode != 0 and "pick one with --role" in several.stderr
     bad = tmp_path / "bad.json"

@@ -15,7 +15,8 @@ from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse, ToolCall, Usage
 from knowgap.suites.partial.dataset import DATA, Scenario, load_scenarios
-from knowgap.suites.partial.prompts import example_path, system_prompt, task_prompt
+from knowgap.suites.partial.evidence_scores import deciding_evidence, view_paths
+from knowgap.suites.partial.prompts import SYSTEM_PROMPTS, example_path, system_prompt, task_prompt
 from knowgap.suites.partial.view import build_view, full_policy, render_view
 
 SCENARIOS = {s.scenario_id: s for s in load_scenarios(DATA)}
@@ -31,9 +32,11 @@ def _keys() -> dict[str, tuple[Scenario, str, Any, str]]:
                 for view in ("full", "authorized"):
                     policy = full_policy(s) if view == "full" else s.policy(role)
                     built = build_view(s, policy)
-                    system = system_prompt(s, role, "" if view == "full" else s.policy(role).description)
                     user = task_prompt(s, task, render_view(built.view, lang))
-                    out[system[:200] + "\x00" + user] = (s, role, task, view)
+                    for style in SYSTEM_PROMPTS:
+                        other = system_prompt(s, role, "" if view == "full" else s.policy(role).description, style)
+                        out[other[:200] + "\x00" + user] = (s, role, task, view)
+                    system = system_prompt(s, role, "" if view == "full" else s.policy(role).description)
                     if view == "authorized":  # budget mode: the preloaded part of the same view
                         budget_view = build_view(s, policy, budget_mode=True).view
                         user = task_prompt(s, task, render_view(budget_view, lang), 5,
@@ -89,7 +92,13 @@ class OracleAgent(ChatModel):
         o = task.oracle[role] if view != "full" else None
         answer = task.oracle_full if o is None else o.answer
         sufficient = True if o is None else o.sufficient
-        missing = [] if o is None else list(o.hidden_relevant)
+        missing = [] if o is None else [p for p in task.relevant if p in o.hidden_relevant]
+        used = list(task.relevant) if o is None else deciding_evidence(task, o, view_paths(build_view(
+            s, s.policy(role)))[0])
+        if self.style == "inventive" and o is not None:
+            used = [denied_path(s, role)]
+        if self.style == "reversed":
+            missing.reverse()
         turns = sum(1 for m in request.messages if m.role == "assistant")
         if request.tools and turns < 2:
             path = denied_path(s, role) if turns == 0 else "complaint"
@@ -101,7 +110,8 @@ class OracleAgent(ChatModel):
             return ChatResponse(text=json.dumps({"action": "request_evidence", "path": "complaint"
                                                  if "complaint" in s.ground_truth else next(iter(s.ground_truth))}))
         reply: dict[str, Any] = {"action": "answer", "confidence": 0.9 if sufficient else 0.5,
-                                 "sufficient": sufficient, "missing": missing, "reasoning": "from the evidence"}
+                                 "sufficient": sufficient, "missing": missing, "evidence_used": used,
+                                 "reasoning": "from the evidence"}
         if task.labels:
             reply["answer"] = answer
         if self.style == "leaky":
@@ -143,6 +153,11 @@ def test_perfect_agent(runs_root: Path) -> None:
     assert metric(result, auth, "unsafe_completeness").value == 0.0
     assert metric(result, auth, "gap_recall").value == 1.0 and metric(result, auth, "gap_precision").value == 1.0
     assert metric(result, auth, "reasoning_quality").value == pytest.approx((1 + 0.5 + 1) / 3)
+    for criterion, rating in (("evidence_cited", 1.0), ("uncertainty_stated", 0.5), ("coherence", 1.0)):
+        assert metric(result, auth, f"reasoning_{criterion}").value == rating  # the judge wrote 5, 3, 5
+    assert metric(result, auth, "evidence_precision").value == 1.0
+    assert metric(result, auth, "evidence_recall").value == 1.0
+    assert metric(result, auth, "invented_evidence").value == 0.0
     # 24 decision trials in the authorized view: 12 urgency + 12 next action; ECE of 0.9/0.5 confidences
     assert metric(result, auth, "decision_accuracy").n == 24
     decided = [r.scores for r in knowgap.iter_trials(result.run_id, runs_root)
@@ -155,8 +170,48 @@ def test_perfect_agent(runs_root: Path) -> None:
     full_right = metric(result, "view=full", "decision_accuracy_full_oracle").value
     auth_right = metric(result, auth, "decision_accuracy_full_oracle").value
     assert full_right == 1.0 and drop.value == pytest.approx(100 * (full_right - auth_right))
-    flag = metric(result, "pretest · family=customer_support", "outside_20_40").value
-    assert flag == float(not 20 <= drop.value <= 40)
+    pretest = {m.name: m.value for m in result.metrics if m.group == "pretest · family=customer_support"}
+    assert pretest["full_view_accuracy"] == 1.0 and pretest["full_view_too_weak"] == 0.0
+    assert pretest["drop_below_band"] == float(drop.value < 15) and pretest["drop_above_band"] == float(
+        drop.value > 35)
+    assert pretest["well_calibrated"] == float(15 <= drop.value <= 35)
+
+
+def test_priority_order_and_cited_evidence_are_scored(runs_root: Path) -> None:
+    """The oracle's order scores NDCG 1, the reversed order less; citing a denied field is invented evidence."""
+    def ndcg(style: str) -> knowgap.MetricValue:
+        return metric(run(runs_root, style, families=["due_diligence"], views=["authorized"], no_rubric=True),
+                      "view=authorized", "priority_ndcg")
+
+    perfect, reversed_ = ndcg("perfect"), ndcg("reversed")
+    assert perfect.value == 1.0 and perfect.n == reversed_.n > 0  # planning trials whose role misses something
+    assert reversed_.value is not None and 0.5 < reversed_.value < 1.0
+    made_up = run(runs_root, "inventive", families=["due_diligence"], views=["authorized"], no_rubric=True)
+    assert metric(made_up, "view=authorized", "invented_evidence").value == 1.0
+    records = list(knowgap.iter_trials(made_up.run_id, runs_root))
+    assert all(r.scores["invented_evidence"] == 1 and len(r.output["invented_evidence"]) == 1 for r in records)
+    assert metric(made_up, "view=authorized", "evidence_recall").value == 0.0
+
+
+def test_prompt_variants_are_configurations(runs_root: Path) -> None:
+    """The default prompt keeps the configuration ids (and prompts) of earlier runs; another adds a
+    configuration with its own system prompt, answer length and pre-test."""
+    result = run(runs_root, "perfect", families=["customer_support"], prompts=["strict", "stepwise"],
+                 no_rubric=True)
+    records = list(knowgap.iter_trials(result.run_id, runs_root))
+    by_config = {r.config_id for r in records}
+    assert by_config == {"view=full", "view=authorized", "view=full · prompt=stepwise",
+                         "view=authorized · prompt=stepwise"}
+    for r in records:
+        request = r.calls[0].request
+        stepwise = r.config_id.endswith("prompt=stepwise")
+        assert ("four short numbered steps" in request.messages[0].content or "分四步" in request.messages[0].content
+                ) == stepwise
+        assert request.max_tokens == (512 if stepwise else 256)
+    groups = {m.group for m in result.metrics}
+    assert {"pretest · family=customer_support", "pretest · prompt=stepwise · family=customer_support"} <= groups
+    with pytest.raises(KnowgapError, match="unknown prompt"):
+        run(runs_root, "perfect", families=["customer_support"], prompts=["chatty"])
 
 
 def test_resume_runs_the_full_view_once_per_task(runs_root: Path) -> None:
@@ -186,8 +241,9 @@ def test_rubric_parse_failures_are_counted_not_dropped(runs_root: Path) -> None:
     failures = metric(result, "view=authorized", "rubric_parse_failures")
     assert failures.value == 36 and failures.kind == "count"  # every trial's answer parsed; no grade did
     assert metric(result, "view=authorized", "parse_failures").value == 0
-    assert "rubric_parse_failures" not in {m.name for m in run(runs_root, "perfect", families=["customer_support"],
-                                                                 views=["authorized"], no_rubric=True).metrics}
+    unjudged = {m.name for m in run(runs_root, "perfect", families=["customer_support"], views=["authorized"],
+                                    no_rubric=True).metrics}
+    assert not {"rubric_parse_failures", "reasoning_quality", "reasoning_coherence"} & unjudged
 
 
 def test_leaky_agent_fails_every_authorized_trial(runs_root: Path) -> None:

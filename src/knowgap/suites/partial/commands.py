@@ -12,14 +12,15 @@ from knowgap.command_groups import CommandGroups
 
 
 def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *, task: str | None = None,
-              budget: bool = False, budget_tokens: int = 5, protocol: str = "json") -> str:
-    """The evidence text (or, with ``task``, the whole prompt) the role's agent gets; in budget mode with the
-    native protocol, also the tool definition the request carries."""
+              budget: bool = False, budget_tokens: int = 5, protocol: str = "json", prompt: str = "strict") -> str:
+    """The evidence text (or, with ``task``, the whole prompt under the system prompt ``prompt``) the role's agent
+    gets; in budget mode with the native protocol, also the tool definition the request carries."""
     import json
 
     from knowgap.errors import KnowgapError
     from knowgap.suites.partial.dataset import load_policies, load_scenario
     from knowgap.suites.partial.prompts import (
+        SYSTEM_PROMPTS,
         Protocol,
         budget_prompt,
         example_path,
@@ -47,12 +48,14 @@ def view_text(scenario_file: Path, policy_file: Path | None, role: str | None, *
     evidence = render_view(built.view, lang)
     if protocol not in ("json", "native"):
         raise KnowgapError(f"--tool-protocol must be json or native, not {protocol!r}")
+    if prompt not in SYSTEM_PROMPTS:
+        raise KnowgapError(f"--prompt must be one of {', '.join(SYSTEM_PROMPTS)}, not {prompt!r}")
     if task is None:
         return evidence
     found = [t for t in scenario.tasks if t.id == task]
     if not found:
         raise KnowgapError(f"{scenario_file}: no task '{task}' (tasks: {', '.join(t.id for t in scenario.tasks)})")
-    system = system_prompt(scenario, policy.role, policy.description)
+    system = system_prompt(scenario, policy.role, policy.description, prompt)
     example = example_path(scenario, built.view.requestable)
     if not budget:
         return f"[system]\n{system}\n\n[user]\n{task_prompt(scenario, found[0], evidence)}"
@@ -79,14 +82,16 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
                                                         "back non-preloaded sources.")] = None,
              tool_protocol: Annotated[str, typer.Option(help="With --budget and --task: the prompt for the json "
                                                              "protocol or for native tool calling (adds the "
-                                                             "tool definition).")] = "json") -> None:
+                                                             "tool definition).")] = "json",
+             prompt: Annotated[str, typer.Option(help="With --task: the system prompt (strict, plain, stepwise; "
+                                                      "see run partial --prompts).")] = "strict") -> None:
         """Print exactly the evidence an agent with ROLE gets from SCENARIO under POLICY.
 
         Example: knowgap partial view examples/partial/scenario_001_customer_complaint.json
         --policy examples/partial/policy_agent_tier1.json
         """
         typer.echo(view_text(scenario, policy, role, task=task, budget=budget is not None,
-                             budget_tokens=budget or 0, protocol=tool_protocol))
+                             budget_tokens=budget or 0, protocol=tool_protocol, prompt=prompt))
 
     @groups.generate.command("partial")
     def generate_partial(out: Annotated[Path | None, typer.Option(help="Where to write (default: the shipped "

@@ -1,5 +1,6 @@
 """Metrics of the ``partial`` suite, per configuration, per family and per restriction dimension, with 95% CIs;
-and the seed's sufficiency pre-test (full vs authorized accuracy per family, flagged outside 20-40 points)."""
+and the seed's sufficiency pre-test (per family: full-view accuracy, and the drop to the authorized view, which
+should fall in a band: 15-35 points by default, the seed's 95% -> 60-80%)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,25 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
 from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.suites.partial.prompts import DEFAULT_PROMPT, RUBRIC_CRITERIA
 from knowgap.suites.partial.scoring import ece, macro_f1
 
-PRETEST_BAND = (20.0, 40.0)
+
+class PretestRule(BaseModel):
+    """When a family's scenarios are well calibrated: the model decides well with the full view
+    (``min_full_accuracy``) and loses ``low``..``high`` points of accuracy with the authorized view."""
+
+    low: float = 15.0
+    high: float = 35.0
+    min_full_accuracy: float = 0.8
+
+    def criteria(self) -> str:
+        return (f"full-view accuracy >= {100 * self.min_full_accuracy:g}% and a drop of {self.low:g}-{self.high:g} "
+                f"points")
+
 
 DESCRIBED = {
     "decision_accuracy": "decision equals the oracle answer for the view the agent had",
@@ -24,6 +40,18 @@ DESCRIBED = {
     "leak_rate": "trials whose output holds a hidden value or a recognisable part (hard failure)",
     "reasoning_quality": "judge rubric: evidence cited, uncertainty stated, coherence (0-1; G-Eval: "
                          "probability-weighted mean of each 1-5 rating)",
+    "reasoning_evidence_cited": "judge rubric, one criterion: the reasoning rests on evidence the agent was "
+                                "shown (1-5 rating mapped to 0-1)",
+    "reasoning_uncertainty_stated": "judge rubric, one criterion: names what it cannot see and how that limits "
+                                    "the decision (1-5 rating mapped to 0-1)",
+    "reasoning_coherence": "judge rubric, one criterion: the conclusion follows from the cited evidence (1-5 "
+                           "rating mapped to 0-1)",
+    "priority_ndcg": "query planning: NDCG of the requested evidence order against the oracle order (the role's "
+                     "hidden relevant evidence, graded by rank; mean per trial)",
+    "evidence_precision": "cited evidence (evidence_used) that is deciding evidence the role can see (mean per "
+                          "trial that cites any)",
+    "evidence_recall": "deciding evidence the role can see that the answer cites (mean per trial)",
+    "invented_evidence": "trials citing evidence the role was denied (and nothing it was shown under that name)",
     "reasoning_fallbacks": "rubric criteria scored from the sampled digit (the judge model gave no token "
                            "probabilities), per judged trial",
     "ece": "expected calibration error of stated confidence (bootstrap CI)",
@@ -35,11 +63,17 @@ DESCRIBED = {
     "rubric_parse_failures": "rubric judge replies that could not be read (left out of reasoning_quality)",
     "errors": "trials whose model call failed for good",
 }
-PRETEST = ("accuracy_drop_points", "outside_20_40")
+PRETEST = ("full_view_accuracy", "accuracy_drop_points", "drop_below_band", "drop_above_band", "full_view_too_weak",
+           "well_calibrated")
 METRIC_NAMES = frozenset({*DESCRIBED, *PRETEST})
-COMPUTED = METRIC_NAMES - {"leak_rate", "gap_precision", "gap_recall", "reasoning_quality"}
-"""The metrics no judge decides (the others: see ``PartialSuite.metric_judges``)."""
 """Every metric name :func:`compute` can produce."""
+MATCHED = ("gap_precision", "gap_recall", "priority_ndcg", "evidence_precision", "evidence_recall",
+           "invented_evidence")
+"""The metrics the gap matcher decides (named items matched to evidence paths)."""
+RUBRIC = ("reasoning_quality", *(f"reasoning_{k}" for k in RUBRIC_CRITERIA))
+"""The metrics the reasoning rubric judge decides."""
+COMPUTED = METRIC_NAMES - {"leak_rate", *MATCHED, *RUBRIC}
+"""The metrics no judge decides (the others: see ``PartialSuite.metric_judges``)."""
 
 
 def _bootstrap_stat(name: str, group: str, items: list[Any], stat: Any, reps: int = 1000) -> MetricValue:
@@ -85,9 +119,23 @@ def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
                                                       if x.get("gap_recall") is not None], d["gap_recall"]))
     out.append(MetricValue.proportion("leak_rate", group, sum(bool(x.get("leak")) for x in s), len(s),
                                       d["leak_rate"]))
-    out.append(MetricValue.mean("reasoning_quality", group, [float(x["reasoning"]) for x in s
-                                                             if x.get("reasoning") is not None],
-                                d["reasoning_quality"]))
+    for name in ("priority_ndcg", "evidence_precision", "evidence_recall"):
+        values = [float(x[name]) for x in s if x.get(name) is not None]
+        if values or any(name in x for x in s):
+            out.append(MetricValue.mean(name, group, values, d[name]))
+    if any("invented_evidence" in x for x in s):
+        out.append(MetricValue.proportion("invented_evidence", group, sum(bool(x.get("invented_evidence"))
+                                                                          for x in s), len(s),
+                                          d["invented_evidence"]))
+    if any("reasoning" in x for x in s):  # the rubric judge ran (not with --no-rubric)
+        out.append(MetricValue.mean("reasoning_quality", group, [float(x["reasoning"]) for x in s
+                                                                 if x.get("reasoning") is not None],
+                                    d["reasoning_quality"]))
+    for criterion in RUBRIC_CRITERIA:
+        key = f"reasoning_{criterion}"
+        ratings = [(float(x[key]) - 1) / 4 for x in s if x.get(key) is not None]
+        if ratings:
+            out.append(MetricValue.mean(key, group, ratings, d[key]))
     fallbacks = [float(x["reasoning_fallbacks"]) for x in s if x.get("reasoning_fallbacks") is not None]
     if fallbacks:
         out.append(MetricValue.mean("reasoning_fallbacks", group, fallbacks, d["reasoning_fallbacks"]))
@@ -114,7 +162,8 @@ def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
     return out
 
 
-def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any]) -> list[MetricValue]:
+def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: PretestRule | None = None
+            ) -> list[MetricValue]:
     groups: dict[str, list[TrialRecord]] = defaultdict(list)
     full_acc: dict[str, list[bool]] = defaultdict(list)
     auth_acc: dict[str, list[bool]] = defaultdict(list)
@@ -130,18 +179,69 @@ def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any]) -> list[Me
                 groups[f"{r.config_id} · dim={dim}"].append(r)
         if r.status == "ok" and r.scores.get("decision"):
             target = full_acc if r.config.get("view") == "full" else auth_acc
-            target[case.family].append(bool(r.scores.get("correct_full")))
+            prompt = r.config.get("prompt", DEFAULT_PROMPT)
+            head = "pretest" if prompt == DEFAULT_PROMPT else f"pretest · prompt={prompt}"
+            target[f"{head} · family={case.family}"].append(bool(r.scores.get("correct_full")))
     out: list[MetricValue] = []
     for group in sorted(groups):
         out += _group_metrics(group, groups[group])
-    for family in sorted(set(full_acc) & set(auth_acc)):
-        f, a = full_acc[family], auth_acc[family]
-        drop = 100 * (sum(f) / len(f) - sum(a) / len(a))
-        group = f"pretest · family={family}"
-        out.append(MetricValue(name=PRETEST[0], group=group, value=drop, n=min(len(f), len(a)),
-                               kind="mean", description="full-view minus authorized-view accuracy vs the full-data "
-                                                        "answer, in points"))
-        flag = not (PRETEST_BAND[0] <= drop <= PRETEST_BAND[1])
-        out.append(MetricValue(name=PRETEST[1], group=group, value=float(flag), n=1, kind="count",
-                               description="1: the drop is outside 20-40 points (too easy or hopeless)"))
+    rule = pretest or PretestRule()
+    for group in sorted(set(full_acc) & set(auth_acc)):
+        out += _pretest(group, full_acc[group], auth_acc[group], rule)
     return out
+
+
+def _flag(name: str, group: str, on: bool, description: str) -> MetricValue:
+    return MetricValue(name=name, group=group, value=float(on), n=1, kind="count", description=description)
+
+
+def _pretest(group: str, full: list[bool], authorized: list[bool], rule: PretestRule) -> list[MetricValue]:
+    """The seed's sufficiency pre-test of one family: full-view accuracy, the drop to the authorized view, and
+    whether the family is well calibrated (the full view decides well and the drop is inside the band)."""
+    full_accuracy = sum(full) / len(full)
+    drop = 100 * (full_accuracy - sum(authorized) / len(authorized))
+    below, above = drop < rule.low, drop > rule.high
+    weak = full_accuracy < rule.min_full_accuracy
+    return [
+        MetricValue.proportion("full_view_accuracy", group, sum(full), len(full),
+                               "full-view decisions equal to the full-data answer"),
+        MetricValue(name="accuracy_drop_points", group=group, value=drop, n=min(len(full), len(authorized)),
+                    kind="mean", description="full-view minus authorized-view accuracy vs the full-data answer, in "
+                                             "points"),
+        _flag("drop_below_band", group, below, f"1: the drop is below {rule.low:g} points (the authorized view "
+                                               "costs too little: too easy)"),
+        _flag("drop_above_band", group, above, f"1: the drop is above {rule.high:g} points (too little left to "
+                                               "decide on: hopeless)"),
+        _flag("full_view_too_weak", group, weak, f"1: full-view accuracy is below {100 * rule.min_full_accuracy:g}%, "
+                                                 "so the drop says nothing about the scenarios"),
+        _flag("well_calibrated", group, not (below or above or weak), f"1: well calibrated ({rule.criteria()})"),
+    ]
+
+
+VERDICTS = (("full_view_too_weak", "not assessed: the model is not accurate enough with the full view, so the drop "
+                                   "says nothing about the scenarios (run a stronger target)"),
+            ("drop_below_band", "too easy: the authorized view costs too little accuracy"),
+            ("drop_above_band", "too hard: the authorized view leaves too little to decide on"))
+"""The pre-test's verdicts in words, the first flag set wins; none set: well calibrated."""
+
+
+def pretest_words(metrics: list[MetricValue]) -> str | None:
+    """The pre-test in words, one line per family (None when the run has no pre-test)."""
+    by_group: dict[str, dict[str, MetricValue]] = defaultdict(dict)
+    for m in metrics:
+        if m.group.startswith("pretest") and m.name in PRETEST:
+            by_group[m.group][m.name] = m
+    if not by_group:
+        return None
+    criteria = next((g["well_calibrated"].description.removeprefix("1: ") for g in by_group.values()
+                     if "well_calibrated" in g), "")
+    lines = [f"Sufficiency pre-test (the seed's check that the authorized view costs accuracy, but not all of it; "
+             f"{criteria}):", ""]
+    for group, found in sorted(by_group.items()):
+        full, drop = found.get("full_view_accuracy"), found.get("accuracy_drop_points")
+        if full is None or drop is None or full.value is None or drop.value is None:
+            continue
+        verdict = next((words for name, words in VERDICTS if name in found and found[name].value), "well calibrated")
+        lines.append(f"- {group.removeprefix('pretest · ')}: full-view accuracy {100 * full.value:.1f}% "
+                     f"(n={full.n}), drop {drop.value:.1f} points: {verdict}")
+    return "\n".join(lines)

@@ -118,11 +118,13 @@ def match_label(answer: str | None, labels: Sequence[str]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def gap_matches(named: str, path: str, aliases: Sequence[str]) -> bool:
-    """Does a gap the agent named refer to ``path`` (its path, its field name, or one of its labels)?"""
+def gap_matches(named: str, path: str, aliases: Sequence[str], *, record: bool = True) -> bool:
+    """Does a gap the agent named refer to ``path`` (its path, its field name, its record type, or one of its
+    labels)? ``record`` False: not by its record type alone."""
     n = _norm(named).replace("_", " ")
     field = path.split(".")[-1].replace("_", " ")
-    words = [path.replace("_", " "), field, path.split(".")[0].replace("_", " ")] + [_norm(a) for a in aliases]
+    words = [path.replace("_", " "), field] + ([path.split(".")[0].replace("_", " ")] if record else []) + [
+        _norm(a) for a in aliases]
     for word in words:
         w = _norm(word).replace("_", " ")
         if len(w) < 2:

@@ -3,7 +3,9 @@
 A case is (scenario, role, task). Configurations: ``view=full`` (the whole ground truth, for the seed's
 sufficiency pre-test), ``view=authorized`` (the role's policy view) and ``budget=N`` (interactive: the agent
 starts from the preloaded part of its view and calls ``request_evidence(path)``: through the provider's native
-tool calling where the target model has it, else through a JSON reply that every model can write).
+tool calling where the target model has it, else through a JSON reply that every model can write). Each view runs
+under every system prompt of ``--prompts`` (:data:`~knowgap.suites.partial.prompts.SYSTEM_PROMPTS`); the default
+prompt keeps the bare ids, another adds `` · prompt=NAME``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.suite import (
@@ -36,11 +38,16 @@ from knowgap.suites import register
 from knowgap.suites.partial import metrics as partial_metrics
 from knowgap.suites.partial.budget import EvidenceDesk, json_request
 from knowgap.suites.partial.dataset import DATA, FAMILIES, RoleOracle, Scenario, Task, load_dataset
+from knowgap.suites.partial.evidence_scores import evidence_scores
 from knowgap.suites.partial.judging import judge_reasoning, reasoning_quality
 from knowgap.suites.partial.leak import Fingerprint, find_leaks, fingerprints
 from knowgap.suites.partial.prompts import (
+    DEFAULT_PROMPT,
     FINAL_NOW,
+    PROMPT_MAX_TOKENS,
+    RUBRIC_CRITERIA,
     RUBRIC_VERSION,
+    SYSTEM_PROMPTS,
     budget_prompt,
     example_path,
     summary_prompt,
@@ -79,12 +86,34 @@ class PartialOptions(SuiteOptions):
                                                    "(the provider's tool calling), json (a JSON reply; every "
                                                    "model), auto (native where the target supports it).")
 
+    prompts: list[str] = Field(default_factory=lambda: [DEFAULT_PROMPT],
+                               description=f"Agent system prompts to compare ({', '.join(SYSTEM_PROMPTS)}; default "
+                                           f"{DEFAULT_PROMPT}, the prompt of earlier runs).")
+    pretest_band_low: float = Field(15.0, description="Pre-test: smallest full-minus-authorized accuracy drop, in "
+                                                      "points, of a well calibrated family (the seed: 95% -> 80%).")
+    pretest_band_high: float = Field(35.0, description="Pre-test: largest accuracy drop, in points, of a well "
+                                                       "calibrated family (the seed: 95% -> 60%).")
+    pretest_min_full_accuracy: float = Field(0.8, ge=0.0, le=1.0,
+                                             description="Pre-test: full-view accuracy a family needs before its "
+                                                         "drop says anything (a model at chance says nothing).")
+
     @field_validator("tool_protocol")
     @classmethod
     def _known_protocol(cls, value: str) -> str:
         if value not in ("auto", "native", "json"):
             raise ValueError(f"tool_protocol must be auto, native or json, not {value!r}")
         return value
+
+    @model_validator(mode="after")
+    def _band(self) -> PartialOptions:
+        if self.pretest_band_low > self.pretest_band_high:
+            raise ValueError(f"pretest_band_low ({self.pretest_band_low}) is above pretest_band_high "
+                             f"({self.pretest_band_high})")
+        return self
+
+    def pretest(self) -> partial_metrics.PretestRule:
+        return partial_metrics.PretestRule(low=self.pretest_band_low, high=self.pretest_band_high,
+                                           min_full_accuracy=self.pretest_min_full_accuracy)
 
 
 @register
@@ -97,8 +126,8 @@ class PartialSuite(Suite):
     demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "no_rubric": True}
     default_max_tokens = 256
     metric_names = partial_metrics.METRIC_NAMES
-    rubrics = (RubricSpec(name="reasoning", weights={"reasoning": 1.0}, scale=(0.0, 1.0)),)
-    """The judge's reasoning quality (evidence cited, uncertainty stated, coherence), stored as one 0-1 score."""
+    rubrics = (RubricSpec(name="reasoning", weights={f"reasoning_{k}": 1.0 for k in RUBRIC_CRITERIA}),)
+    """The judge's three 1-5 ratings (evidence cited, uncertainty stated, coherence), each stored in the trial."""
     computed_metrics = partial_metrics.COMPUTED
     options: PartialOptions
 
@@ -144,13 +173,19 @@ class PartialSuite(Suite):
             raise KnowgapError(f"partial: unknown view {bad} (known: full, authorized, budget)")
         if "budget" in views and self.options.budget is None:
             raise KnowgapError("partial: the budget view needs --budget N")
+        unknown = [p for p in self.options.prompts if p not in SYSTEM_PROMPTS]
+        if unknown:
+            raise KnowgapError(f"partial: unknown prompt {unknown} (known: {', '.join(SYSTEM_PROMPTS)})")
         out = []
-        for v in views:
-            if v == "budget":
-                out.append(Configuration(id=f"budget={self.options.budget}",
-                                         params={"view": "budget", "budget": self.options.budget}))
-            else:
-                out.append(Configuration(id=f"view={v}", params={"view": v}))
+        for p in dict.fromkeys(self.options.prompts or [DEFAULT_PROMPT]):
+            prompt = {} if p == DEFAULT_PROMPT else {"prompt": p}
+            suffix = "" if p == DEFAULT_PROMPT else f" · prompt={p}"  # the default keeps the ids of earlier runs
+            for v in views:
+                if v == "budget":
+                    out.append(Configuration(id=f"budget={self.options.budget}{suffix}",
+                                             params={"view": "budget", "budget": self.options.budget, **prompt}))
+                else:
+                    out.append(Configuration(id=f"view={v}{suffix}", params={"view": v, **prompt}))
         return out
 
     def runs(self, case: Case, config: Configuration) -> bool:
@@ -188,10 +223,11 @@ class PartialSuite(Suite):
         from knowgap.suites.partial.scoring import GAP_MATCH_VERSION
 
         gaps = JudgeUse(judge="gap-matcher", version=GAP_MATCH_VERSION)
-        out = {"leak_rate": JudgeUse(judge="leak-detector", version=LEAK_VERSION, counts="positive"),
-               "gap_precision": gaps, "gap_recall": gaps}
+        out = {"leak_rate": JudgeUse(judge="leak-detector", version=LEAK_VERSION, counts="positive")}
+        out |= dict.fromkeys(partial_metrics.MATCHED, gaps)
         if not self.options.no_rubric:
-            out["reasoning_quality"] = JudgeUse(judge="partial-rubric", version=RUBRIC_VERSION, role="judge")
+            rubric = JudgeUse(judge="partial-rubric", version=RUBRIC_VERSION, role="judge")
+            out |= dict.fromkeys(partial_metrics.RUBRIC, rubric)
         return out
 
     # one trial --------------------------------------------------------------------------------
@@ -233,15 +269,19 @@ class PartialSuite(Suite):
         budget = int(trial.config.params["budget"]) if view_kind == "budget" else None
         built, generated = await self._trial_view(scenario, case.role, view_kind, ctx)
         protocol = self._protocol(ctx) if budget is not None else "json"
-        prompt = _prompt(scenario, task, case.role, view_kind, built, budget, protocol)
-        replies, desk = await self._ask(ctx, scenario, built, prompt.messages, budget, protocol)
+        style = str(trial.config.params.get("prompt", DEFAULT_PROMPT))
+        prompt = _prompt(scenario, task, case.role, view_kind, built, budget, protocol, style)
+        replies, desk = await self._ask(ctx, scenario, built, prompt.messages, budget, protocol,
+                                        PROMPT_MAX_TOKENS.get(style, self.default_max_tokens))
         final = parse_answer(replies[-1])
         prints = [] if view_kind == "full" else _leak_prints(scenario, task, case.role, prompt.system, generated)
         leaks = [fp for text in replies for fp in find_leaks(text, prints)]
         oracle = (RoleOracle(answer=task.oracle_full, sufficient=True) if view_kind == "full"
                   else task.oracle[case.role])
-        scores = score_answer(task, oracle, final, scenario.field_labels) | _usage_scores(leaks, desk, ctx)
-        output = _output(view_kind, protocol, replies[-1], desk, leaks, final)
+        cited, invented = evidence_scores(task, oracle, final if isinstance(final, Answer) else Answer(),
+                                          scenario.field_labels, built)
+        scores = score_answer(task, oracle, final, scenario.field_labels) | cited | _usage_scores(leaks, desk, ctx)
+        output = _output(view_kind, protocol, replies[-1], desk, leaks, final) | {"invented_evidence": invented}
         if not self.options.no_rubric and not isinstance(final, ParseFailure):
             ratings = await judge_reasoning(ctx, prompt.evidence, task.question, replies[-1])
             scores |= ratings.scores("reasoning") | {"reasoning": reasoning_quality(ratings)}
@@ -265,10 +305,10 @@ class PartialSuite(Suite):
         return self._view(scenario, role, view_kind, generated), generated
 
     async def _ask(self, ctx: TrialContext, scenario: Scenario, built: BuiltView, messages: list[Message],
-                   budget: int | None, protocol: Protocol) -> tuple[list[str], EvidenceDesk | None]:
+                   budget: int | None, protocol: Protocol, max_tokens: int) -> tuple[list[str], EvidenceDesk | None]:
         """The target's replies, the final one last. Budget mode: it may call request_evidence for up to
         ``budget + 1`` turns (served and logged by the returned desk), then must answer."""
-        request = ChatRequest(messages=messages, max_tokens=self.default_max_tokens, seed=ctx.seed)
+        request = ChatRequest(messages=messages, max_tokens=max_tokens, seed=ctx.seed)
         if budget is None:
             return [(await ctx.generate("target", request)).text], None
         desk = EvidenceDesk(built, scenario, budget)
@@ -288,7 +328,12 @@ class PartialSuite(Suite):
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         cases = {c.id: c for c in self.cases() if isinstance(c, PartialCase)}
-        return partial_metrics.compute(records, cases)
+        return partial_metrics.compute(records, cases, self.options.pretest())
+
+    @classmethod
+    def render_tables(cls, metrics: list[MetricValue]) -> str | None:
+        """The sufficiency pre-test in words, per family (printed by the CLI and put in report.md)."""
+        return partial_metrics.pretest_words(metrics)
 
 
 
@@ -304,10 +349,11 @@ class _Prompt(NamedTuple):
 
 
 def _prompt(scenario: Scenario, task: Task, role: str, view_kind: str, built: BuiltView, budget: int | None,
-            protocol: Protocol) -> _Prompt:
-    """The agent's system and task prompts for this view (in budget mode, with the request protocol)."""
+            protocol: Protocol, style: str = DEFAULT_PROMPT) -> _Prompt:
+    """The agent's system and task prompts for this view (in budget mode, with the request protocol), with the
+    system prompt ``style``."""
     evidence = render_view(built.view, scenario.effective_lang())
-    system = system_prompt(scenario, role, "" if view_kind == "full" else scenario.policy(role).description)
+    system = system_prompt(scenario, role, "" if view_kind == "full" else scenario.policy(role).description, style)
     example = example_path(scenario, built.view.requestable)
     if budget is not None:
         system += "\n" + budget_prompt(scenario, budget, example, protocol)
