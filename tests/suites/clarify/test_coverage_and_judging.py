@@ -144,3 +144,12 @@ def test_silent_failure_parser_and_constructed_replies() -> None:
         assert it.dodges == (it.kind == "dodge")
         if it.dodges:  # a dodge asks none of the questions the answer turns on
             assert not any(q in it.reply for q in it.case.expected_clarifying_questions)
+
+
+def test_precision_of_the_judged_positives() -> None:
+    from knowgap.suites.clarify.coverage_card import precision
+
+    found = precision("p", [True, True, False, None], [True, False, True, True])
+    assert found["p_n"] == 2 and found["p"].value == 0.5  # type: ignore[union-attr]
+    assert found["p"].ci_low < 0.5 < found["p"].ci_high  # type: ignore[union-attr,operator]
+    assert precision("p", [False, None], [True, True]) == {"p": precision("p", [], [])["p"], "p_n": 0.0}

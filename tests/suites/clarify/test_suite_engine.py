@@ -206,6 +206,29 @@ def test_an_older_run_with_silent_answer_scores_still_reads(data: Path, runs_roo
     assert "silent_answer_rate" in text
 
 
+def test_reports_show_the_coverage_precision_beside_element_recall(data: Path, runs_root: Path) -> None:
+    """Element recall is an upper bound: report.md and the HTML report show the element-coverage judge's held-out
+    precision (from its card, with n and CI) beside each configuration's element recall."""
+    from knowgap.judges.cards import Estimate, find_card, fmt
+    from knowgap.suites.clarify.coverage import VERSION
+    from knowgap.suites.clarify.recall_bound import coverage_precision
+
+    card = find_card("element-coverage", VERSION)
+    found = coverage_precision(card)
+    assert card is not None and card.confusion is not None and found is not None
+    estimate, n = found  # the card's held-out precision is its confusion's tp / (tp + fp)
+    assert n == card.confusion.tp + card.confusion.fp and estimate.value == pytest.approx(card.confusion.tp / n)
+    result = run(data, runs_root, prompts=["plain"], no_rubric=True, no_silent_failure=True)
+    recall = metric(result, "prompt=plain", "element_recall")
+    report = (result.path / "report.md").read_text(encoding="utf-8")
+    section = report.split("### Element recall is an upper bound", 1)[1]
+    assert f"{card.confusion.tp} of the {n} pairs it called covered truly match" in section
+    row = f"| prompt=plain | {fmt(Estimate(value=recall.value, ci_low=recall.ci_low, ci_high=recall.ci_high), 3)} "
+    assert row + f"| {recall.n} | {fmt(estimate)} |" in section
+    html = (result.path / "report.html").read_text(encoding="utf-8")
+    assert "Element recall is an upper bound" in html and fmt(estimate) in html
+
+
 def test_bad_options(data: Path, runs_root: Path) -> None:
     with pytest.raises(KnowgapError, match="unknown prompt"):
         run(data, runs_root, prompts=["nope"])

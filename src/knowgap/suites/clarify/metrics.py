@@ -61,7 +61,9 @@ PROPORTIONS: list[tuple[str, str, Selector, str]] = [
      "correctness judge replies that could not be parsed"),
 ]
 MEANS: list[tuple[str, str, Selector, str]] = [
-    ("element_recall", "element_recall", _deficient, "share of annotated missing elements the response names or asks"),
+    ("element_recall", "element_recall", _deficient,
+     "share of annotated missing elements the response names or asks (an upper bound: e5 credits same-topic "
+     "generic conditions; the coverage judge's precision is shown beside it)"),
     ("element_precision", "element_precision", _deficient,
      "share of the missing facts the response asks or names that match an annotated element "
      "(responses that name any)"),

@@ -18,7 +18,7 @@ question is underspecified, and answer directly when it is complete? Each (case,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -29,6 +29,7 @@ from knowgap.engine.suite import (
     Case,
     Configuration,
     JudgeUse,
+    ReportSection,
     RubricSpec,
     Suite,
     SuiteOptions,
@@ -61,6 +62,7 @@ from knowgap.suites.clarify.prompts import (
     final_turn_nudge,
     simulated_user_system,
 )
+from knowgap.suites.clarify.recall_bound import TITLE, recall_bound_html, recall_bound_markdown
 from knowgap.suites.clarify.scoring import score_response, screen
 
 DEFAULT_PROMPTS = ["plain", "clarify-first"]
@@ -280,3 +282,12 @@ class ClarifySuite(Suite):
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         return clarify_metrics(records)
+
+    @classmethod
+    def render_tables(cls, metrics: list[MetricValue]) -> str | None:
+        return recall_bound_markdown(metrics)
+
+    def report_sections(self, records: Sequence[TrialRecord], metrics: Sequence[MetricValue]) -> list[ReportSection]:
+        html = recall_bound_html(metrics)
+        markdown = recall_bound_markdown(metrics, heading=False) or ""
+        return [ReportSection(title=TITLE, html=html, markdown=markdown)] if html else []
