@@ -15,8 +15,6 @@ V = TypeVar("V")
 
 RENAMED_SCORES: dict[str, str] = {"silent_answer": "unqualified_answer"}
 """Old trial score key -> current key."""
-RENAMED_METRICS: dict[str, str] = {"silent_answer_rate": "unqualified_answer_rate"}
-"""Old metric name -> current name (old runs' metrics.json and eval files)."""
 
 
 def current_scores(scores: Mapping[str, V]) -> dict[str, V]:
