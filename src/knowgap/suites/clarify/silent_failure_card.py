@@ -18,11 +18,12 @@ sensitivity and says so in its notes.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
-from knowgap.judges.labelled_sets import DEFAULT_JUDGE_MODEL, DEFAULT_MODEL_LIMIT, Progress, stratified
+from knowgap.judges.validation import stratified_sample
 from knowgap.suites.clarify.dataset import CASES_FILE, ClarifyCase, load_cases
 from knowgap.suites.clarify.judging import (
     parse_silent_failure,
@@ -32,6 +33,9 @@ from knowgap.suites.clarify.judging import (
 )
 
 JUDGE = "clarify-silent-failure"
+DEFAULT_JUDGE_MODEL = "local:qwen2.5-1.5b"
+DEFAULT_MODEL_LIMIT = 60
+Progress = Callable[[int, int], None]
 DATASET = "clarify/cases.jsonl (constructed replies)"
 TOPICS: dict[str, tuple[str, str]] = {
     "labour": ("劳动合同", "employment"), "contract": ("合同", "contract"), "tort": ("侵权赔偿", "tort"),
@@ -119,7 +123,7 @@ def validate_silent_failure(data_dir: Path | None = None, limit: int | None = DE
 
     spec = judge_model or DEFAULT_JUDGE_MODEL
     items = constructed_replies()
-    chosen = stratified([it.dodges for it in items], limit)
+    chosen = stratified_sample(items, [it.dodges for it in items], limit)
     rows = [items[i] for i in chosen]
     verdicts: list[bool | None] = []
     start = time.perf_counter()
