@@ -223,3 +223,16 @@ def test_own_labels_go_through_the_labels_module(monkeypatch: pytest.MonkeyPatch
     stand_in.card_from_labels = lambda path, field: "not a card"  # type: ignore[attr-defined]
     with pytest.raises(KnowgapError, match="returned str, not a ValidityCard"):
         catalog.card_from_labels(tmp_path / "labels.jsonl", "abstained")
+
+
+def test_the_listing_shows_a_cards_other_measures() -> None:
+    """``knowgap judges`` prints a card's ``extra`` (element-coverage's precision, the bound on element recall)."""
+    from knowgap.judges.cards import Estimate, ValidityCard, assess, fmt
+    from knowgap.judges.commands import assessment_lines
+
+    precision = Estimate(value=0.85, ci_low=0.71, ci_high=0.93)
+    card = ValidityCard(judge="j", version="v", positive="p", dataset="d", dataset_sha256="0", n=82,
+                        extra={"precision_held_out": precision, "precision_held_out_n": 40.0, "note": "x"})
+    lines = assessment_lines(assess(card))
+    assert lines[-1] == f"    also: precision_held_out {fmt(precision)}, precision_held_out_n 40, note x"
+    assert len(assessment_lines(assess(card.model_copy(update={"extra": {}})))) == len(lines) - 1

@@ -26,10 +26,11 @@ PARTIAL_OFFLINE = {"leak-detector": leak.VERSION, "gap-matcher": scoring.GAP_MAT
 
 @pytest.mark.parametrize(("suite", "options", "expected"), [
     ("clarify", {}, {"clarify-rubric": clarify_prompts.RUBRIC_VERSION,
-                     "clarify-correctness": clarify_prompts.CORRECTNESS_VERSION, **CLARIFY_OFFLINE}),
-    ("clarify", {"no_rubric": True, "turns": 2}, {"clarify-correctness": clarify_prompts.CORRECTNESS_VERSION,
-                                                  "simulated_user": clarify_prompts.SIMULATED_USER_VERSION,
-                                                  **CLARIFY_OFFLINE}),
+                     "clarify-correctness": clarify_prompts.CORRECTNESS_VERSION,
+                     "clarify-silent-failure": judging.silent_failure_spec().version, **CLARIFY_OFFLINE}),
+    ("clarify", {"no_rubric": True, "no_silent_failure": True, "turns": 2},
+     {"clarify-correctness": clarify_prompts.CORRECTNESS_VERSION,
+      "simulated_user": clarify_prompts.SIMULATED_USER_VERSION, **CLARIFY_OFFLINE}),
     ("partial", {}, {"partial-rubric": partial_prompts.RUBRIC_VERSION, **PARTIAL_OFFLINE}),
     ("partial", {"no_rubric": True}, PARTIAL_OFFLINE),
     ("extract", {}, {"extract-claims": claims_judge.PROMPT_VERSION, "faithfulness": faithfulness.VERSION,

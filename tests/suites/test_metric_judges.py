@@ -13,14 +13,14 @@ from knowgap.suites import BUILTIN, get_suite
 CATALOGUE = {"abstention", "abstention-llm", "factuality", "factuality-llm", "answer-match", "clarification",
              "dangerous-assertion", "element-coverage", "clarify-rubric", "clarify-correctness",
              "clarify-correctness-approx", "extract-claims", "faithfulness", "summary-coverage", "partial-rubric",
-             "leak-detector", "gap-matcher"}
+             "leak-detector", "gap-matcher", "clarify-silent-failure"}
 MODEL_BACKED = {"abstention-llm", "factuality-llm", "clarify-rubric", "clarify-correctness", "extract-claims",
-                "partial-rubric"}
+                "partial-rubric", "clarify-silent-failure"}
 # the default options and every alternative that switches a judge
 OPTIONS: dict[str, list[dict[str, Any]]] = {
     "starter": [{}],
     "abstain": [{}, {"abstention_judge": "llm", "factuality_judge": "llm"}],
-    "clarify": [{}, {"no_rubric": True, "no_correctness": True, "turns": 2}],
+    "clarify": [{}, {"no_rubric": True, "no_correctness": True, "no_silent_failure": True, "turns": 2}],
     "extract": [{}, {"faithfulness_runs": 0, "offline_checker": False, "coverage": False}],
     "partial": [{}, {"no_rubric": True}],
 }

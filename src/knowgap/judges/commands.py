@@ -28,10 +28,24 @@ def card_line(card: ValidityCard) -> str:
             f"{fmt(card.specificity)}, parse failures {card.parse_failures}, {sec} s/item, {card.measured}")
 
 
+def extra_line(card: ValidityCard) -> str | None:
+    """The card's other measures (``extra``: e.g. element-coverage's precision), one line; None when none."""
+    from knowgap.judges.cards import Estimate, fmt
+
+    def show(value: object) -> str:
+        if isinstance(value, Estimate):
+            return fmt(value)
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    return "also: " + ", ".join(f"{k} {show(v)}" for k, v in card.extra.items()) if card.extra else None
+
+
 def assessment_lines(a: Assessment) -> list[str]:
     lines = [f"  {a.status}: {a.reason}"]
     if a.card is not None:
         lines.append(f"    {card_line(a.card)}")
+        if (extra := extra_line(a.card)) is not None:
+            lines.append(f"    {extra}")
     return lines
 
 

@@ -57,16 +57,16 @@ def test_good_zh_response_covers_every_element(cases: dict[str, ClarifyCase]) ->
     assert len(output["gap_items"]) == 5 and "能否拿到赔偿取决于几个关键事实。" in output["gap_items"]
     assert scores["element_recall"] == 1.0 and scores["element_precision"] == pytest.approx(0.8)
     assert scores["element_f2"] == pytest.approx(f_beta(0.8, 1.0, 2), abs=1e-3)
-    assert scores["silent_answer"] is False and scores["dangerous_count"] == 0
+    assert scores["unqualified_answer"] is False and scores["dangerous_count"] == 0
     assert screen(scores) == ("pass", [])
 
 
-def test_silent_zh_answer_fails_the_screen(cases: dict[str, ClarifyCase]) -> None:
+def test_unqualified_zh_answer_fails_the_screen(cases: dict[str, ClarifyCase]) -> None:
     output, scores = score_response(cases["zh-labour-001"], "单位辞退你是违法的，你一定可以拿到两倍赔偿金。")
-    assert scores["silent_answer"] is True and scores["element_recall"] == 0.0 and scores["element_f2"] == 0.0
+    assert scores["unqualified_answer"] is True and scores["element_recall"] == 0.0 and scores["element_f2"] == 0.0
     assert output["dangerous_assertions"] == ["一定"]
     verdict, reasons = screen(scores)
-    assert verdict == "fail" and any("silent answer" in r for r in reasons)
+    assert verdict == "fail" and any("unqualified answer" in r for r in reasons)
 
 
 def test_en_response_asking_one_of_three_elements(cases: dict[str, ClarifyCase]) -> None:
@@ -126,3 +126,30 @@ def test_approximate_correctness() -> None:
     assert approximate_correct("You can claim 75,000 RMB; the dismissal was unlawful.",
                                ["75,000|75000", "unlawful|illegal"], asked_again=False)[0]
     assert not approximate_correct("You can claim 175,000 RMB.", ["75,000|75000"], asked_again=False)[0]
+
+
+def test_silent_failure_parser_and_constructed_replies() -> None:
+    from knowgap.suites.clarify.judging import parse_silent_failure, silent_failure_request
+    from knowgap.suites.clarify.silent_failure_card import constructed_replies
+
+    assert parse_silent_failure('{"outcome": "dodges"}') is True
+    assert parse_silent_failure('The reply engages it. {"outcome": "addresses"}') is False
+    assert isinstance(parse_silent_failure("It dodges, or maybe it addresses it."), ParseFailure)
+    request = silent_failure_request("公司开除我，能拿赔偿吗？", "建议咨询律师。")
+    assert request.temperature == 0.0 and "QUESTION: 公司开除我，能拿赔偿吗？" in request.messages[-1].content
+    items = constructed_replies()
+    kinds = [it.kind for it in items]
+    assert (kinds.count("dodge"), kinds.count("reference"), kinds.count("questions_only")) == (85, 85, 62)
+    for it in items:
+        assert it.dodges == (it.kind == "dodge")
+        if it.dodges:  # a dodge asks none of the questions the answer turns on
+            assert not any(q in it.reply for q in it.case.expected_clarifying_questions)
+
+
+def test_precision_of_the_judged_positives() -> None:
+    from knowgap.suites.clarify.coverage_card import precision
+
+    found = precision("p", [True, True, False, None], [True, False, True, True])
+    assert found["p_n"] == 2 and found["p"].value == 0.5  # type: ignore[union-attr]
+    assert found["p"].ci_low < 0.5 < found["p"].ci_high  # type: ignore[union-attr,operator]
+    assert precision("p", [False, None], [True, True]) == {"p": precision("p", [], [])["p"], "p_n": 0.0}

@@ -33,9 +33,11 @@ class FakeLawyer(ChatModel):
     spec = "fake:lawyer"
     default_concurrency = 2
 
-    def __init__(self, cases: list[ClarifyCase], judge_reply: str | dict[str, str] = RUBRIC) -> None:
+    def __init__(self, cases: list[ClarifyCase], judge_reply: str | dict[str, str] = RUBRIC,
+                 dodge_reply: str = '{"outcome": "addresses"}') -> None:
         self.by_query = {c.query: c for c in cases}
         self.judge_reply = judge_reply
+        self.dodge_reply = dodge_reply
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         text = request.messages[-1].content
@@ -44,6 +46,8 @@ class FakeLawyer(ChatModel):
             reply = next(digit for dim, digit in self.judge_reply.items() if f"from 1 to 5:\n{dim}" in text)
         elif "RATER GUIDELINE" in text:
             reply = self.judge_reply
+        elif "is a silent failure" in text:
+            reply = self.dodge_reply
         elif "REFERENCE CONCLUSION" in text:
             reply = '{"verdict": "correct", "reason": "same outcome"}'
         elif "扮演" in system or "You are playing" in system:
@@ -68,11 +72,12 @@ def metric(result: knowgap.RunResult, group: str, name: str) -> knowgap.MetricVa
     return m
 
 
-def run(data: Path, runs_root: Path, judge_reply: str | dict[str, str] = RUBRIC, **options: object
+def run(data: Path, runs_root: Path, judge_reply: str | dict[str, str] = RUBRIC, *,
+        dodge_reply: str = '{"outcome": "addresses"}', use_cache: bool = True, **options: object
         ) -> knowgap.RunResult:
-    fake = FakeLawyer(load_cases(data), judge_reply)
+    fake = FakeLawyer(load_cases(data), judge_reply, dodge_reply)
     return knowgap.run("clarify", models={"target": fake.spec}, providers={fake.spec: fake},
-                       options={"data": str(data), **options}, runs_root=runs_root)
+                       options={"data": str(data), **options}, runs_root=runs_root, use_cache=use_cache)
 
 
 def test_single_turn_metrics_per_prompt(data: Path, runs_root: Path) -> None:
@@ -81,7 +86,7 @@ def test_single_turn_metrics_per_prompt(data: Path, runs_root: Path) -> None:
     for group in ("prompt=plain", "prompt=cautious"):
         rate = metric(result, group, "clarification_rate")
         assert (rate.value, rate.n) == (1.0, 2) and rate.ci_low == pytest.approx(0.3424, abs=1e-3)
-        assert metric(result, group, "silent_answer_rate").value == 0.0
+        assert metric(result, group, "unqualified_answer_rate").value == 0.0
         flag = metric(result, group, "false_flag_rate")
         assert (flag.value, flag.n) == (0.0, 1)
         assert metric(result, group, "element_recall").value == 1.0
@@ -91,6 +96,8 @@ def test_single_turn_metrics_per_prompt(data: Path, runs_root: Path) -> None:
         assert metric(result, group, "control_correctness").value == 1.0
         assert metric(result, group, "control_correctness_approx").value == 1.0
         assert metric(result, group, "dangerous_assertion_rate").value == 0.0
+        dodged = metric(result, group, "silent_failure_rate")
+        assert (dodged.value, dodged.n) == (0.0, 3)
         assert metric(result, f"{group} · zh", "clarification_rate").n == 1
     # the review queue is written into the run folder
     path, items = write_queue(result.run_id, runs_root)
@@ -138,7 +145,8 @@ def test_rubric_subscores_from_token_probabilities(data: Path, runs_root: Path, 
     one.write_text(data.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
     fake = FakeLawyer(load_cases(one))
     result = knowgap.run("clarify", models={"target": fake.spec, "judge": judge}, providers={fake.spec: fake},
-                         options={"data": str(one), "prompts": ["plain"], "no_correctness": True},
+                         options={"data": str(one), "prompts": ["plain"], "no_correctness": True,
+                                  "no_silent_failure": True},
                          runs_root=runs_root)
     [record] = knowgap.iter_trials(result.run_id, runs_root)
     expected = {dim: sum(v * p for v, p in enumerate(dist, start=1)) for dim, dist in dists.items()}
@@ -149,6 +157,76 @@ def test_rubric_subscores_from_token_probabilities(data: Path, runs_root: Path, 
     assert record.scores["rubric_total"] == pytest.approx(sum(expected[d] * w for d, w in RUBRIC_WEIGHTS.items()))
     assert record.scores["rubric_fallbacks"] == 0 and record.scores["rubric_parse_failure"] is False
     assert (result.manifest.judges or {})["clarify-rubric"] == RUBRIC_VERSION == record.output["rubric_version"]
+
+
+def test_silent_failure_judge_verdicts_and_parse_failures(data: Path, runs_root: Path) -> None:
+    """The seed's silent failure is the judge's verdict, per response; a reply naming no single outcome is a parse
+    failure, counted apart and never taken for either verdict; --no-silent-failure asks the judge nothing."""
+    dodged = run(data, runs_root, dodge_reply='{"outcome": "dodges"}', prompts=["plain"], no_rubric=True)
+    rate = metric(dodged, "prompt=plain", "silent_failure_rate")
+    assert (rate.value, rate.n) == (1.0, 3) and metric(dodged, "prompt=plain · en", "silent_failure_rate").n == 1
+    assert metric(dodged, "prompt=plain", "silent_failure_parse_failure_rate").value == 0.0
+    record = next(r for r in knowgap.iter_trials(dodged.run_id, dodged.path.parent) if r.case_id == "zh-labour-001")
+    assert record.scores["silent_failure"] is True and record.output["silent_failure_version"] == "silent_failure_v1"
+    assert any("dodges the core question" in reason for reason in record.output["screen_reasons"])
+    assert (dodged.manifest.judges or {})["clarify-silent-failure"] == "silent_failure_v1"
+    unsure = run(data, runs_root, dodge_reply="It dodges, or maybe it addresses it.", prompts=["plain"],
+                 no_rubric=True, use_cache=False)  # the same requests: the first run's replies are cached
+    failures = metric(unsure, "prompt=plain", "silent_failure_parse_failure_rate")
+    assert (failures.value, failures.n) == (1.0, 3)
+    assert [m.n for m in unsure.metrics if m.name == "silent_failure_rate" and m.group == "prompt=plain"] in ([], [0])
+    off = run(data, runs_root, prompts=["plain"], no_rubric=True, no_silent_failure=True)
+    assert not [m for m in off.metrics if m.name.startswith("silent_failure")]
+    assert all("is a silent failure" not in c.request.messages[-1].content
+               for r in knowgap.iter_trials(off.run_id, off.path.parent) for c in r.calls)
+
+
+def test_an_older_run_with_silent_answer_scores_still_reads(data: Path, runs_root: Path) -> None:
+    """Runs recorded before the rename store ``silent_answer``: their metrics, screen and report still work."""
+    from knowgap.report.markdown import render_markdown
+    from knowgap.suites.clarify.metrics import clarify_metrics
+    from knowgap.suites.clarify.scoring import screen
+
+    result = run(data, runs_root, prompts=["plain"], no_rubric=True, no_silent_failure=True)
+    records = list(knowgap.iter_trials(result.run_id, runs_root))
+    old = [r.model_copy(update={"scores": {("silent_answer" if k == "unqualified_answer" else k): v
+                                           for k, v in r.scores.items()}}) for r in records]
+    assert any("silent_answer" in r.scores for r in old) and not any("unqualified_answer" in r.scores for r in old)
+    key = {(m.group, m.name): (m.value, m.n) for m in clarify_metrics(records)}
+    assert {(m.group, m.name): (m.value, m.n) for m in clarify_metrics(old)} == key
+    assert key[("prompt=plain", "unqualified_answer_rate")] == (0.0, 2)
+    verdict, reasons = screen({"kind": "deficient", "silent_answer": True})
+    assert verdict == "fail" and any("unqualified answer" in r for r in reasons)
+    # an old run's metrics.json and manifest name the old metric: the report still renders it
+    old_metrics = [m.model_copy(update={"name": "silent_answer_rate"}) if m.name == "unqualified_answer_rate" else m
+                   for m in result.metrics]
+    judges = {("silent_answer_rate" if k == "unqualified_answer_rate" else k): v
+              for k, v in (result.manifest.metric_judges or {}).items()}
+    text = render_markdown(result.manifest.model_copy(update={"metric_judges": judges}), old_metrics)
+    assert "silent_answer_rate" in text
+
+
+def test_reports_show_the_coverage_precision_beside_element_recall(data: Path, runs_root: Path) -> None:
+    """Element recall is an upper bound: report.md and the HTML report show the element-coverage judge's held-out
+    precision (from its card, with n and CI) beside each configuration's element recall."""
+    from knowgap.judges.cards import Estimate, find_card, fmt
+    from knowgap.suites.clarify.coverage import VERSION
+    from knowgap.suites.clarify.recall_bound import coverage_precision
+
+    card = find_card("element-coverage", VERSION)
+    found = coverage_precision(card)
+    assert card is not None and card.confusion is not None and found is not None
+    estimate, n = found  # the card's held-out precision is its confusion's tp / (tp + fp)
+    assert n == card.confusion.tp + card.confusion.fp and estimate.value == pytest.approx(card.confusion.tp / n)
+    result = run(data, runs_root, prompts=["plain"], no_rubric=True, no_silent_failure=True)
+    recall = metric(result, "prompt=plain", "element_recall")
+    report = (result.path / "report.md").read_text(encoding="utf-8")
+    section = report.split("### Element recall is an upper bound", 1)[1]
+    assert f"{card.confusion.tp} of the {n} pairs it called covered truly match" in section
+    row = f"| prompt=plain | {fmt(Estimate(value=recall.value, ci_low=recall.ci_low, ci_high=recall.ci_high), 3)} "
+    assert row + f"| {recall.n} | {fmt(estimate)} |" in section
+    html = (result.path / "report.html").read_text(encoding="utf-8")
+    assert "Element recall is an upper bound" in html and fmt(estimate) in html
 
 
 def test_bad_options(data: Path, runs_root: Path) -> None:

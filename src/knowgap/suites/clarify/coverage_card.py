@@ -5,15 +5,28 @@ their accuracy there is in-sample. The card's main numbers are held out instead:
 cross-validation (every pair of an element is judged with a threshold fitted, per language, by
 :func:`~knowgap.suites.clarify.coverage.best_threshold` on the other elements' pairs). The shipped thresholds'
 in-sample balanced accuracy is kept in ``extra`` for comparison.
+
+The card's ``extra`` also holds the judge's **precision** (of the pairs it calls covered, the share that truly
+match: Wilson 95% CI, held out and in-sample, and held out per language). Element recall counts every such call,
+so this is how far it can over-credit: the reports show it beside ``element_recall``
+(:mod:`knowgap.suites.clarify.recall_bound`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from knowgap.judges.cards import ValidityCard, binary_card, binary_measures, confusion_of, sha256_files
+from knowgap.engine.stats import wilson
+from knowgap.judges.cards import (
+    Estimate,
+    ValidityCard,
+    binary_card,
+    binary_measures,
+    confusion_of,
+    sha256_files,
+)
 from knowgap.judges.validation import stratified_sample
 from knowgap.suites.clarify import coverage
 from knowgap.suites.clarify.coverage import best_threshold, load_pairs, pair_scores
@@ -25,6 +38,16 @@ DATASET = "knowgap clarify calibration_pairs.jsonl"
 
 def _shipped(lang: str) -> float:
     return coverage.THRESHOLDS.get(lang, coverage.THRESHOLDS["en"])
+
+
+def precision(name: str, verdicts: Sequence[bool | None], labels: Sequence[bool]) -> dict[str, Estimate | float]:
+    """``{name: estimate, name_n: n}``: of the n items judged positive, the share labelled positive, with its
+    Wilson 95% interval (no value when none was judged positive)."""
+    called = [label for verdict, label in zip(verdicts, labels, strict=True) if verdict]
+    if not called:
+        return {name: Estimate(value=None), f"{name}_n": 0.0}
+    low, high = wilson(sum(called), len(called))
+    return {name: Estimate(value=sum(called) / len(called), ci_low=low, ci_high=high), f"{name}_n": float(len(called))}
 
 
 def validate_element_coverage(data_dir: Path | None = None, limit: int | None = None, judge_model: str | None = None,
@@ -55,11 +78,18 @@ def validate_element_coverage(data_dir: Path | None = None, limit: int | None = 
     seconds = time.perf_counter() - start
     shipped = [s >= _shipped(lang) for s, lang in zip(scores, langs, strict=True)]
     in_sample = binary_measures(confusion_of(shipped, labels)[0])["balanced_accuracy"]
+    extra: dict[str, Estimate | float | str] = {"in_sample_balanced_accuracy_shipped_thresholds": in_sample}
+    extra.update(precision("precision_held_out", held_out, labels))
+    extra.update(precision("precision_in_sample_shipped_thresholds", shipped, labels))
+    for lang in sorted(set(langs)):
+        members = [i for i, x in enumerate(langs) if x == lang]
+        extra.update(precision(f"precision_held_out_{lang}", [held_out[i] for i in members],
+                               [labels[i] for i in members]))
     return binary_card("element-coverage", coverage.VERSION, held_out, labels,
                        positive="the text covers the element",
                        dataset=DATASET, dataset_sha256=sha256_files([coverage.CALIBRATION_FILE]), seconds=seconds,
                        method=f"leave-one-element-out cross-validation ({len(elements)} elements, {len(pairs)} "
                               "pairs): each element judged with thresholds fitted on the others",
-                       extra={"in_sample_balanced_accuracy_shipped_thresholds": in_sample},
+                       extra=extra,
                        notes="the shipped thresholds were fitted on these pairs; the held-out numbers are the "
                              "honest estimate")

@@ -8,6 +8,9 @@
 - the discrimination pairs the rubric is validated on, built from each deficient case: its reference reply
   (expected clarifying questions plus conditional answer) and a fluent reply that assumes the missing facts;
 - correctness: the final answer against the reference conclusion (correct / partially_correct / incorrect);
+- silent failure (the seed's "沉默的失败"): does an answer that looks complete dodge the core question, or give only
+  "correct nonsense"? The judge spec ``judges/data/silent_failure.yaml`` (outcomes ``dodges`` / ``addresses``) sees
+  the question and the answer; a reply with no single outcome is a parse failure (counted, never defaulted);
 - approximate correctness (no model): every group of ``conclusion_terms`` appears in the final answer (as a
   word sequence; a Chinese term also inside a jieba compound such as "赔偿损失"), and the answer asks no
   further question. Negation is not understood. It is labelled
@@ -16,13 +19,16 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel
 
 from knowgap.engine.suite import TrialContext
 from knowgap.judges.geval import Ratings, rate
+from knowgap.judges.spec import JudgeSpec, load_spec
 from knowgap.models.structured import ParseFailure, parse_as
+from knowgap.models.types import ChatRequest
 from knowgap.suites.clarify.dataset import ClarifyCase
 from knowgap.suites.clarify.prompts import rubric_prompts
 from knowgap.text import detect_lang, tokens
@@ -57,6 +63,30 @@ def assuming_reply(case: ClarifyCase) -> str:
     if case.lang == "zh":
         return f"根据您的情况：{facts}\n\n结论很明确：{case.conclusion}"
     return f"Based on your situation: {facts}\n\nThe answer is clear: {case.conclusion}"
+
+
+SILENT_FAILURE_SPEC = "silent_failure"
+"""The built-in judge spec (``judges/data/silent_failure.yaml``) of the ``clarify-silent-failure`` judge."""
+
+
+@cache
+def silent_failure_spec() -> JudgeSpec:
+    return load_spec(SILENT_FAILURE_SPEC)
+
+
+def silent_failure_request(question: str, response: str) -> ChatRequest:
+    return silent_failure_spec().request({"question": question, "response": response})
+
+
+def parse_silent_failure(text: str) -> bool | ParseFailure:
+    """True: the answer dodges the core question (a silent failure); False: it addresses it."""
+    outcome = silent_failure_spec().parse(text)
+    return outcome if isinstance(outcome, ParseFailure) else outcome == "dodges"
+
+
+async def judge_silent_failure(ctx: TrialContext, question: str, response: str) -> bool | ParseFailure:
+    """The ``judge`` role's verdict on ``response``: True when it dodges ``question``'s core question."""
+    return parse_silent_failure((await ctx.generate("judge", silent_failure_request(question, response))).text)
 
 
 class CorrectnessVerdict(BaseModel):

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
+from knowgap.suites.clarify.legacy import current_scores
 
 Scores = dict[str, ScoreValue]
 Selector = Callable[[Scores], bool]
@@ -34,8 +35,9 @@ def _multi_turn(s: Scores) -> bool:
 PROPORTIONS: list[tuple[str, str, Selector, str]] = [
     ("clarification_rate", "asked_question", _deficient,
      "deficient queries where the model asked a clarifying question"),
-    ("silent_answer_rate", "silent_answer", _deficient,
-     "deficient queries answered with no question, no condition and no flag of missing facts"),
+    ("unqualified_answer_rate", "unqualified_answer", _deficient,
+     "deficient queries answered with no question, no condition and no flag of missing facts (was "
+     "silent_answer_rate; not the seed's silent failure)"),
     ("false_flag_rate", "false_flag", _complete, "complete queries met with a needless clarifying question"),
     ("dangerous_assertion_rate", "has_dangerous", _any, "responses with at least one overconfident assertion"),
     ("control_correctness", "final_correct", lambda s: _complete(s) and not _multi_turn(s),
@@ -49,12 +51,19 @@ PROPORTIONS: list[tuple[str, str, Selector, str]] = [
     ("final_correctness_approx", "final_correct_approx", _multi_turn,
      "APPROXIMATE (no model), multi-turn: final answers holding every reference term and asking nothing more"),
     ("resolved_rate", "resolved", _multi_turn, "multi-turn: the model stopped asking and answered within N turns"),
+    ("silent_failure_rate", "silent_failure", _any,
+     "responses the judge found to look complete but dodge the core question (the seed's silent failure; "
+     "judge replies that could not be parsed left out, counted apart)"),
     ("rubric_parse_failure_rate", "rubric_parse_failure", _deficient, "rubric judge replies that could not be parsed"),
+    ("silent_failure_parse_failure_rate", "silent_failure_parse_failure", _any,
+     "silent-failure judge replies that could not be parsed"),
     ("correctness_parse_failure_rate", "correctness_parse_failure", _any,
      "correctness judge replies that could not be parsed"),
 ]
 MEANS: list[tuple[str, str, Selector, str]] = [
-    ("element_recall", "element_recall", _deficient, "share of annotated missing elements the response names or asks"),
+    ("element_recall", "element_recall", _deficient,
+     "share of annotated missing elements the response names or asks (an upper bound: e5 credits same-topic "
+     "generic conditions; the coverage judge's precision is shown beside it)"),
     ("element_precision", "element_precision", _deficient,
      "share of the missing facts the response asks or names that match an annotated element "
      "(responses that name any)"),
@@ -82,7 +91,7 @@ MEANS: list[tuple[str, str, Selector, str]] = [
 ]
 METRIC_NAMES = frozenset({*(row[0] for row in PROPORTIONS), *(row[0] for row in MEANS), "review_queue", "errors"})
 """Every metric name :func:`clarify_metrics` can produce."""
-BY_LANGUAGE = {"clarification_rate", "silent_answer_rate", "false_flag_rate", "element_f2"}
+BY_LANGUAGE = {"clarification_rate", "unqualified_answer_rate", "false_flag_rate", "element_f2", "silent_failure_rate"}
 
 
 @dataclass
@@ -97,7 +106,7 @@ def _group_metrics(group: str, scores: list[Scores], only: set[str] | None = Non
         if only is not None and name not in only:
             continue
         values = [bool(s[key]) for s in scores if select(s) and isinstance(s.get(key), bool)]
-        if values or name in {"clarification_rate", "silent_answer_rate", "false_flag_rate"}:
+        if values or name in {"clarification_rate", "unqualified_answer_rate", "false_flag_rate"}:
             out.append(MetricValue.proportion(name, group, sum(values), len(values), description=text))
     for i, (name, key, select, text) in enumerate(MEANS):
         if only is not None and name not in only:
@@ -116,7 +125,7 @@ def clarify_metrics(records: Iterable[TrialRecord]) -> list[MetricValue]:
         if r.status != "ok":
             g.errors += 1
             continue
-        s = dict(r.scores)
+        s = current_scores(r.scores)  # older runs stored some scores under other names
         s["has_dangerous"] = (s.get("dangerous_count") or 0) > 0  # type: ignore[operator]
         g.scores.append(s)
     out: list[MetricValue] = []

@@ -1,4 +1,4 @@
-"""Automatic scores of one response to one case (no model): the seed's metrics, element coverage, silent
+"""Automatic scores of one response to one case (no model): the seed's metrics, element coverage, unqualified
 answer / false flag, and the automatic screen that feeds the review queue."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from knowgap.engine.records import ScoreValue
 from knowgap.judges.clarification import clarification_signals, gap_sentences, merge_gap_items, question_items
 from knowgap.suites.clarify.coverage import coverage
 from knowgap.suites.clarify.dataset import ClarifyCase
+from knowgap.suites.clarify.legacy import current_scores
 from knowgap.text.embed import Embedder
 
 Screen = Literal["pass", "fail", "uncertain"]
@@ -45,7 +46,7 @@ def score_response(case: ClarifyCase, response: str,
                                                                strict=True)}
         output["elements_covered"] = [m.text for m, c in zip(case.missing_information, cov.covered, strict=True) if c]
         scores.update({
-            "silent_answer": not sig.flagged,
+            "unqualified_answer": not sig.flagged,
             "element_recall": round(cov.recall, 4),
             "element_precision": None if cov.precision is None else round(cov.precision, 4),
             "element_f2": round(cov.f2, 4),
@@ -63,10 +64,11 @@ def score_response(case: ClarifyCase, response: str,
 
 def screen(scores: dict[str, ScoreValue]) -> tuple[Screen, list[str]]:
     """The automatic screen: 'fail' (clearly wrong), 'uncertain' (a human should look) or 'pass', with reasons."""
+    scores = current_scores(scores)  # a stored trial of an older run
     fail: list[str] = []
     unsure: list[str] = []
-    if scores.get("silent_answer"):
-        fail.append("silent answer: deficient query answered without a question, condition or flag")
+    if scores.get("unqualified_answer"):
+        fail.append("unqualified answer: deficient query answered without a question, condition or flag")
     if scores.get("false_flag"):
         fail.append("false flag: complete query met with a clarifying question")
     danger = scores.get("dangerous_count")
@@ -82,6 +84,10 @@ def screen(scores: dict[str, ScoreValue]) -> tuple[Screen, list[str]]:
         unsure.append("rubric judge reply could not be parsed")
     if scores.get("correctness_parse_failure"):
         unsure.append("correctness judge reply could not be parsed")
+    if scores.get("silent_failure"):
+        unsure.append("the judge found the answer dodges the core question (silent failure)")
+    if scores.get("silent_failure_parse_failure"):
+        unsure.append("silent-failure judge reply could not be parsed")
     total = scores.get("rubric_total")
     if isinstance(total, float | int):
         if not fail and total < 3:

@@ -6,9 +6,11 @@ question is underspecified, and answer directly when it is complete? Each (case,
 1. the target answers the question under one system prompt version (configurations compare versions);
 2. automatic scores (no model): asked a clarifying question, conditional statements, dangerous assertions,
    length, similarity to the missing information and to the expected questions, element coverage (recall,
-   precision, F2), silent answer / false flag, and the automatic screen for the review queue;
-3. the judge scores the seed's four-dimension rubric (deficient cases) and, for complete controls and in the
-   multi-turn mode, final-answer correctness against the reference conclusion (plus an offline approximation);
+   precision, F2), unqualified answer / false flag, and the automatic screen for the review queue;
+3. the judge scores the seed's four-dimension rubric (deficient cases), decides whether the answer is a silent
+   failure (the seed's: it looks complete but dodges the core question; every case) and, for complete controls
+   and in the multi-turn mode, final-answer correctness against the reference conclusion (plus an offline
+   approximation);
 4. with ``--turns N`` a simulated user (generator role) who knows the hidden facts answers the model's
    clarifying questions for up to N turns before the final answer is judged.
 """
@@ -16,7 +18,7 @@ question is underspecified, and answer directly when it is complete? Each (case,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -27,6 +29,7 @@ from knowgap.engine.suite import (
     Case,
     Configuration,
     JudgeUse,
+    ReportSection,
     RubricSpec,
     Suite,
     SuiteOptions,
@@ -40,7 +43,14 @@ from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
 from knowgap.suites import register
 from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
-from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS, approximate_correct, judge_rubric, parse_verdict
+from knowgap.suites.clarify.judging import (
+    RUBRIC_WEIGHTS,
+    approximate_correct,
+    judge_rubric,
+    judge_silent_failure,
+    parse_verdict,
+    silent_failure_spec,
+)
 from knowgap.suites.clarify.metrics import METRIC_NAMES, clarify_metrics
 from knowgap.suites.clarify.prompts import (
     CORRECTNESS_VERSION,
@@ -52,6 +62,7 @@ from knowgap.suites.clarify.prompts import (
     final_turn_nudge,
     simulated_user_system,
 )
+from knowgap.suites.clarify.recall_bound import TITLE, recall_bound_html, recall_bound_markdown
 from knowgap.suites.clarify.scoring import score_response, screen
 
 DEFAULT_PROMPTS = ["plain", "clarify-first"]
@@ -66,6 +77,8 @@ class ClarifyOptions(SuiteOptions):
     lang: Literal["zh", "en"] | None = Field(None, description="Only cases in this language (zh or en).")
     no_rubric: bool = Field(False, description="Skip the LLM rubric judge (automatic scores only).")
     no_correctness: bool = Field(False, description="Skip the LLM correctness judge (keeps the offline approximation).")
+    no_silent_failure: bool = Field(False, description="Skip the LLM silent-failure judge (does the answer dodge "
+                                                       "the core question? one judge call per trial).")
     max_tokens: int = Field(256, ge=16, le=4096, description="Maximum tokens of each target answer.")
 
 
@@ -82,13 +95,14 @@ class ClarifySuite(Suite):
     Options = ClarifyOptions
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "prompts": ["plain", "clarify-first"], "max_tokens": 160,
-                                              "no_rubric": True}
+                                              "no_rubric": True, "no_silent_failure": True}
     default_max_tokens = 256
     metric_names = METRIC_NAMES
     rubrics = (RubricSpec(name="clarify", weights={f"rubric_{k}": w for k, w in RUBRIC_WEIGHTS.items()}),)
     computed_metrics = frozenset({"length_chars", "turns_used", "missing_info_similarity",
                                   "expected_questions_similarity", "rubric_parse_failure_rate", "rubric_fallbacks",
-                                  "correctness_parse_failure_rate", "review_queue", "errors"})
+                                  "correctness_parse_failure_rate", "silent_failure_parse_failure_rate",
+                                  "review_queue", "errors"})
     options: ClarifyOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -135,6 +149,8 @@ class ClarifySuite(Suite):
         output["response"] = first
         if case.deficient and not self.options.no_rubric:
             await self._rubric(case, first, ctx, output, scores)
+        if not self.options.no_silent_failure:
+            await self._silent_failure(case, first, ctx, output, scores)
         final = first
         if self.options.turns > 0:
             final = await self._converse(case, messages, ctx, output, scores)
@@ -173,7 +189,7 @@ class ClarifySuite(Suite):
         coverage = JudgeUse(judge="element-coverage", version=COVERAGE_VERSION)
         approx = JudgeUse(judge="clarify-correctness-approx", version=APPROX_VERSION, counts="positive")
         out = {"clarification_rate": clarification("positive"), "false_flag_rate": clarification("positive"),
-               "resolved_rate": clarification("negative"), "silent_answer_rate": clarification(),
+               "resolved_rate": clarification("negative"), "unqualified_answer_rate": clarification(),
                "question_count": clarification(), "conditional_count": clarification(),
                "dangerous_assertion_rate": JudgeUse(judge="dangerous-assertion", version=DANGER_VERSION,
                                                     counts="positive"),
@@ -184,6 +200,9 @@ class ClarifySuite(Suite):
             rubric = JudgeUse(judge="clarify-rubric", version=RUBRIC_VERSION, role="judge")
             out |= dict.fromkeys(("rubric_gap_identification", "rubric_question_quality",
                                   "rubric_conditional_caution", "rubric_risk_control", "rubric_total"), rubric)
+        if not self.options.no_silent_failure:
+            out["silent_failure_rate"] = JudgeUse(judge="clarify-silent-failure", version=silent_failure_spec().version,
+                                                  role="judge", counts="positive")
         if not self.options.no_correctness:
             correct = JudgeUse(judge="clarify-correctness", version=CORRECTNESS_VERSION, role="judge",
                                counts="positive")
@@ -205,6 +224,16 @@ class ClarifySuite(Suite):
             scores["rubric_total"] = result.total
         if result.failed:
             output["rubric_parse_failure"] = f"no digit 1-5 for {', '.join(result.failed)}"
+
+    async def _silent_failure(self, case: ClarifyCase, response: str, ctx: TrialContext, output: dict[str, Any],
+                              scores: dict[str, ScoreValue]) -> None:
+        verdict = await judge_silent_failure(ctx, case.query, response)
+        output["silent_failure_version"] = silent_failure_spec().version
+        scores["silent_failure_parse_failure"] = isinstance(verdict, ParseFailure)
+        if isinstance(verdict, ParseFailure):
+            output["silent_failure_parse_failure"] = verdict.reason
+        else:
+            scores["silent_failure"] = verdict
 
     async def _converse(self, case: ClarifyCase, messages: list[Message], ctx: TrialContext,
                         output: dict[str, Any], scores: dict[str, ScoreValue]) -> str:
@@ -253,3 +282,12 @@ class ClarifySuite(Suite):
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         return clarify_metrics(records)
+
+    @classmethod
+    def render_tables(cls, metrics: list[MetricValue]) -> str | None:
+        return recall_bound_markdown(metrics)
+
+    def report_sections(self, records: Sequence[TrialRecord], metrics: Sequence[MetricValue]) -> list[ReportSection]:
+        html = recall_bound_html(metrics)
+        markdown = recall_bound_markdown(metrics, heading=False) or ""
+        return [ReportSection(title=TITLE, html=html, markdown=markdown)] if html else []
