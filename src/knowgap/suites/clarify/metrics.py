@@ -52,6 +52,8 @@ PROPORTIONS: list[tuple[str, str, Selector, str]] = [
     ("rubric_parse_failure_rate", "rubric_parse_failure", _deficient, "rubric judge replies that could not be parsed"),
     ("correctness_parse_failure_rate", "correctness_parse_failure", _any,
      "correctness judge replies that could not be parsed"),
+    ("truncation_rate", "truncated", _any,
+     "trials with a target answer cut at max_tokens (finish reason 'length'; a cut can hide a closing question)"),
 ]
 MEANS: list[tuple[str, str, Selector, str]] = [
     ("element_recall", "element_recall", _deficient, "share of annotated missing elements the response names or asks"),
@@ -82,7 +84,7 @@ MEANS: list[tuple[str, str, Selector, str]] = [
 ]
 METRIC_NAMES = frozenset({*(row[0] for row in PROPORTIONS), *(row[0] for row in MEANS), "review_queue", "errors"})
 """Every metric name :func:`clarify_metrics` can produce."""
-BY_LANGUAGE = {"clarification_rate", "silent_answer_rate", "false_flag_rate", "element_f2"}
+BY_LANGUAGE = {"clarification_rate", "silent_answer_rate", "false_flag_rate", "element_f2", "truncation_rate"}
 
 
 @dataclass

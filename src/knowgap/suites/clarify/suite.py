@@ -55,6 +55,9 @@ from knowgap.suites.clarify.prompts import (
 from knowgap.suites.clarify.scoring import score_response, screen
 
 DEFAULT_PROMPTS = ["plain", "clarify-first"]
+DEFAULT_MAX_TOKENS = 1500
+DEFAULT_TEMPERATURE = 0.3
+"""The seed's generation settings (its ``get_llm_response``: ``temperature=0.3, max_tokens=1500``)."""
 
 
 class ClarifyOptions(SuiteOptions):
@@ -66,7 +69,12 @@ class ClarifyOptions(SuiteOptions):
     lang: Literal["zh", "en"] | None = Field(None, description="Only cases in this language (zh or en).")
     no_rubric: bool = Field(False, description="Skip the LLM rubric judge (automatic scores only).")
     no_correctness: bool = Field(False, description="Skip the LLM correctness judge (keeps the offline approximation).")
-    max_tokens: int = Field(256, ge=16, le=4096, description="Maximum tokens of each target answer.")
+    max_tokens: int = Field(DEFAULT_MAX_TOKENS, ge=16, le=4096,
+                            description=f"Maximum tokens of each target answer (seed: {DEFAULT_MAX_TOKENS}; a cut "
+                                        "answer is flagged 'truncated' and counted in truncation_rate).")
+    temperature: float = Field(DEFAULT_TEMPERATURE, ge=0.0, le=2.0,
+                               description=f"Sampling temperature of the target (seed: {DEFAULT_TEMPERATURE}; the "
+                                           "run's seed keeps a local model's sampling reproducible).")
 
 
 def _transcript(messages: list[Message], lang: str) -> str:
@@ -83,12 +91,13 @@ class ClarifySuite(Suite):
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "prompts": ["plain", "clarify-first"], "max_tokens": 160,
                                               "no_rubric": True}
-    default_max_tokens = 256
+    default_max_tokens = DEFAULT_MAX_TOKENS
     metric_names = METRIC_NAMES
     rubrics = (RubricSpec(name="clarify", weights={f"rubric_{k}": w for k, w in RUBRIC_WEIGHTS.items()}),)
     computed_metrics = frozenset({"length_chars", "turns_used", "missing_info_similarity",
                                   "expected_questions_similarity", "rubric_parse_failure_rate", "rubric_fallbacks",
-                                  "correctness_parse_failure_rate", "review_queue", "errors"})
+                                  "correctness_parse_failure_rate", "review_queue", "errors",
+                                  "truncation_rate"})
     options: ClarifyOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -112,7 +121,9 @@ class ClarifySuite(Suite):
         if unknown:
             raise KnowgapError(f"clarify: unknown prompt {unknown} (known: {', '.join(SYSTEM_PROMPTS)})")
         return [Configuration(id=f"prompt={p}", params={"prompt": p, "prompt_version": PROMPT_VERSIONS[p],
-                                                        "turns": self.options.turns})
+                                                        "turns": self.options.turns,
+                                                        "max_tokens": self.options.max_tokens,
+                                                        "temperature": self.options.temperature})
                 for p in dict.fromkeys(self.options.prompts)]
 
     def guideline(self, lang: str) -> str:
@@ -120,19 +131,28 @@ class ClarifySuite(Suite):
             self._guidelines[lang] = load_guideline(lang)
         return self._guidelines[lang]
 
-    async def _target(self, ctx: TrialContext, messages: list[Message]) -> str:
-        request = ChatRequest(messages=messages, max_tokens=self.options.max_tokens, seed=ctx.seed)
-        return (await ctx.generate("target", request)).text
+    async def _target(self, ctx: TrialContext, messages: list[Message], output: dict[str, Any]) -> str:
+        """The target's answer; an answer cut at ``max_tokens`` is recorded by its turn (1 = the first answer)
+        in ``output["truncated_turns"]``."""
+        request = ChatRequest(messages=messages, max_tokens=self.options.max_tokens,
+                              temperature=self.options.temperature, seed=ctx.seed)
+        response = await ctx.generate("target", request)
+        if response.truncated:
+            turn = sum(1 for m in messages if m.role == "assistant") + 1
+            output.setdefault("truncated_turns", []).append(turn)
+        return response.text
 
     async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
         case = trial.case
         assert isinstance(case, ClarifyCase)
         system = SYSTEM_PROMPTS[trial.config.params["prompt"]][case.lang]
         messages = [Message(role="system", content=system), Message(role="user", content=case.query)]
-        first = await self._target(ctx, messages)
+        cut: dict[str, Any] = {}
+        first = await self._target(ctx, messages, cut)
         messages.append(Message(role="assistant", content=first))
         output, scores = await asyncio.to_thread(score_response, case, first)
         output["response"] = first
+        output |= cut
         if case.deficient and not self.options.no_rubric:
             await self._rubric(case, first, ctx, output, scores)
         final = first
@@ -140,6 +160,7 @@ class ClarifySuite(Suite):
             final = await self._converse(case, messages, ctx, output, scores)
         if self.options.turns > 0 or not case.deficient:
             await self._correctness(case, messages, final, ctx, output, scores)
+        scores["truncated"] = bool(output.get("truncated_turns"))
         verdict, reasons = screen(scores)
         scores["screen"] = verdict
         output["screen_reasons"] = reasons
@@ -222,7 +243,7 @@ class ClarifySuite(Suite):
             if used == self.options.turns:
                 reply = f"{reply}\n{final_turn_nudge(case.lang)}"
             messages.append(Message(role="user", content=reply))
-            final = await self._target(ctx, messages)
+            final = await self._target(ctx, messages, output)
             messages.append(Message(role="assistant", content=final))
         output["conversation"] = [m.model_dump() for m in messages[1:]]
         output["simulated_user_version"] = SIMULATED_USER_VERSION
