@@ -103,3 +103,23 @@ def test_show_marks_the_cut_trials(data: Path, runs_root: Path) -> None:
     lines = [line for line in shown.output.splitlines() if line.startswith("- ")]
     assert len(lines) == 3
     assert {("zh-" in line, CUT_NOTE in line) for line in lines} == {(True, True), (False, False)}
+
+
+SEED_SYSTEM_PROMPT = ("你是一个严谨的中国法律AI助手。当用户的法律问题信息不足时，"
+                      "你必须首先识别缺失的关键信息，并提出具体、相关的澄清问题。"
+                      "在必要时，可以给出基于不同假设的有条件分析，"
+                      "但必须明确指出分析的局限性，并避免做出没有事实依据的确定性结论。")
+"""The system prompt of seed 000's ``get_llm_response``, copied from the seed text."""
+
+
+def test_the_seeds_cautious_prompt_is_among_the_defaults(data: Path, runs_root: Path) -> None:
+    from knowgap.suites.clarify.prompts import SYSTEM_PROMPTS
+
+    assert SYSTEM_PROMPTS["cautious"]["zh"] == SEED_SYSTEM_PROMPT
+    fake = CuttingLawyer(data)
+    result = knowgap.run("clarify", models={"target": fake.spec}, providers={fake.spec: fake},
+                         options={"data": str(data), "no_rubric": True}, runs_root=runs_root)
+    assert {r.config_id for r in knowgap.iter_trials(result.run_id, runs_root)} == {
+        "prompt=plain", "prompt=cautious", "prompt=clarify-first"}
+    systems = {r.messages[0].content for r in fake.requests}
+    assert SEED_SYSTEM_PROMPT in systems and SYSTEM_PROMPTS["cautious"]["en"] in systems

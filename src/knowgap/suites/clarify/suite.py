@@ -54,7 +54,8 @@ from knowgap.suites.clarify.prompts import (
 )
 from knowgap.suites.clarify.scoring import score_response, screen
 
-DEFAULT_PROMPTS = ["plain", "clarify-first"]
+DEFAULT_PROMPTS = ["plain", "cautious", "clarify-first"]
+"""The default configurations: a bare assistant, the seed's own system prompt (`cautious`, verbatim) and ours."""
 DEFAULT_MAX_TOKENS = 1500
 DEFAULT_TEMPERATURE = 0.3
 """The seed's generation settings (its ``get_llm_response``: ``temperature=0.3, max_tokens=1500``)."""
