@@ -39,6 +39,7 @@ from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
 from knowgap.suites import register
+from knowgap.suites.clarify.citations import citation_scores
 from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
 from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS, approximate_correct, judge_rubric, parse_verdict
 from knowgap.suites.clarify.metrics import METRIC_NAMES, clarify_metrics
@@ -162,6 +163,11 @@ class ClarifySuite(Suite):
         if self.options.turns > 0 or not case.deficient:
             await self._correctness(case, messages, final, ctx, output, scores)
         scores["truncated"] = bool(output.get("truncated_turns"))
+        # accepted: the legal basis and what the case's own reference answers cite (a conditional answer rightly
+        # cites the articles of the branches the hidden facts do not take)
+        output["citations"], cited = citation_scores(final, [*case.legal_basis, case.conclusion,
+                                                             case.conditional_answer])
+        scores.update(cited)
         verdict, reasons = screen(scores)
         scores["screen"] = verdict
         output["screen_reasons"] = reasons
@@ -186,6 +192,7 @@ class ClarifySuite(Suite):
 
     def metric_judges(self) -> dict[str, JudgeUse]:
         from knowgap.judges.clarification import CLARIFICATION_VERSION, DANGER_VERSION
+        from knowgap.suites.clarify.citations import VERSION as CITATION_VERSION
         from knowgap.suites.clarify.coverage import VERSION as COVERAGE_VERSION
         from knowgap.suites.clarify.judging import APPROX_VERSION
 
@@ -200,6 +207,8 @@ class ClarifySuite(Suite):
                "dangerous_assertion_rate": JudgeUse(judge="dangerous-assertion", version=DANGER_VERSION,
                                                     counts="positive"),
                "control_correctness_approx": approx, "final_correctness_approx": approx,
+               **dict.fromkeys(("citation_rate", "wrong_citation_rate", "nonexistent_citation_rate",
+                                "citation_precision"), JudgeUse(judge="citation-check", version=CITATION_VERSION)),
                **dict.fromkeys(("element_recall", "element_precision", "element_f2", "recall_switches_conclusion",
                                 "recall_gates_rule", "recall_prerequisite"), coverage)}
         if not self.options.no_rubric:
