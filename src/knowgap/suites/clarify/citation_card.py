@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from importlib.resources import files
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowgap.jsonl import read_models
 from knowgap.judges.cards import Estimate, ValidityCard, binary_card, binary_measures, confusion_of, sha256_files
-from knowgap.judges.labelled_sets import LABELLED_DIR
 from knowgap.judges.validation import stratified_sample
 from knowgap.suites.clarify.citations import VERSION, check_citations, read_citations
 
-LABELS_FILE = LABELLED_DIR / "citations.jsonl"
+LABELS_FILE = Path(str(files("knowgap.judges") / "data" / "labelled" / "citations.jsonl"))
 DATASET = "knowgap judges/data/labelled/citations.jsonl"
 
 
