@@ -28,6 +28,7 @@ from knowgap.errors import KnowgapError
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.plugins import PluginWarning
 from knowgap.redaction import redact
+from knowgap.report.data import CUT_NOTE, truncated_answers
 from knowgap.report.judging import judgements, screen_reasons
 from knowgap.report.markdown import METRICS_COLUMNS, REPORT, metrics_table_rows, suite_tables
 from knowgap.suites import BUILTIN, available, get_suite, origin, suite_names
@@ -348,7 +349,8 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         if i >= trials:
             break
         text = record.calls[-1].response.text if record.calls and record.calls[-1].response else record.error
-        out.print(f"- {record.trial_id} [{record.status}] {record.scores}", markup=False, highlight=False)
+        cut = f" ({CUT_NOTE})" if truncated_answers(record) else ""
+        out.print(f"- {record.trial_id} [{record.status}]{cut} {record.scores}", markup=False, highlight=False)
         out.print(f"  {text!r}", markup=False, highlight=False)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from knowgap.judges import abstention, clarification, factuality, faithfulness
 from knowgap.suites import get_suite
-from knowgap.suites.clarify import coverage, judging
+from knowgap.suites.clarify import citations, coverage, judging
 from knowgap.suites.clarify import prompts as clarify_prompts
 from knowgap.suites.extract import claims_judge
 from knowgap.suites.extract import coverage as extract_coverage
@@ -20,7 +20,8 @@ from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION
 OFFLINE_ABSTAIN = {"abstention": abstention.VERSION, "factuality": factuality.VERSION}
 CLARIFY_OFFLINE = {"clarification": clarification.CLARIFICATION_VERSION,
                    "dangerous-assertion": clarification.DANGER_VERSION,
-                   "clarify-correctness-approx": judging.APPROX_VERSION, "element-coverage": coverage.VERSION}
+                   "clarify-correctness-approx": judging.APPROX_VERSION, "element-coverage": coverage.VERSION,
+                   "citation-check": citations.VERSION}
 PARTIAL_OFFLINE = {"leak-detector": leak.VERSION, "gap-matcher": scoring.GAP_MATCH_VERSION}
 
 

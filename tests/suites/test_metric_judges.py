@@ -11,7 +11,7 @@ import pytest
 from knowgap.suites import BUILTIN, get_suite
 
 CATALOGUE = {"abstention", "abstention-llm", "factuality", "factuality-llm", "answer-match", "clarification",
-             "dangerous-assertion", "element-coverage", "clarify-rubric", "clarify-correctness",
+             "dangerous-assertion", "citation-check", "element-coverage", "clarify-rubric", "clarify-correctness",
              "clarify-correctness-approx", "extract-claims", "faithfulness", "summary-coverage", "partial-rubric",
              "leak-detector", "gap-matcher", "clarify-silent-failure"}
 MODEL_BACKED = {"abstention-llm", "factuality-llm", "clarify-rubric", "clarify-correctness", "extract-claims",

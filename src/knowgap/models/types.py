@@ -9,6 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 Role = Literal["system", "user", "assistant", "tool"]
+TRUNCATED_FINISH_REASONS = frozenset({"length", "max_tokens"})
+"""Finish reasons that mean the answer was cut at ``max_tokens`` (OpenAI-style and llama.cpp; Anthropic)."""
 
 
 class ToolSpec(BaseModel):
@@ -137,3 +139,8 @@ class ChatResponse(BaseModel):
     @model_serializer(mode="wrap")
     def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         return _drop_unset(handler(self), ("tool_calls", "logprobs"))
+
+    @property
+    def truncated(self) -> bool:
+        """The answer was cut at the request's ``max_tokens`` (finish reason "length"; Anthropic's "max_tokens")."""
+        return self.finish_reason in TRUNCATED_FINISH_REASONS

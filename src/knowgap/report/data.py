@@ -70,6 +70,15 @@ def response_text(record: TrialRecord) -> str:
     return ""
 
 
+def truncated_answers(record: TrialRecord) -> int:
+    """How many of the target's answers in the trial were cut at ``max_tokens`` (the model layer's finish reason)."""
+    return sum(1 for c in record.calls if c.role == "target" and c.response is not None and c.response.truncated)
+
+
+CUT_NOTE = "cut at max_tokens"
+"""How a listing flags a trial with a cut answer."""
+
+
 def prompt_text(record: TrialRecord) -> str:
     """The last user message of the target's first call."""
     for call in record.calls:

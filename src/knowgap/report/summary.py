@@ -12,7 +12,7 @@ from knowgap.engine.outcome import status_text
 from knowgap.engine.records import Manifest
 from knowgap.redaction import redact
 from knowgap.report.compare import Comparison, MetricChange
-from knowgap.report.data import RunData, response_text
+from knowgap.report.data import CUT_NOTE, RunData, response_text, truncated_answers
 from knowgap.report.examples import failure_counts, worst_examples
 from knowgap.report.gate import GateResult
 from knowgap.report.judging import Judgements
@@ -65,7 +65,8 @@ def run_summary(run: RunData, *, examples: int = 5) -> str:
         lines += ["", "<details><summary>worst examples</summary>", ""]
         for r in worst:
             said = r.error if r.status != "ok" and r.error else response_text(r)
-            lines.append(f"- {md_text(r.trial_id, 100)}: {md_text(said)}")
+            cut = f" ({CUT_NOTE})" if truncated_answers(r) else ""
+            lines.append(f"- {md_text(r.trial_id, 100)}{cut}: {md_text(said)}")
         lines += ["", "</details>"]
     if run.suite is not None:
         try:

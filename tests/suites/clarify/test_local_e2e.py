@@ -41,7 +41,7 @@ def test_simulated_user_answers_from_the_hidden_facts_on_the_embedded_model(smal
                       "Thank you. On those facts the dismissal is unlawful and you can claim compensation.")
     result = knowgap.run("clarify", models={"target": script, "generator": "local:qwen2.5-0.5b",
                                             "judge": "local:qwen2.5-0.5b"},
-                         options={"sample": 1, "lang": "en", "turns": 2, "prompts": ["plain"],
+                         options={"sample": 1, "lang": "en", "turns": 2, "prompts": ["plain"], "max_tokens": 48,
                                   "data": str(_one_deficient_case(tmp_path))}, runs_root=runs_root)
     [record] = knowgap.iter_trials(result.run_id, runs_root)
     assert record.status == "ok", record.error

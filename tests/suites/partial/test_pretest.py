@@ -27,7 +27,8 @@ def records(family: str, full_right: int, auth_right: int, n: int = 10, prompt: 
     return out
 
 
-CASES = {f"{f}/{i}": SimpleNamespace(family=f, dimensions=[], task_dimensions=[]) for f in ("easy", "fit", "hard", "chance")
+CASES = {f"{f}/{i}": SimpleNamespace(family=f, dimensions=[], task_dimensions=[])
+         for f in ("easy", "fit", "hard", "chance")
          for i in range(10)}
 
 

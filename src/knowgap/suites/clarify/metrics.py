@@ -59,6 +59,15 @@ PROPORTIONS: list[tuple[str, str, Selector, str]] = [
      "silent-failure judge replies that could not be parsed"),
     ("correctness_parse_failure_rate", "correctness_parse_failure", _any,
      "correctness judge replies that could not be parsed"),
+    ("citation_rate", "cites_articles", _any, "final answers that cite at least one statute article"),
+    ("wrong_citation_rate", "wrong_citation", _any,
+     "final answers citing an article not in the case's legal basis or beyond the statute's last article "
+     "(answers that cite)"),
+    ("nonexistent_citation_rate", "nonexistent_citation", _any,
+     "final answers citing an article beyond the last article of the statute named (statutes with a known "
+     "count; answers that cite)"),
+    ("truncation_rate", "truncated", _any,
+     "trials with a target answer cut at max_tokens (finish reason 'length'; a cut can hide a closing question)"),
 ]
 MEANS: list[tuple[str, str, Selector, str]] = [
     ("element_recall", "element_recall", _deficient,
@@ -88,10 +97,13 @@ MEANS: list[tuple[str, str, Selector, str]] = [
     ("rubric_fallbacks", "rubric_fallbacks", _deficient,
      "rubric dimensions scored from the sampled digit (the judge model gave no token probabilities), per trial"),
     ("turns_used", "turns_used", _multi_turn, "multi-turn: simulated-user replies used"),
+    ("citation_precision", "citation_precision", _any,
+     "share of a final answer's cited articles that are in the case's legal basis (answers that cite)"),
 ]
 METRIC_NAMES = frozenset({*(row[0] for row in PROPORTIONS), *(row[0] for row in MEANS), "review_queue", "errors"})
 """Every metric name :func:`clarify_metrics` can produce."""
-BY_LANGUAGE = {"clarification_rate", "unqualified_answer_rate", "false_flag_rate", "element_f2", "silent_failure_rate"}
+BY_LANGUAGE = {"clarification_rate", "unqualified_answer_rate", "false_flag_rate", "element_f2", "silent_failure_rate",
+               "truncation_rate"}
 
 
 @dataclass

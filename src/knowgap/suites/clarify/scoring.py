@@ -78,6 +78,8 @@ def screen(scores: dict[str, ScoreValue]) -> tuple[Screen, list[str]]:
         fail.append("asked about or named none of the missing elements")
     if scores.get("final_correct") is False:
         fail.append("final answer judged incorrect")
+    if scores.get("truncated"):
+        unsure.append("answer cut at max_tokens: a closing question or condition may be missing")
     if scores.get("coverage_uncertain"):
         unsure.append("an element's similarity is within the margin of the threshold")
     if scores.get("rubric_parse_failure"):

@@ -42,6 +42,7 @@ from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
 from knowgap.suites import register
+from knowgap.suites.clarify.citations import citation_scores
 from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
 from knowgap.suites.clarify.judging import (
     RUBRIC_WEIGHTS,
@@ -65,7 +66,11 @@ from knowgap.suites.clarify.prompts import (
 from knowgap.suites.clarify.recall_bound import TITLE, recall_bound_html, recall_bound_markdown
 from knowgap.suites.clarify.scoring import score_response, screen
 
-DEFAULT_PROMPTS = ["plain", "clarify-first"]
+DEFAULT_PROMPTS = ["plain", "cautious", "clarify-first"]
+"""The default configurations: a bare assistant, the seed's own system prompt (`cautious`, verbatim) and ours."""
+DEFAULT_MAX_TOKENS = 1500
+DEFAULT_TEMPERATURE = 0.3
+"""The seed's generation settings (its ``get_llm_response``: ``temperature=0.3, max_tokens=1500``)."""
 
 
 class ClarifyOptions(SuiteOptions):
@@ -79,7 +84,12 @@ class ClarifyOptions(SuiteOptions):
     no_correctness: bool = Field(False, description="Skip the LLM correctness judge (keeps the offline approximation).")
     no_silent_failure: bool = Field(False, description="Skip the LLM silent-failure judge (does the answer dodge "
                                                        "the core question? one judge call per trial).")
-    max_tokens: int = Field(256, ge=16, le=4096, description="Maximum tokens of each target answer.")
+    max_tokens: int = Field(DEFAULT_MAX_TOKENS, ge=16, le=4096,
+                            description=f"Maximum tokens of each target answer (seed: {DEFAULT_MAX_TOKENS}; a cut "
+                                        "answer is flagged 'truncated' and counted in truncation_rate).")
+    temperature: float = Field(DEFAULT_TEMPERATURE, ge=0.0, le=2.0,
+                               description=f"Sampling temperature of the target (seed: {DEFAULT_TEMPERATURE}; the "
+                                           "run's seed keeps a local model's sampling reproducible).")
 
 
 def _transcript(messages: list[Message], lang: str) -> str:
@@ -96,13 +106,13 @@ class ClarifySuite(Suite):
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "prompts": ["plain", "clarify-first"], "max_tokens": 160,
                                               "no_rubric": True, "no_silent_failure": True}
-    default_max_tokens = 256
+    default_max_tokens = DEFAULT_MAX_TOKENS
     metric_names = METRIC_NAMES
     rubrics = (RubricSpec(name="clarify", weights={f"rubric_{k}": w for k, w in RUBRIC_WEIGHTS.items()}),)
     computed_metrics = frozenset({"length_chars", "turns_used", "missing_info_similarity",
                                   "expected_questions_similarity", "rubric_parse_failure_rate", "rubric_fallbacks",
                                   "correctness_parse_failure_rate", "silent_failure_parse_failure_rate",
-                                  "review_queue", "errors"})
+                                  "review_queue", "errors", "truncation_rate"})
     options: ClarifyOptions
 
     def __init__(self, options: SuiteOptions) -> None:
@@ -126,7 +136,9 @@ class ClarifySuite(Suite):
         if unknown:
             raise KnowgapError(f"clarify: unknown prompt {unknown} (known: {', '.join(SYSTEM_PROMPTS)})")
         return [Configuration(id=f"prompt={p}", params={"prompt": p, "prompt_version": PROMPT_VERSIONS[p],
-                                                        "turns": self.options.turns})
+                                                        "turns": self.options.turns,
+                                                        "max_tokens": self.options.max_tokens,
+                                                        "temperature": self.options.temperature})
                 for p in dict.fromkeys(self.options.prompts)]
 
     def guideline(self, lang: str) -> str:
@@ -134,19 +146,28 @@ class ClarifySuite(Suite):
             self._guidelines[lang] = load_guideline(lang)
         return self._guidelines[lang]
 
-    async def _target(self, ctx: TrialContext, messages: list[Message]) -> str:
-        request = ChatRequest(messages=messages, max_tokens=self.options.max_tokens, seed=ctx.seed)
-        return (await ctx.generate("target", request)).text
+    async def _target(self, ctx: TrialContext, messages: list[Message], output: dict[str, Any]) -> str:
+        """The target's answer; an answer cut at ``max_tokens`` is recorded by its turn (1 = the first answer)
+        in ``output["truncated_turns"]``."""
+        request = ChatRequest(messages=messages, max_tokens=self.options.max_tokens,
+                              temperature=self.options.temperature, seed=ctx.seed)
+        response = await ctx.generate("target", request)
+        if response.truncated:
+            turn = sum(1 for m in messages if m.role == "assistant") + 1
+            output.setdefault("truncated_turns", []).append(turn)
+        return response.text
 
     async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
         case = trial.case
         assert isinstance(case, ClarifyCase)
         system = SYSTEM_PROMPTS[trial.config.params["prompt"]][case.lang]
         messages = [Message(role="system", content=system), Message(role="user", content=case.query)]
-        first = await self._target(ctx, messages)
+        cut: dict[str, Any] = {}
+        first = await self._target(ctx, messages, cut)
         messages.append(Message(role="assistant", content=first))
         output, scores = await asyncio.to_thread(score_response, case, first)
         output["response"] = first
+        output |= cut
         if case.deficient and not self.options.no_rubric:
             await self._rubric(case, first, ctx, output, scores)
         if not self.options.no_silent_failure:
@@ -156,6 +177,12 @@ class ClarifySuite(Suite):
             final = await self._converse(case, messages, ctx, output, scores)
         if self.options.turns > 0 or not case.deficient:
             await self._correctness(case, messages, final, ctx, output, scores)
+        scores["truncated"] = bool(output.get("truncated_turns"))
+        # accepted: the legal basis and what the case's own reference answers cite (a conditional answer rightly
+        # cites the articles of the branches the hidden facts do not take)
+        output["citations"], cited = citation_scores(final, [*case.legal_basis, case.conclusion,
+                                                             case.conditional_answer])
+        scores.update(cited)
         verdict, reasons = screen(scores)
         scores["screen"] = verdict
         output["screen_reasons"] = reasons
@@ -180,6 +207,7 @@ class ClarifySuite(Suite):
 
     def metric_judges(self) -> dict[str, JudgeUse]:
         from knowgap.judges.clarification import CLARIFICATION_VERSION, DANGER_VERSION
+        from knowgap.suites.clarify.citations import VERSION as CITATION_VERSION
         from knowgap.suites.clarify.coverage import VERSION as COVERAGE_VERSION
         from knowgap.suites.clarify.judging import APPROX_VERSION
 
@@ -194,6 +222,8 @@ class ClarifySuite(Suite):
                "dangerous_assertion_rate": JudgeUse(judge="dangerous-assertion", version=DANGER_VERSION,
                                                     counts="positive"),
                "control_correctness_approx": approx, "final_correctness_approx": approx,
+               **dict.fromkeys(("citation_rate", "wrong_citation_rate", "nonexistent_citation_rate",
+                                "citation_precision"), JudgeUse(judge="citation-check", version=CITATION_VERSION)),
                **dict.fromkeys(("element_recall", "element_precision", "element_f2", "recall_switches_conclusion",
                                 "recall_gates_rule", "recall_prerequisite"), coverage)}
         if not self.options.no_rubric:
@@ -251,7 +281,7 @@ class ClarifySuite(Suite):
             if used == self.options.turns:
                 reply = f"{reply}\n{final_turn_nudge(case.lang)}"
             messages.append(Message(role="user", content=reply))
-            final = await self._target(ctx, messages)
+            final = await self._target(ctx, messages, output)
             messages.append(Message(role="assistant", content=final))
         output["conversation"] = [m.model_dump() for m in messages[1:]]
         output["simulated_user_version"] = SIMULATED_USER_VERSION

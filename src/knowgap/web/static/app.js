@@ -244,7 +244,7 @@ function renderDetail() {
   // before I label, only the target's calls: a judge's call holds its verdict
   const visible = rec.calls.map((c, i) => [c, i]).filter(([c]) => open || c.role === "target");
   const calls = visible.map(([c, i]) => el("div", { class: "call" },
-    el("div", { class: "role" }, `call ${i + 1}: ${c.role} · ${c.model}${c.cached ? " (cached)" : ""}`),
+    el("div", { class: "role" }, `call ${i + 1}: ${c.role} · ${c.model}${c.cached ? " (cached)" : ""}${c.response && ["length", "max_tokens"].includes(c.response.finish_reason) ? " · cut at max_tokens" : ""}`),
     c.request.messages.map((msg) => [el("div", { class: "role" }, msg.role), el("pre", { class: "text" }, msg.content)]),
     el("div", { class: "role" }, "response"),
     el("pre", { class: "text response", id: c === visible[visible.length - 1][0] ? "response" : null }, c.response ? c.response.text : `error: ${c.error || ""}`)));
