@@ -41,7 +41,7 @@ from knowgap.engine.records import (
     utcnow,
 )
 from knowgap.engine.store import RunStore, new_run_id
-from knowgap.engine.suite import Case, Suite, Trial, TrialFailed, TrialResult, file_sha256
+from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialFailed, TrialResult, file_sha256
 from knowgap.engine.usage import usage_from_trials
 from knowgap.errors import KnowgapError, first_validation_error
 from knowgap.models.base import ChatModel
@@ -192,11 +192,22 @@ class Runner:
             cases = [c for i, c in enumerate(cases) if i in keep]
         return cases
 
+    def cases_run(self, cases: list[Case], config: Configuration) -> list[Case]:
+        """The planned cases that run under ``config``: the first of those sharing a trial (suite.shared_trial)."""
+        seen: set[str] = set()
+        out: list[Case] = []
+        for case in cases:
+            key = self.suite.shared_trial(case, config)
+            if key is not None:
+                if key in seen:
+                    continue
+                seen.add(key)
+            out.append(case)
+        return out
+
     def iter_trials(self, cases: list[Case], skip: set[str]) -> Iterator[Trial]:
         for config in self.suite.configurations():
-            for case in cases:
-                if not self.suite.runs(case, config):
-                    continue
+            for case in self.cases_run(cases, config):
                 for repeat in range(self.config.repeats):
                     trial = Trial(case=case, config=config, repeat=repeat)
                     if trial.trial_id not in skip:
@@ -279,8 +290,8 @@ class Runner:
                 self._check_models(manifest, models_now)
             manifest.models = models_now
             cases = self.planned_cases()
-            total = sum(self.suite.runs(case, config) for config in self.suite.configurations()
-                        for case in cases) * self.config.repeats
+            total = sum(len(self.cases_run(cases, config))
+                        for config in self.suite.configurations()) * self.config.repeats
             manifest.trials_total = total
             if store is None:
                 store = RunStore.create(self.runs_root, manifest)

@@ -173,11 +173,11 @@ class Suite(ABC):
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         """Metrics per configuration (group) with 95% CIs, from the stored records."""
 
-    def runs(self, case: Case, config: Configuration) -> bool:
-        """Does ``case`` run under ``config``? Every case under every configuration by default; a suite whose
-        configuration makes several cases the same trial runs one of them (partial: the full view, the same for
-        every role, once per task)."""
-        return True
+    def shared_trial(self, case: Case, config: Configuration) -> str | None:
+        """A key naming a trial ``case`` shares with other cases under ``config``: of the cases a run plans (after
+        ``--sample``), only the first with each key runs it. None (the default): the case has its own trial.
+        Partial: the full view is the same for every role of a task, so it runs once per sampled task."""
+        return None
 
     def check_models(self, models: Mapping[str, ChatModel]) -> None:  # noqa: B027 - optional hook
         """Refuse, before any trial runs, models this run's options cannot use (raise KnowgapError)."""

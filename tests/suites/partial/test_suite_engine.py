@@ -227,6 +227,18 @@ def test_resume_runs_the_full_view_once_per_task(runs_root: Path) -> None:
     assert metric(resumed, "view=full", "decision_accuracy").value == 1.0
 
 
+def test_a_sampled_run_has_the_full_view_of_every_sampled_task(runs_root: Path) -> None:
+    """The full view runs for the first sampled role of each task, whether or not the task's first role was drawn."""
+    result = run(runs_root, "perfect", families=["customer_support"], no_rubric=True, sample=12)
+    records = list(knowgap.iter_trials(result.run_id, runs_root))
+    authorized = [r.case_id for r in records if r.config_id == "view=authorized"]
+    full = [r.case_id for r in records if r.config_id == "view=full"]
+    tasks = {c.rsplit("/", 2)[0] + "/" + c.rsplit("/", 1)[1] for c in authorized}
+    assert len(authorized) == 12 and set(full) <= set(authorized)
+    assert len(full) == len(tasks) == len({c.rsplit("/", 2)[0] + "/" + c.rsplit("/", 1)[1] for c in full})
+    assert result.manifest.trials_total == len(records)
+
+
 def test_cost_is_no_slice_outside_budget_mode(runs_root: Path) -> None:
     result = run(runs_root, "perfect", families=["customer_support"], no_rubric=True)
     groups = {m.group for m in result.metrics}

@@ -69,9 +69,6 @@ class PartialCase(Case):
     """The restriction dimensions that remove this role's deciding evidence (derived; see :mod:`.dimensions`)."""
     task_dimensions: list[str] = Field(default_factory=list)
     """Those of any role of the task: the full view's slices (its baseline for the same tasks)."""
-    runs_full: bool = True
-    """Is this the task's case that runs the full view? (It is the same for every role: it runs once per task,
-    as its first role's case, so its trial id, seed and prompt are those that role's full trial always had.)"""
 
 
 class PartialOptions(SuiteOptions):
@@ -161,7 +158,7 @@ class PartialSuite(Suite):
                                            role=role, task_id=task.id, family=s.family or "unknown",
                                            lang=s.effective_lang(), task_type=task.type,
                                            dimensions=list(task.dimensions if derived is None else derived),
-                                           task_dimensions=list(task.dimensions), runs_full=role == roles[0]))
+                                           task_dimensions=list(task.dimensions)))
         if not out:
             raise KnowgapError("partial: no cases (no scenario has tasks with role oracles)")
         return out
@@ -188,9 +185,11 @@ class PartialSuite(Suite):
                     out.append(Configuration(id=f"view={v}{suffix}", params={"view": v, **prompt}))
         return out
 
-    def runs(self, case: Case, config: Configuration) -> bool:
-        """The full view runs once per task (its first role's case); the role views run every case."""
-        return config.params.get("view") != "full" or not isinstance(case, PartialCase) or case.runs_full
+    def shared_trial(self, case: Case, config: Configuration) -> str | None:
+        """The full view runs once per task (the first planned role's case); the role views run every case."""
+        if config.params.get("view") != "full" or not isinstance(case, PartialCase):
+            return None
+        return f"{case.scenario_id}/{case.task_id}"
 
     def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
         """The decision the role's view supports, whether that view is enough, and what the policy keeps from the
