@@ -44,12 +44,10 @@ def test_starter_and_abstain(tmp_path: Path, runs_root: Path) -> None:
 
 
 def test_clarify_single_and_multi_turn(tmp_path: Path, runs_root: Path) -> None:
-    from knowgap.suites.clarify.dataset import CASES_FILE
-    from tests.suites.clarify.test_suite_engine import IDS, run
+    from tests.suites.clarify.conftest import write_three_cases
+    from tests.suites.clarify.test_suite_engine import run
 
-    rows = [line for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if json.loads(line)["id"] in IDS]
-    data = tmp_path / "three.jsonl"
-    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    data = write_three_cases(tmp_path)
     for options in ({}, {"turns": 2}):
         names, undeclared = _declared(run(data, runs_root, **options))
         assert not undeclared and "clarification_rate" in names

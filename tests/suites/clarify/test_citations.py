@@ -20,7 +20,7 @@ from knowgap.suites.clarify.citations import (
     zh_number,
 )
 from knowgap.suites.clarify.dataset import CASES_FILE, load_cases
-from tests.suites.clarify.test_suite_engine import IDS, FakeLawyer
+from tests.suites.clarify.test_suite_engine import FakeLawyer
 
 REAL = {a.source: a for a in load_cited_answers()}
 """Real answers: lawyer turns of Lawyer LLaMA multi-turn consultations (ChatGPT-written, Apache-2.0), shipped with
@@ -124,10 +124,7 @@ class CitingLawyer(FakeLawyer):
         return await super().chat(request)
 
 
-def test_the_suite_scores_citations(tmp_path: Path, runs_root: Path) -> None:
-    rows = [line for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if json.loads(line)["id"] in IDS]
-    data = tmp_path / "three.jsonl"
-    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+def test_the_suite_scores_citations(data: Path, runs_root: Path) -> None:
     fake = CitingLawyer(load_cases(data))
     result = knowgap.run("clarify", models={"target": fake.spec}, providers={fake.spec: fake},
                          options={"data": str(data), "prompts": ["plain"], "no_rubric": True,

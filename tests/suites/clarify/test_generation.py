@@ -3,7 +3,6 @@ cut at max_tokens flagged per trial, counted in ``truncation_rate`` and marked i
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,9 @@ import knowgap
 from knowgap.cli import app
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.report.data import CUT_NOTE, truncated_answers
-from knowgap.suites.clarify.dataset import CASES_FILE, load_cases
+from knowgap.suites.clarify.dataset import load_cases
 from knowgap.suites.clarify.scoring import screen
-from tests.suites.clarify.test_suite_engine import IDS, FakeLawyer
+from tests.suites.clarify.test_suite_engine import FakeLawyer
 
 
 class CuttingLawyer(FakeLawyer):
@@ -35,14 +34,6 @@ class CuttingLawyer(FakeLawyer):
             return response  # a judge or the simulated user
         self.requests.append(request)
         return response.model_copy(update={"finish_reason": "length" if case.lang == "zh" else "stop"})
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    rows = [line for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if json.loads(line)["id"] in IDS]
-    path = tmp_path / "three.jsonl"
-    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return path
 
 
 def _run(data: Path, runs_root: Path, **options: object) -> tuple[knowgap.RunResult, CuttingLawyer]:

@@ -3,7 +3,6 @@ user in one), so every metric's value is known in advance; plus the review queue
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -13,13 +12,12 @@ import knowgap
 from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse
-from knowgap.suites.clarify.dataset import CASES_FILE, ClarifyCase, load_cases
+from knowgap.suites.clarify.dataset import ClarifyCase, load_cases
 from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS
 from knowgap.suites.clarify.prompts import RUBRIC_VERSION
 from knowgap.suites.clarify.review import QUEUE_FILE, write_queue
 from tests.helpers import knowgap_cli, scripted
 
-IDS = ("zh-labour-001", "en-labour-001", "zh-labour-101")
 ASK = {"zh": "请问：1. 您是否签订了书面劳动合同，是否还在试用期？2. 单位辞退您给出了什么理由？3. 您的月工资是多少？",
        "en": ("What reason did your employer give for dismissing you? How long have you worked there and what was "
               "your average monthly wage? Were you on probation, and did you get 30 days' notice?")}
@@ -57,14 +55,6 @@ class FakeLawyer(ChatModel):
             case = self.by_query[users[0]]
             reply = case.conclusion if len(users) > 1 or not case.deficient else ASK[case.lang]
         return ChatResponse(text=reply, model=self.spec)
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    rows = [line for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if json.loads(line)["id"] in IDS]
-    path = tmp_path / "three.jsonl"
-    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return path
 
 
 def metric(result: knowgap.RunResult, group: str, name: str) -> knowgap.MetricValue:
