@@ -23,9 +23,11 @@ from pydantic import BaseModel
 from knowgap.engine.records import MetricValue
 from knowgap.errors import InputError, KnowgapError
 from knowgap.jsonl import read_objects
+from knowgap.judges.validation import POLICYBENCH_RESPONSES
 from knowgap.suites.abstain.prompts import PAPER_CONFIGS
 
-RESPONSES = Path("policybench") / "responses_dev.jsonl"
+RESPONSES = Path(POLICYBENCH_RESPONSES)
+"""The answers file under the data folder (the same file the abstention and factuality cards are measured on)."""
 RETRIEVALS = {"DIRECT": "direct", "LONG_CONTEXT": "long_context", "BASIC_RAG": "rag", "HYDE_RAG": "hyde"}
 PROMPT_NAMES = {"basic_llm_prompt": "basic", "conservative_llm_prompt": "conservative",
                 "opinion_llm_prompt": "opinion"}
