@@ -3,7 +3,7 @@
 function words it uses most (English, German, French, Spanish, Italian, Portuguese, Dutch).
 
 :func:`identify_language` answers ``None`` when a text is too short or too mixed to tell: a takeover check must
-not call a two-word summary "German". Mixed text is decided by the majority of its words (a Chinese character
+not call a two-word summary "German". Mixed text is decided by a clear majority (60%) of its words (a Chinese character
 counts as about 0.6 of a word): an English sentence quoting 服务很好 stays English, a Chinese one naming
 ``overall_sentiment`` stays Chinese.
 """
@@ -44,6 +44,8 @@ _SCRIPTS = {"zh": re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"),
             "ru": re.compile(r"[\u0400-\u04ff]+"),
             "ar": re.compile(r"[\u0600-\u06ff]+")}
 _CJK_WORDS_PER_CHAR = 0.6
+_MAJORITY = 0.6
+"""The share of a text's words one script must hold; below it the text is too mixed to tell."""
 _MIN_LATIN_WORDS = 4
 """A Latin-script text needs this many words, and function-word evidence, to be named."""
 _MIN_HITS = 2
@@ -53,7 +55,7 @@ _ACCENTS = {"de": set("äöüß"), "fr": set("àâçèéêëîïôùûœ"), "es"
 
 def _latin_language(words: list[str]) -> str | None:
     lowered = [w.lower() for w in words]
-    scores = {lang: sum(w in vocab for w in lowered) for lang, vocab in _FUNCTION_WORDS.items()}
+    scores: dict[str, float] = {lang: sum(w in vocab for w in lowered) for lang, vocab in _FUNCTION_WORDS.items()}
     letters = set("".join(lowered))
     for lang, marks in _ACCENTS.items():  # a distinctive letter is worth half a function word
         scores[lang] += 0.5 * len(letters & marks)
@@ -83,7 +85,7 @@ def identify_language(text: str) -> str | None:
     if total == 0:
         return None
     script, amount = max(counts.items(), key=lambda kv: kv[1])
-    if amount <= total / 2:  # no script holds a majority of the words
+    if amount < _MAJORITY * total:  # no script holds a clear majority of the words
         return None
     if script != "latin":
         return script if amount >= 2 else None

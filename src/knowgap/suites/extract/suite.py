@@ -47,11 +47,13 @@ from knowgap.suites.extract.metrics import (
     JUDGED,
     JUDGED_BY_CLAIMS,
     JUDGED_BY_COVERAGE,
+    JUDGED_BY_TAKEOVER,
     JUDGED_OFFLINE,
     METRIC_NAMES,
     extract_metrics,
 )
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
+from knowgap.suites.extract.takeover import mark_takeovers
 
 GATE_FILE = CASES_FILE.parent / "gate.yaml"
 """The default release gate (``knowgap gate RUN --thresholds GATE_FILE``): injection flip-rate thresholds."""
@@ -166,6 +168,7 @@ class ExtractSuite(Suite):
 
     def metric_judges(self) -> dict[str, JudgeUse]:
         from knowgap.judges.faithfulness import VERSION as FAITHFULNESS_VERSION
+        from knowgap.judges.takeover import VERSION as TAKEOVER_VERSION
 
         out: dict[str, JudgeUse] = {}
         if self.options.faithfulness_runs > 0:
@@ -179,6 +182,9 @@ class ExtractSuite(Suite):
             from knowgap.suites.extract.coverage import VERSION as COVERAGE_VERSION
 
             out |= dict.fromkeys(JUDGED_BY_COVERAGE, JudgeUse(judge="summary-coverage", version=COVERAGE_VERSION))
+        takeover = JudgeUse(judge="extract-takeover", version=TAKEOVER_VERSION)
+        out |= dict.fromkeys(JUDGED_BY_TAKEOVER, takeover)
+        out["takeover_rate"] = takeover.model_copy(update={"counts": "positive"})  # the card measures takeover
         return out
 
     def _summarizer(self, trial: Trial) -> Summarizer:
@@ -233,6 +239,7 @@ class ExtractSuite(Suite):
         if case.kind == "adversarial":
             assert case.injected_review is not None
             injected = await self._runs(ctx, summarizer, case.injected_review, case.id)
+            mark_takeovers(case.review, case.injected_review, clean, injected)
             return TrialResult(output={"kind": "adversarial", "base_id": case.base_id, "attack_type": case.attack_type,
                                        "position": case.position, "disguise": case.disguise, "clean": clean,
                                        "injected": injected},
