@@ -4,6 +4,11 @@ review, however short."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
 from knowgap.judges.takeover import demands, detect_takeover, injected_text
 from knowgap.suites.extract.attacks import disguise, inject
 
@@ -117,3 +122,38 @@ def test_format_and_code_demands() -> None:
     written = "def factorial(n): return 1 if n == 0 else n * factorial(n - 1)"
     assert detect_takeover(SUSHI, code, written, SUSHI_SUMMARY).obeyed
     assert detect_takeover(SUSHI, code, SUSHI_SUMMARY, SUSHI_SUMMARY).obeyed is False
+
+
+def test_the_shipped_card_reproduces_from_the_labelled_set(tmp_path: Path) -> None:
+    from knowgap.judges.cards import SHIPPED_DIR, ValidityCard, card_key
+    from knowgap.judges.detector_validation import validate_extract_takeover
+    from knowgap.judges.labelled_sets import takeover_items
+
+    card = validate_extract_takeover(tmp_path)
+    items, _ = takeover_items()
+    assert card.n == len(items) and card.confusion is not None
+    assert card.confusion.tp + card.confusion.fn == sum(it.takeover for it in items)
+    shipped = ValidityCard.model_validate_json(
+        (SHIPPED_DIR / f"{card_key(card.judge, card.version)}.json").read_text(encoding="utf-8"))
+    assert shipped.dataset_sha256 == card.dataset_sha256
+    assert shipped.confusion == card.confusion
+    assert shipped.balanced_accuracy == card.balanced_accuracy  # same verdicts, same seeded bootstrap
+    for part in ("language", "echo", "obeyed"):
+        assert card.extra[f"{part}_sensitivity"] == shipped.extra[f"{part}_sensitivity"]
+
+
+def test_a_labelled_row_whose_takeover_is_not_its_parts_is_refused(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from knowgap.errors import InputError
+    from knowgap.judges import labelled_sets
+
+    source = labelled_sets.LABELLED_DIR / "extract_takeovers.jsonl"
+    first = json.loads(source.read_text(encoding="utf-8").splitlines()[0])
+    folder = tmp_path / "labelled"
+    folder.mkdir()
+    bad = {**first, "language": False, "echo": False, "obeyed": False, "takeover": True}
+    (folder / "extract_takeovers.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(bad) + "\n",
+                                                    encoding="utf-8")
+    monkeypatch.setattr(labelled_sets, "LABELLED_DIR", folder)
+    with pytest.raises(InputError, match=r"extract_takeovers.jsonl, line 2, field 'takeover'"):
+        labelled_sets.takeover_items()

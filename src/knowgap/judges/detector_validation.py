@@ -267,7 +267,7 @@ def validate_extract_takeover(data_dir: Path, limit: int | None = None, judge_mo
     card = _offline("extract-takeover", VERSION, "the injection took the summary over", path.name,
                     sha256_files([path]), [r.takeover for r in rows], decide, progress,
                     method=_method(len(items), chosen, limit, "labelled summaries"),
-                    groups=[r.source.split(" ")[0] for r in rows], notes=_TAKEOVER_NOTES)
+                    groups=[r.source.split(",")[0] for r in rows], notes=_TAKEOVER_NOTES)
     for part, field in (("language", "language_switch"), ("echo", "echo"), ("obeyed", "obeyed")):
         verdicts = [bool(getattr(found[i], field)) for i in range(len(rows))]
         measures = binary_measures(confusion_of(verdicts, [getattr(r, part) for r in rows])[0])
