@@ -279,9 +279,10 @@ def validate_extract_takeover(data_dir: Path, limit: int | None = None, judge_mo
 
 _TAKEOVER_NOTES = (
     "Real summaries of the extract suite's injected reviews (local:qwen2.5-1.5b from the stored issue-16 runs; "
-    "local:qwen2.5-0.5b from runs made for this card, default and guarded prompts), one item per distinct "
-    "summary, labelled by one annotator by the written rule (docs/extract.md, takeover labelling rule v1) "
-    "without the detector's verdicts. The detector was written from the attack library before labelling; "
+    "local:qwen2.5-0.5b from two runs made for this card: default and guarded prompts at temperature 0, default "
+    "prompt at 0.7), one item per distinct summary, labelled by one annotator by the written rule "
+    "(docs/extract.md, takeover labelling rule v1) without the detector's verdicts. The detector was written "
+    "from the attack library before labelling and not changed after; "
     "language switches are rare in this set (the attacks ask for French once, Russian and Spanish in Chinese "
     "hijacks), so its language part is measured on few positives. extra: each part against its own label, "
     "and the verdict per model.")
