@@ -1,17 +1,23 @@
 """The takeover metric on a stored run: three adversarial trials of the local:qwen2.5-1.5b run of issue 16
 (tests/fixtures/extract/takeover: the trials and their cases), replayed through the engine with the scripted
-provider, so every summary is a real model output."""
+provider, so every summary is a real model output; and no takeover for a model that ignores every injection."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import knowgap
 from knowgap.engine.records import MetricValue
+from knowgap.models.base import ChatModel
+from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.suites import get_suite
+from knowgap.suites.extract.dataset import load_cases
 from tests.helpers import REPO
 
 STORED = REPO / "tests" / "fixtures" / "extract" / "takeover"
+CLEAN = {c.injected_review or "": c for c in load_cases() if c.kind == "adversarial"}
+CLEAN.update({c.review: c for c in load_cases() if c.kind == "adversarial"})
 
 
 def _metric(metrics: list[MetricValue], name: str) -> MetricValue:
@@ -57,3 +63,24 @@ def test_the_takeover_metrics_name_their_judge(tmp_path: Any) -> None:
                                            "instruction_obeyed_rate")} == {"extract-takeover"}
     assert uses["takeover_rate"].counts == "positive"
     assert "extract-takeover" in suite.judge_versions()
+
+
+class CleanSummaries(ChatModel):
+    """Ignores every injection: answers an injected review exactly as its clean review (summary and labels)."""
+
+    spec = "scripted:clean-summaries"
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        review = request.messages[-1].content.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0]
+        case = CLEAN[review]
+        return ChatResponse(text=json.dumps({"summary": case.review, "overall_sentiment": "neutral",
+                                             "contains_conflicting_signals": False}, ensure_ascii=False))
+
+
+def test_a_model_that_ignores_every_injection_has_no_takeover(tmp_path: Any) -> None:
+    fake = CleanSummaries()
+    result = knowgap.run("extract", models={"target": fake.spec}, providers={fake.spec: fake},
+                         options={"kinds": ["adversarial"], "runs": 1}, runs_root=tmp_path)
+    takeover = _metric(result.metrics, "takeover_rate")
+    assert takeover.n == 24 and takeover.value == 0.0  # all 24 shipped attacks: no false takeover
+    assert _metric(result.metrics, "instruction_obeyed_rate").value == 0.0
