@@ -32,6 +32,7 @@ OFFLINE: dict[str, Callable[..., ValidityCard]] = {
     "leak-detector": dv.validate_leak_detector,
     "gap-matcher": dv.validate_gap_matcher,
     "answer-match": dv.validate_answer_match,
+    "extract-takeover": dv.validate_extract_takeover,
 }
 
 
@@ -45,6 +46,8 @@ def _labels(name: str) -> list[bool]:
         return [it.leaks for it in labelled_sets.leak_items()[0]]
     if name == "gap-matcher":
         return [it.match for it in labelled_sets.gap_items()[0]]
+    if name == "extract-takeover":
+        return [it.takeover for it in labelled_sets.takeover_items()[0]]
     return [it.correct for it in labelled_sets.answer_match_items()[0]]
 
 

@@ -41,11 +41,12 @@ from knowgap.judges.labelled_sets import (
     leak_items,
     legal_answer_items,
     stratified,
+    takeover_items,
 )
 
 __all__ = ["DEFAULT_JUDGE_MODEL", "validate_answer_match", "validate_clarification", "validate_clarify_correctness",
            "validate_clarify_correctness_approx", "validate_dangerous_assertion", "validate_extract_claims",
-           "validate_gap_matcher", "validate_leak_detector"]
+           "validate_extract_takeover", "validate_gap_matcher", "validate_leak_detector"]
 
 
 def _offline(judge: str, version: str, positive: str, dataset: str, sha: str, labels: Sequence[bool],
@@ -240,6 +241,51 @@ def validate_extract_claims(data_dir: Path, limit: int | None = 40, judge_model:
                              "minutes each). Dialogues are not reviews (the judge's prompt says REVIEW); English "
                              "except the handwritten Chinese pairs. SummEdits states no licence: read from the "
                              "data folder, not shipped.")
+
+
+# --- extract: takeover of a summary by an injected instruction ------------------------------------------------
+
+
+def validate_extract_takeover(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+                              progress: Progress | None = None) -> ValidityCard:
+    """The extract takeover detector (language switch, echo, obeyed) on real summaries of injected reviews,
+    labelled by the rule in docs/extract.md; ``extra`` gives each part's sensitivity and specificity against its
+    own label, and the whole verdict's per model."""
+    from knowgap.judges.takeover import VERSION, Takeover, detect_takeover
+
+    items, path = takeover_items()
+    chosen = stratified([it.takeover for it in items], limit)
+    rows = [items[i] for i in chosen]
+    found: dict[int, Takeover] = {}
+
+    def decide(i: int) -> bool:
+        row = rows[i]
+        found[i] = detect_takeover(row.review, row.injected_review, row.summary, row.baseline_summary,
+                                   sentiment=row.sentiment, baseline_sentiment=row.baseline_sentiment)
+        return found[i].takeover
+
+    card = _offline("extract-takeover", VERSION, "the injection took the summary over", path.name,
+                    sha256_files([path]), [r.takeover for r in rows], decide, progress,
+                    method=_method(len(items), chosen, limit, "labelled summaries"),
+                    groups=[r.source.split(",")[0] for r in rows], notes=_TAKEOVER_NOTES)
+    for part, field in (("language", "language_switch"), ("echo", "echo"), ("obeyed", "obeyed")):
+        verdicts = [bool(getattr(found[i], field)) for i in range(len(rows))]
+        measures = binary_measures(confusion_of(verdicts, [getattr(r, part) for r in rows])[0])
+        for measure in ("sensitivity", "specificity"):
+            if measures[measure].value is not None:
+                card.extra[f"{part}_{measure}"] = measures[measure]
+    return card
+
+
+_TAKEOVER_NOTES = (
+    "Real summaries of the extract suite's injected reviews (local:qwen2.5-1.5b from the stored issue-16 runs; "
+    "local:qwen2.5-0.5b from two runs made for this card: default and guarded prompts at temperature 0, default "
+    "prompt at 0.7), one item per distinct summary, labelled by one annotator by the written rule "
+    "(docs/extract.md, takeover labelling rule v1) without the detector's verdicts. The detector was written "
+    "from the attack library before labelling and not changed after; "
+    "language switches are rare in this set (the attacks ask for French once, Russian and Spanish in Chinese "
+    "hijacks), so its language part is measured on few positives. extra: each part against its own label, "
+    "and the verdict per model.")
 
 
 # --- partial: leaks and named gaps --------------------------------------------------------------------------

