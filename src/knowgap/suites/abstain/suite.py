@@ -251,8 +251,9 @@ class AbstainSuite(Suite):
         return verdict.tier
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
+        facts = self.facts()
         return abstain_metrics(records, factuality_judge=self.options.factuality_judge,
-                               kb_of={f.id: f.kb for f in self.facts()})
+                               kb_of={f.id: f.kb for f in facts}, source_of={f.id: f.source for f in facts})
 
     @staticmethod
     def render_tables(metrics: list[MetricValue]) -> str:
