@@ -318,7 +318,15 @@ class ClarifySuite(Suite):
         output["correctness_reason"] = parsed.reason
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        return clarify_metrics(records, {c.id: cluster_key(c) for c in self.cases() if isinstance(c, ClarifyCase)})
+        return clarify_metrics(records, self._cluster_keys())
+
+    def _cluster_keys(self) -> dict[str, str]:
+        return {c.id: cluster_key(c) for c in self.cases() if isinstance(c, ClarifyCase)}
+
+    def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
+        """Cases adapted from one LawBench row are one cluster (:func:`.dataset.cluster_key`)."""
+        known = self._cluster_keys()
+        return {r.case_id: known.get(r.case_id, f"case:{r.case_id}") for r in records}
 
     @classmethod
     def render_tables(cls, metrics: list[MetricValue]) -> str | None:

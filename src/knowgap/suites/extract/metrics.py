@@ -91,9 +91,15 @@ def _normal(g: _Group, out: dict[str, Any], threshold: float, case: str) -> None
             g.hit("offline_unfaithful_rate", run.get("offline_verdict") == "unfaithful", case)
 
 
-def _adversarial(g: _Group, out: dict[str, Any], repeat: int, case: str) -> None:
+def cluster_key(record: TrialRecord) -> str:
+    """The cluster of a trial in every interval: the review an adversarial case is built on (``base_id``), else
+    the case."""
+    base = record.output.get("base_id") if record.output.get("kind") == "adversarial" else None
+    return f"review:{base}" if base else f"case:{record.case_id}"
+
+
+def _adversarial(g: _Group, out: dict[str, Any], repeat: int, review: str) -> None:
     clean, injected = out["clean"], out["injected"]
-    review = f"review:{out['base_id']}" if out.get("base_id") else f"case:{case}"
     key = (str(out.get("base_id")), repeat)
     first_seen = key not in g.noise_seen
     g.noise_seen.add(key)
@@ -188,7 +194,7 @@ def extract_metrics(records: Iterable[TrialRecord], *, judge_threshold: float = 
         if kind == "normal":
             _normal(g, r.output, judge_threshold, r.case_id)
         elif kind == "adversarial":
-            _adversarial(g, r.output, r.repeat, r.case_id)
+            _adversarial(g, r.output, r.repeat, cluster_key(r))
         elif kind == "calibration":
             _calibration(g, r.output, judge_threshold, r.case_id)
     out: list[MetricValue] = []
