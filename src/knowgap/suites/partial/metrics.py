@@ -87,7 +87,8 @@ def cluster_key(record: TrialRecord, cases: Mapping[str, Any]) -> str:
     the question; a scenario's 3-4 tasks ask different questions), or its own case when the case is unknown.
     Scenarios as clusters would leave 6 per family group: too few to estimate a variance from."""
     case = cases.get(record.case_id)
-    return f"task:{case.scenario_id}/{case.task_id}" if case is not None else f"case:{record.case_id}"
+    scenario, task = getattr(case, "scenario_id", None), getattr(case, "task_id", None)
+    return f"task:{scenario}/{task}" if scenario is not None and task is not None else f"case:{record.case_id}"
 
 
 def _bootstrap_stat(name: str, group: str, items: list[tuple[Any, str]], stat: Any, reps: int = 1000
