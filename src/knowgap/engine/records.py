@@ -8,7 +8,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from knowgap.engine.stats import ClusterCounts, cluster_bootstrap_mean, cluster_counts, clustered_wilson, wilson
+from knowgap.engine.stats import (
+    ClusterCounts,
+    cluster_bootstrap_mean,
+    cluster_counts,
+    clustered_wilson,
+    effective_n,
+    wilson,
+)
 from knowgap.models.types import ChatRequest, ChatResponse
 
 ScoreValue = float | int | bool | str | None
@@ -75,6 +82,9 @@ class MetricValue(BaseModel):
     n_cases: int | None = None
     """The independent units the interval counts: the clusters (cases, or the source that cases share, as the
     suite documents). None for a count, and in metrics stored before knowgap counted clusters (read: n)."""
+    n_eff: float | None = None
+    """A clustered proportion's effective sample size (Kish; :func:`knowgap.engine.stats.effective_n`), the n its
+    interval uses; None when it is n (every trial its own cluster) and for means and counts."""
     kind: Literal["proportion", "mean", "count"] = "proportion"
     description: str = ""
 
@@ -99,8 +109,10 @@ class MetricValue(BaseModel):
             raise ValueError(f"{name}: the clusters hold {sum(c[0] for c in clusters)} of "
                              f"{sum(c[1] for c in clusters)}, not {k} of {n}")
         lo, hi = (wilson(k, n) if clusters is None else clustered_wilson(clusters)) if n else (None, None)
+        n_eff = effective_n(clusters) if clusters is not None and n else None
         return cls(name=name, group=group, value=k / n if n else None, ci_low=lo, ci_high=hi, n=n,
-                   n_cases=n if clusters is None else len(clusters), kind="proportion", description=description)
+                   n_cases=n if clusters is None else len(clusters), n_eff=None if n_eff == n else n_eff,
+                   kind="proportion", description=description)
 
     @classmethod
     def proportion_of(cls, name: str, group: str, outcomes: Sequence[bool], keys: Sequence[Hashable] | None = None,
