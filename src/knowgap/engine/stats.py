@@ -116,9 +116,12 @@ def group_by_cluster(keys: Sequence[Hashable]) -> list[list[int]]:
     return list(groups.values())
 
 
-def _exact_mean(values: Sequence[float]) -> float:
-    """The correctly rounded mean (a cluster of one value repeated R times has exactly that value's mean)."""
-    return float(sum(map(Fraction, values), Fraction(0)) / len(values))
+def _cluster_mean(values: Sequence[float]) -> float:
+    """A cluster's mean; exactly its value when the cluster repeats one value (or holds one)."""
+    first = values[0]
+    if all(v == first for v in values):
+        return float(first)
+    return math.fsum(values) / len(values)
 
 
 def cluster_bootstrap_mean(values: Sequence[float], keys: Sequence[Hashable], *, reps: int = 2000, seed: int = 0,
@@ -136,7 +139,7 @@ def cluster_bootstrap_mean(values: Sequence[float], keys: Sequence[Hashable], *,
     groups = group_by_cluster(keys)
     sizes = [len(g) for g in groups]
     if len(set(sizes)) == 1:
-        return bootstrap_mean([_exact_mean([values[i] for i in g]) for g in groups], reps=reps, seed=seed,
+        return bootstrap_mean([_cluster_mean([values[i] for i in g]) for g in groups], reps=reps, seed=seed,
                               alpha=alpha)
     sums = [math.fsum(values[i] for i in g) for g in groups]
     rng = random.Random(seed)
