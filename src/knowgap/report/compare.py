@@ -4,7 +4,7 @@ trials that flipped.
 - Both runs of one installed suite: a bootstrap over clusters that recomputes the suite's own metrics on each
   resample. A cluster is a case, or the source cases share (``Suite.clusters``: an extract review, a partial
   task, a clarify LawBench row), and a resample takes all its trials at once (repeats, runs). Paired when the
-  runs share cases: every trial of the shared cases in both runs, the same clusters resampled in both, so a
+  runs share cases: every trial of the shared cases in both runs, their clusters resampled in both, so a
   run with 3 repeats pairs with a run of 1 per case (works for any metric a suite defines); independent
   otherwise.
 - Otherwise (a suite that is not installed, or two different suites): from the stored metrics alone,
@@ -245,18 +245,18 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
     paired = False
     if suite is not None and run_a.records and run_b.records:
         clusters = suite.clusters([*run_a.records, *run_b.records])
-        shared = ({clusters.get(r.case_id, r.case_id) for r in run_a.records}
-                  & {clusters.get(r.case_id, r.case_id) for r in run_b.records})
-        paired = len(shared) > 0
+        shared_cases = {r.case_id for r in run_a.records} & {r.case_id for r in run_b.records}
+        paired = len(shared_cases) > 0
         if paired:
-            rec_a = [r for r in run_a.records if clusters.get(r.case_id, r.case_id) in shared]
-            rec_b = [r for r in run_b.records if clusters.get(r.case_id, r.case_id) in shared]
+            rec_a = [r for r in run_a.records if r.case_id in shared_cases]
+            rec_b = [r for r in run_b.records if r.case_id in shared_cases]
         else:
             rec_a, rec_b = run_a.records, run_b.records
         reps = _affordable_reps(suite, rec_a, rec_b, reps, budget_s)
         if reps >= MIN_REPS:
             cases = len({r.case_id for r in rec_a} | {r.case_id for r in rec_b})
-            units = f"{cases} cases" if len(shared) == cases else f"{len(shared)} clusters of {cases} cases"
+            shared = len({clusters.get(c, c) for c in shared_cases})
+            units = f"{cases} cases" if shared == cases else f"{shared} clusters of {cases} cases"
             method = (f"paired bootstrap over {units} ({len(rec_a)} + {len(rec_b)} trials, {len(matched)} matched, "
                       f"{reps} resamples)" if paired else f"independent bootstrap over clusters ({reps} resamples)")
             boot = bootstrap_changes(suite, rec_a, rec_b, paired=paired, reps=reps, seed=seed, clusters=clusters)
