@@ -16,6 +16,7 @@ from knowgap.engine.stats import (
     cluster_resample,
     clustered_wilson,
     effective_n,
+    group_by_cluster,
     wilson,
     wilson_rate,
 )
@@ -104,7 +105,7 @@ def test_unequal_clusters_resample_whole_clusters() -> None:
     assert lo <= sum(values) / 20 <= hi
     assert cluster_bootstrap_mean(values, keys, seed=1) == (lo, hi)  # seeded
     rng = random.Random(0)
-    draw = cluster_resample(list(range(20)), keys, rng)
+    draw = cluster_resample(list(range(20)), group_by_cluster(keys), rng)
     assert (set(range(10)) <= set(draw)) or not (set(range(10)) & set(draw))  # the big cluster whole or not at all
 
 

@@ -151,10 +151,10 @@ def cluster_bootstrap_mean(values: Sequence[float], keys: Sequence[Hashable], *,
     return _percentiles(sorted(draws), alpha)
 
 
-def cluster_resample(items: Sequence[object], keys: Sequence[Hashable], rng: random.Random) -> list[object]:
-    """One cluster bootstrap resample of ``items``: as many clusters as there are, drawn with replacement,
-    each with all its items. With clusters of size 1 it draws exactly what ``rng.choices(items, k=n)`` draws."""
-    groups = group_by_cluster(keys)
+def cluster_resample(items: Sequence[object], groups: Sequence[Sequence[int]], rng: random.Random) -> list[object]:
+    """One cluster bootstrap resample of ``items``: as many clusters as there are, drawn with replacement, each
+    with all its items (``groups``: the items' positions per cluster, :func:`group_by_cluster`). With clusters of
+    size 1 it draws exactly what ``rng.choices(items, k=n)`` draws."""
     if len(groups) == len(items):
         return list(rng.choices(items, k=len(items)))
     return [items[i] for g in rng.choices(groups, k=len(groups)) for i in g]

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.stats import cluster_resample
+from knowgap.engine.stats import cluster_resample, group_by_cluster
 from knowgap.suites.partial.prompts import DEFAULT_PROMPT, RUBRIC_CRITERIA
 from knowgap.suites.partial.scoring import ece, macro_f1
 
@@ -102,7 +102,8 @@ def _bootstrap_stat(name: str, group: str, items: list[tuple[Any, str]], stat: A
         return MetricValue(name=name, group=group, value=None, n=len(items), n_cases=clusters, kind="mean",
                            description=DESCRIBED[name])
     rng = random.Random(0)
-    draws = sorted(v for v in (stat(cluster_resample(values, keys, rng)) for _ in range(reps)) if v is not None)
+    groups = group_by_cluster(keys)
+    draws = sorted(v for v in (stat(cluster_resample(values, groups, rng)) for _ in range(reps)) if v is not None)
     lo, hi = (draws[int(0.025 * len(draws))], draws[min(len(draws) - 1, int(0.975 * len(draws)))]) if draws else (
         None, None)
     return MetricValue(name=name, group=group, value=value, ci_low=lo, ci_high=hi, n=len(items), n_cases=clusters,
