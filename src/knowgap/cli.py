@@ -73,7 +73,7 @@ ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help=f"Target mod
 def _metrics_table(metrics: list[MetricValue], manifest: Manifest, title: str) -> Table:
     table = Table(title=title, title_justify="left")
     for col in METRICS_COLUMNS:
-        table.add_column(col, justify="right" if col in ("value", "n") else "left")
+        table.add_column(col, justify="right" if col in ("value", "n cases / trials") else "left")
     for row in metrics_table_rows(metrics, manifest, reasons=False):
         table.add_row(*(escape(cell) for cell in row))  # names like errors[timeout] are text, not rich markup
     return table

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 import knowgap
-from knowgap.engine.records import Manifest, MetricValue, RunConfig
+from knowgap.engine.records import Manifest, MetricValue, RunConfig, TrialRecord
 from knowgap.report import compare_markdown, compare_runs, load_run_data
-from knowgap.report.compare import mcnemar_exact, newcombe, two_proportion_p
+from knowgap.report.compare import bootstrap_changes, mcnemar_exact, newcombe, two_proportion_p
+from knowgap.suites import get_suite
 from tests.helpers import knowgap_cli
 
 
@@ -143,3 +144,52 @@ def test_compare_html_page(abstain_run: knowgap.RunResult, hostile_run: knowgap.
     assert "change in abstention_unanswerable (B − A, 95% CI)" in page
     assert tags.classes["svg.bar-chart"] == 3 + 2 * 4  # 3 change charts (no counts), 4 per run
     assert f"<title>knowgap compare {abstain_run.run_id} → {hostile_run.run_id}</title>" in page
+
+
+def _starter_trial(case: int, repeat: int, correct: bool) -> TrialRecord:
+    return TrialRecord(trial_id=f"c{case}|plain|r{repeat}", case_id=f"c{case}", config_id="plain", repeat=repeat,
+                       scores={"answerable": True, "correct": correct, "abstained": not correct})
+
+
+def test_paired_differences_are_clustered_by_case() -> None:
+    """B fixes 6 of 20 cases and breaks 2: identical repeats in A change no interval of the change (the pairs
+    are cases, not trials); one cluster holding every case leaves nothing to resample."""
+    suite_cls = get_suite("starter")
+    suite = suite_cls(suite_cls.Options())
+    before = [c % 4 == 0 for c in range(20)]
+    after = [(c % 4 == 0 and c not in (0, 4)) or c in (1, 2, 3, 5, 6, 7) for c in range(20)]
+    b = [_starter_trial(c, 0, after[c]) for c in range(20)]
+    once = bootstrap_changes(suite, [_starter_trial(c, 0, before[c]) for c in range(20)], b, paired=True, reps=300)
+    thrice = bootstrap_changes(suite, [_starter_trial(c, r, before[c]) for c in range(20) for r in range(3)], b,
+                               paired=True, reps=300)
+    assert thrice == once
+    lo, hi, p = once[("plain", "accuracy")]
+    assert lo < 0.2 < hi and lo > -0.1  # +4 of 20 cases
+    one_cluster = bootstrap_changes(suite, [_starter_trial(c, 0, before[c]) for c in range(20)], b, paired=True,
+                                    reps=300, clusters={f"c{c}": "all" for c in range(20)})
+    assert one_cluster[("plain", "accuracy")][:2] == (pytest.approx(0.2), pytest.approx(0.2))
+
+
+def test_a_run_with_repeats_pairs_per_case(tmp_path: Path, runs_root: Path, perfect_run: knowgap.RunResult) -> None:
+    file = tmp_path / "abstain3.jsonl"
+    file.write_text(json.dumps({"response": "I don't know."}) + "\n", encoding="utf-8")
+    thrice = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root, repeats=3)
+    c = compare_runs(load_run_data(thrice.path), load_run_data(perfect_run.path), reps=200)
+    # every trial of the 16 shared cases in both runs, not only the 32 trials whose ids match
+    assert c.method.startswith("paired bootstrap over 16 cases (96 + 32 trials, 32 matched")
+    acc = change(c, "prompt=plain", "accuracy")
+    assert (acc.delta, acc.ci_low, acc.ci_high, acc.method) == (1.0, 1.0, 1.0, "paired cluster bootstrap")
+    [m] = [m for m in load_run_data(thrice.path).metrics if m.group == "prompt=plain" and m.name == "accuracy"]
+    assert (m.n, m.n_cases) == (24, 8)
+
+
+def test_stored_clustered_proportions_compare_by_their_intervals(tmp_path: Path) -> None:
+    """Without the suite, a proportion whose trials share cases is compared from its clustered interval, not as
+    k of n independent trials."""
+    a = stored_run(tmp_path, "ghost-a", [MetricValue(name="rate", group="g", value=0.25, ci_low=0.1, ci_high=0.5,
+                                                     n=72, n_cases=24)])
+    b = stored_run(tmp_path, "ghost-b", [MetricValue(name="rate", group="g", value=0.5, ci_low=0.3, ci_high=0.7,
+                                                     n=72, n_cases=24)])
+    rate = change(compare_runs(load_run_data(a), load_run_data(b)), "g", "rate")
+    assert rate.method == "normal approximation from the CIs (unpaired)"
+    assert rate.ci_low == pytest.approx(0.25 - math.hypot(0.4, 0.4) / 2) and not rate.significant

@@ -164,3 +164,22 @@ def test_a_breakdown_inherits_its_judge_and_a_negative_rate_is_corrected_as_one(
     assert j.corrected.ci_low == pytest.approx(1 - (faithful.ci_high or 0))
     assert judged.of(MetricValue.count("errors", "g", 0)).status == "computed"
     assert judged.of(MetricValue.count("tokens", "g", 0)).status == "unknown"  # declared by neither
+
+
+def test_a_clustered_rate_is_corrected_on_its_effective_n() -> None:
+    """12 of 40 runs in 10 cases whose runs agree (4 each): the corrected interval is the one of 3 of 10."""
+    good = card("faithfulness", "f-1", tp=40, fn=10, fp=5, tn=45)
+    manifest = Manifest(run_id="r", knowgap_version="0", config={"suite": "extract"},  # type: ignore[arg-type]
+                        metric_judges={"faithfulness_judge_pass_rate": MetricJudge(judge="faithfulness",
+                                                                                    version="f-1",
+                                                                                    counts="positive")})
+    judged = Judgements(manifest)
+    judged._cards[("faithfulness", "f-1", None)] = good
+    runs = MetricValue.proportion_of("faithfulness_judge_pass_rate", "g", [c < 3 for c in range(10) for _ in range(4)],
+                                     [c for c in range(10) for _ in range(4)])
+    assert (runs.n, runs.n_cases, runs.n_eff) == (40, 10, 10.0)
+    corrected = judged.of(runs).corrected
+    expected = rogan_gladen(3, 10, good)
+    assert corrected is not None and expected is not None
+    assert (corrected.value, corrected.ci_low, corrected.ci_high) == pytest.approx(
+        (expected.value, expected.ci_low, expected.ci_high))

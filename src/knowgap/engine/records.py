@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from knowgap.engine.stats import bootstrap_mean, wilson
+from knowgap.engine.stats import (
+    ClusterCounts,
+    cluster_bootstrap_mean,
+    cluster_counts,
+    clustered_wilson,
+    effective_n,
+    wilson,
+)
 from knowgap.models.types import ChatRequest, ChatResponse
 
 ScoreValue = float | int | bool | str | None
@@ -62,7 +69,8 @@ class ModelUsage(BaseModel):
 
 
 class MetricValue(BaseModel):
-    """One metric for one group of trials, with its 95% confidence interval."""
+    """One metric for one group of trials, with its 95% confidence interval (clustered: see
+    :mod:`knowgap.engine.stats`)."""
 
     name: str
     group: str
@@ -70,24 +78,59 @@ class MetricValue(BaseModel):
     ci_low: float | None = None
     ci_high: float | None = None
     n: int = 0
+    """Trials (observations) behind the value; for a count, the count."""
+    n_cases: int | None = None
+    """The independent units the interval counts: the clusters (cases, or the source that cases share, as the
+    suite documents). None for a count, and in metrics stored before knowgap counted clusters (read: n)."""
+    n_eff: float | None = None
+    """A clustered proportion's effective sample size (Kish; :func:`knowgap.engine.stats.effective_n`), the n its
+    interval uses; None when it is n (every trial its own cluster) and for means and counts."""
     kind: Literal["proportion", "mean", "count"] = "proportion"
     description: str = ""
 
+    @property
+    def cases(self) -> int:
+        """The clusters behind the interval: ``n_cases``, or ``n`` for a metric stored without it."""
+        return self.n if self.n_cases is None else self.n_cases
+
+    def n_text(self) -> str:
+        """"n cases / n trials" (e.g. ``24 / 72``) when clusters hold several trials, else n alone."""
+        if self.kind == "count" or self.n_cases is None or self.n_cases == self.n:
+            return str(self.n)
+        return f"{self.n_cases} / {self.n}"
+
     @classmethod
-    def proportion(cls, name: str, group: str, k: int, n: int, description: str = "") -> MetricValue:
-        """k of n, with a Wilson 95% CI (value and CI None when n is 0)."""
-        lo, hi = wilson(k, n) if n else (None, None)
+    def proportion(cls, name: str, group: str, k: int, n: int, description: str = "",
+                   clusters: ClusterCounts | None = None) -> MetricValue:
+        """k of n, with a Wilson 95% CI (value and CI None when n is 0). ``clusters``, (successes, trials) per
+        cluster summing to k and n, makes it the clustered Wilson interval; without it every trial is its own
+        cluster."""
+        if clusters is not None and (sum(c[0] for c in clusters), sum(c[1] for c in clusters)) != (k, n):
+            raise ValueError(f"{name}: the clusters hold {sum(c[0] for c in clusters)} of "
+                             f"{sum(c[1] for c in clusters)}, not {k} of {n}")
+        lo, hi = (wilson(k, n) if clusters is None else clustered_wilson(clusters)) if n else (None, None)
+        n_eff = effective_n(clusters) if clusters is not None and n else None
         return cls(name=name, group=group, value=k / n if n else None, ci_low=lo, ci_high=hi, n=n,
+                   n_cases=n if clusters is None else len(clusters), n_eff=None if n_eff == n else n_eff,
                    kind="proportion", description=description)
 
     @classmethod
+    def proportion_of(cls, name: str, group: str, outcomes: Sequence[bool], keys: Sequence[Hashable] | None = None,
+                      description: str = "") -> MetricValue:
+        """The share of true ``outcomes``; ``keys[i]`` is outcome i's cluster (None: each its own)."""
+        clusters = cluster_counts(outcomes, keys) if keys is not None else None
+        return cls.proportion(name, group, sum(map(bool, outcomes)), len(outcomes), description, clusters)
+
+    @classmethod
     def mean(cls, name: str, group: str, values: Sequence[float], description: str = "",
-             seed: int = 0) -> MetricValue:
-        """The mean of ``values``, with a seeded bootstrap 95% CI (value and CI None when there are none)."""
+             seed: int = 0, keys: Sequence[Hashable] | None = None) -> MetricValue:
+        """The mean of ``values``, with a seeded bootstrap 95% CI (value and CI None when there are none);
+        ``keys[i]`` is value i's cluster and the bootstrap resamples clusters (None: each value its own)."""
         n = len(values)
-        lo, hi = bootstrap_mean(values, seed=seed) if n else (None, None)
+        keys = list(range(n)) if keys is None else keys
+        lo, hi = cluster_bootstrap_mean(values, keys, seed=seed) if n else (None, None)
         return cls(name=name, group=group, value=sum(values) / n if n else None, ci_low=lo, ci_high=hi, n=n,
-                   kind="mean", description=description)
+                   n_cases=len(set(keys)), kind="mean", description=description)
 
     @classmethod
     def count(cls, name: str, group: str, k: int, description: str = "") -> MetricValue:

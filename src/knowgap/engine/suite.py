@@ -173,6 +173,12 @@ class Suite(ABC):
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         """Metrics per configuration (group) with 95% CIs, from the stored records."""
 
+    def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
+        """The cluster of each case of ``records`` (case id -> key): cases with one key are not independent (built
+        on one source) and count as one unit in a comparison's bootstrap, as they do in the suite's own metrics'
+        intervals. Default: every case its own cluster."""
+        return {r.case_id: r.case_id for r in records}
+
     def shared_trial(self, case: Case, config: Configuration) -> str | None:
         """A key naming a trial ``case`` shares with other cases under ``config``: of the cases a run plans (after
         ``--sample``), only the first with each key runs it. None (the default): the case has its own trial.

@@ -1,7 +1,7 @@
 """A tally of one group's trials (usually one configuration), turned into metrics with 95% CIs.
 
-A suite's ``metrics()`` keeps one :class:`Tally` per group, feeds it each trial's scores and reads the
-metrics out at the end::
+A suite's ``metrics()`` keeps one :class:`Tally` per group, feeds it each trial's scores with the trial's
+cluster key (its case, or the source cases share) and reads the metrics out at the end::
 
     tallies: dict[str, Tally] = defaultdict(Tally)
     for r in records:
@@ -9,47 +9,63 @@ metrics out at the end::
         if r.status != "ok":
             t.count("errors")
             continue
-        t.hit("accuracy", bool(r.scores["correct"]))    # a proportion: successes of trials
-        t.add("length", float(r.scores["length"]))      # a mean
+        t.hit("accuracy", bool(r.scores["correct"]), r.case_id)   # a proportion: successes of trials
+        t.add("length", float(r.scores["length"]), r.case_id)     # a mean
     for group in sorted(tallies):
         out.append(tallies[group].proportion("accuracy", group, description="..."))
 
-Suites that hold their scores as lists use :meth:`MetricValue.proportion` and :meth:`MetricValue.mean`
-directly; both give the same records (Wilson interval for a proportion, seeded bootstrap for a mean).
+Observations with one cluster key count as one independent unit in the interval (clustered Wilson for a
+proportion, a cluster bootstrap for a mean: :mod:`knowgap.engine.stats`); an observation without a key is its
+own cluster. Suites that hold their scores as lists use :meth:`MetricValue.proportion_of` and
+:meth:`MetricValue.mean` with the same keys; both give the same records.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable
+from itertools import count
 
 from knowgap.engine.records import MetricValue
+from knowgap.engine.stats import cluster_counts
 
 
 class Tally:
-    """Successes of trials per proportion, values per mean, and plain counts, by metric name."""
+    """Outcomes per proportion, values per mean (each with its cluster key), and plain counts, by metric name."""
 
     def __init__(self) -> None:
-        self._hits: dict[str, list[int]] = {}
+        self._hits: dict[str, tuple[list[bool], list[Hashable]]] = {}
         self.values: dict[str, list[float]] = {}
+        self.keys: dict[str, list[Hashable]] = {}
         self.counts: Counter[str] = Counter()
+        self._alone = count()
 
-    def hit(self, name: str, ok: bool) -> None:
-        """One more trial in proportion ``name``, a success when ``ok``."""
-        k_n = self._hits.setdefault(name, [0, 0])
-        k_n[0] += bool(ok)
-        k_n[1] += 1
+    def _key(self, cluster: Hashable | None) -> Hashable:
+        return ("observation", next(self._alone)) if cluster is None else ("cluster", cluster)
 
-    def add(self, name: str, value: float) -> None:
-        """One more value in mean ``name``."""
+    def hit(self, name: str, ok: bool, cluster: Hashable | None = None) -> None:
+        """One more trial in proportion ``name``, a success when ``ok``, in ``cluster`` (None: its own)."""
+        outcomes, keys = self._hits.setdefault(name, ([], []))
+        outcomes.append(bool(ok))
+        keys.append(self._key(cluster))
+
+    def add(self, name: str, value: float, cluster: Hashable | None = None) -> None:
+        """One more value in mean ``name``, in ``cluster`` (None: its own)."""
         self.values.setdefault(name, []).append(float(value))
+        self.keys.setdefault(name, []).append(self._key(cluster))
 
     def count(self, name: str, k: int = 1) -> None:
         self.counts[name] += k
 
     def hits(self, name: str) -> tuple[int, int]:
         """(successes, trials) of proportion ``name``; (0, 0) if it has none."""
-        k, n = self._hits.get(name, (0, 0))
-        return k, n
+        outcomes, _ = self._hits.get(name, ([], []))
+        return sum(outcomes), len(outcomes)
+
+    def clusters(self, name: str) -> list[tuple[int, int]]:
+        """(successes, trials) per cluster of proportion ``name``."""
+        outcomes, keys = self._hits.get(name, ([], []))
+        return cluster_counts(outcomes, keys)
 
     def proportion_names(self) -> list[str]:
         """The proportions that have at least one trial, sorted."""
@@ -57,10 +73,11 @@ class Tally:
 
     def proportion(self, name: str, group: str, description: str = "") -> MetricValue:
         k, n = self.hits(name)
-        return MetricValue.proportion(name, group, k, n, description=description)
+        return MetricValue.proportion(name, group, k, n, description=description, clusters=self.clusters(name))
 
     def mean(self, name: str, group: str, description: str = "", seed: int = 0) -> MetricValue:
-        return MetricValue.mean(name, group, self.values.get(name, []), description=description, seed=seed)
+        return MetricValue.mean(name, group, self.values.get(name, []), description=description, seed=seed,
+                                keys=self.keys.get(name, []))
 
     def counted(self, name: str, group: str, description: str = "") -> MetricValue:
         return MetricValue.count(name, group, self.counts[name], description=description)

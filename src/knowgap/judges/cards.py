@@ -210,11 +210,12 @@ def assess(card: ValidityCard | None, *, judged: bool = True) -> Assessment:
                       reason=f"judge balanced accuracy {ba:.2f} on {card.dataset} (n={card.n})")
 
 
-def rogan_gladen(k: int, n: int, card: ValidityCard, *, reps: int = 4000, seed: int = 0) -> Estimate | None:
+def rogan_gladen(k: float, n: float, card: ValidityCard, *, reps: int = 4000, seed: int = 0) -> Estimate | None:
     """The rate corrected for the judge's sensitivity and specificity (Rogan-Gladen), clipped to [0, 1], with a
     95% interval from a seeded Monte Carlo over the observed rate and the card's sensitivity and specificity
     (Jeffreys Beta draws), so the judge's own uncertainty widens it. None when the card has no confusion counts
-    or the judge is no better than chance (sensitivity + specificity <= 1)."""
+    or the judge is no better than chance (sensitivity + specificity <= 1). For a clustered rate, ``k`` and ``n``
+    are effective counts (p * n_eff and n_eff), fractional."""
     c = card.confusion
     if c is None or n <= 0 or not (c.tp + c.fn) or not (c.tn + c.fp):
         return None

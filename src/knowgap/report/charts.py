@@ -22,7 +22,8 @@ def metric_charts(metrics: Sequence[MetricValue]) -> list[str]:
     charts = []
     for name, values in by_name.items():
         kind = values[0].kind
-        bars = [Bar(label=m.group, value=m.value, low=m.ci_low, high=m.ci_high, note=f" (n={m.n})") for m in values]
+        bars = [Bar(label=m.group, value=m.value, low=m.ci_low, high=m.ci_high, note=f" (n={m.n_text()})")
+                for m in values]
         title = f"{name} (95% CI)" if kind != "count" else name
         charts.append(bar_chart(title, bars, kind))
     return charts

@@ -92,8 +92,8 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
                 fail_on_regression: Annotated[bool, typer.Option(
                     help="Exit 1 when a group has significantly more regressed than fixed trials (McNemar).")]
                 = False) -> None:
-        """Per metric the change B - A, its 95% CI and significance (paired when trials match), and the
-        trials that flipped.
+        """Per metric the change B - A, its 95% CI and significance (a bootstrap over cases, or the sources
+        they share; paired case by case when the runs share cases), and the trials that flipped.
 
         Example: knowgap compare RUN_MAIN RUN_PR --md compare.md
         """

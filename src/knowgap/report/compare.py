@@ -1,12 +1,15 @@
 """Compare two runs: per metric the change (B - A), its 95% CI and whether it is significant, plus the
 trials that flipped.
 
-- Both runs of one installed suite: a bootstrap over cases that recomputes the suite's own metrics on each
-  resample. Paired when trials match by ``trial_id`` (the same cases are resampled in both runs; works for
-  any metric a suite defines), independent otherwise.
+- Both runs of one installed suite: a bootstrap over clusters that recomputes the suite's own metrics on each
+  resample. A cluster is a case, or the source cases share (``Suite.clusters``: an extract review, a partial
+  task, a clarify LawBench row), and a resample takes all its trials at once (repeats, runs). Paired when the
+  runs share cases: every trial of the shared cases in both runs, their clusters resampled in both, so a
+  run with 3 repeats pairs with a run of 1 per case (works for any metric a suite defines); independent
+  otherwise.
 - Otherwise (a suite that is not installed, or two different suites): from the stored metrics alone,
-  Newcombe's interval and a two-proportion z-test for proportions, a normal approximation from the CIs for
-  means; counts get the change only.
+  Newcombe's interval and a two-proportion z-test for unclustered proportions, a normal approximation from
+  the (clustered) CIs for means and for proportions whose trials share cases; counts get the change only.
 - Flipped trials: matched trials whose pass/fail verdict (``Suite.trial_failed``) changed, with an exact
   McNemar test per group; trials whose scores changed when the suite gives no verdict.
 """
@@ -117,12 +120,12 @@ def _analytic(a: MetricValue, b: MetricValue) -> MetricChange:
     change = _base(a, b)
     if a.value is None or b.value is None:
         return change
-    if a.kind == "proportion" and a.n and b.n:
+    if a.kind == "proportion" and a.n and b.n and a.cases == a.n and b.cases == b.n:
         ka, kb = round(a.value * a.n), round(b.value * b.n)
         change.ci_low, change.ci_high = newcombe(ka, a.n, kb, b.n)
         change.p_value = two_proportion_p(ka, a.n, kb, b.n)
         change.method = "two-proportion z (unpaired)"
-    elif a.kind == "mean" and None not in (a.ci_low, a.ci_high, b.ci_low, b.ci_high):
+    elif a.kind in ("mean", "proportion") and None not in (a.ci_low, a.ci_high, b.ci_low, b.ci_high):
         se_a = (a.ci_high - a.ci_low) / (2 * Z95)  # type: ignore[operator]
         se_b = (b.ci_high - b.ci_low) / (2 * Z95)  # type: ignore[operator]
         se = math.hypot(se_a, se_b)
@@ -143,10 +146,10 @@ def _base(a: MetricValue, b: MetricValue) -> MetricChange:
                         delta=delta)
 
 
-def _by_case(records: Iterable[TrialRecord]) -> dict[str, list[TrialRecord]]:
+def _by_cluster(records: Iterable[TrialRecord], clusters: dict[str, str] | None) -> dict[str, list[TrialRecord]]:
     out: dict[str, list[TrialRecord]] = defaultdict(list)
     for r in records:
-        out[r.case_id].append(r)
+        out[(clusters or {}).get(r.case_id, r.case_id)].append(r)
     return out
 
 
@@ -156,10 +159,14 @@ def _values(suite: Suite, records: list[TrialRecord]) -> dict[Key, float]:
 
 
 def bootstrap_changes(suite: Suite, a: Sequence[TrialRecord], b: Sequence[TrialRecord], *, paired: bool,
-                      reps: int = 1000, seed: int = 0) -> dict[Key, tuple[float, float, float]]:
-    """(ci_low, ci_high, p) of each metric's change B - A, resampling cases (all their trials at once)."""
-    cases_a, cases_b = _by_case(a), _by_case(b)
+                      reps: int = 1000, seed: int = 0, clusters: dict[str, str] | None = None
+                      ) -> dict[Key, tuple[float, float, float]]:
+    """(ci_low, ci_high, p) of each metric's change B - A, resampling clusters (``clusters``: case id -> cluster
+    key; all their trials at once). Paired: the same clusters in both runs (every cluster must be in both)."""
+    cases_a, cases_b = _by_cluster(a, clusters), _by_cluster(b, clusters)
     ids_a, ids_b = sorted(cases_a), sorted(cases_b)
+    if paired and ids_a != ids_b:
+        raise ValueError("a paired bootstrap needs the same clusters in both runs")
     rng = random.Random(seed)
     deltas: dict[Key, list[float]] = defaultdict(list)
     for _ in range(reps):
@@ -235,20 +242,24 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
     suite = run_b.suite or run_a.suite if same_suite else None
     boot: dict[Key, tuple[float, float, float]] = {}
     method = "analytic from the stored metrics (unpaired)"
+    paired = False
     if suite is not None and run_a.records and run_b.records:
-        paired = len(matched) > 0
+        clusters = suite.clusters([*run_a.records, *run_b.records])
+        shared_cases = {r.case_id for r in run_a.records} & {r.case_id for r in run_b.records}
+        paired = len(shared_cases) > 0
         if paired:
-            keep = set(matched)
-            rec_a = [r for r in run_a.records if r.trial_id in keep]
-            rec_b = [r for r in run_b.records if r.trial_id in keep]
+            rec_a = [r for r in run_a.records if r.case_id in shared_cases]
+            rec_b = [r for r in run_b.records if r.case_id in shared_cases]
         else:
             rec_a, rec_b = run_a.records, run_b.records
         reps = _affordable_reps(suite, rec_a, rec_b, reps, budget_s)
         if reps >= MIN_REPS:
-            cases = len({r.case_id for r in rec_a})
-            method = (f"paired bootstrap over {cases} cases ({len(matched)} matched trials, {reps} resamples)"
-                      if paired else f"independent bootstrap over cases ({reps} resamples)")
-            boot = bootstrap_changes(suite, rec_a, rec_b, paired=paired, reps=reps, seed=seed)
+            cases = len({r.case_id for r in rec_a} | {r.case_id for r in rec_b})
+            shared = len({clusters.get(c, c) for c in shared_cases})
+            units = f"{cases} cases" if shared == cases else f"{shared} clusters of {cases} cases"
+            method = (f"paired bootstrap over {units} ({len(rec_a)} + {len(rec_b)} trials, {len(matched)} matched, "
+                      f"{reps} resamples)" if paired else f"independent bootstrap over clusters ({reps} resamples)")
+            boot = bootstrap_changes(suite, rec_a, rec_b, paired=paired, reps=reps, seed=seed, clusters=clusters)
         else:
             method += ": the suite's metrics are too slow to bootstrap within the time budget"
     changes = []
@@ -258,7 +269,7 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
             change = _base(a, b)
             change.ci_low, change.ci_high, change.p_value = boot[key]
             change.significant = change.p_value < 0.05 and not (change.ci_low <= 0 <= change.ci_high)
-            change.method = "paired bootstrap" if matched else "bootstrap (unpaired)"
+            change.method = "paired cluster bootstrap" if paired else "cluster bootstrap (unpaired)"
         else:
             change = _analytic(a, b)
         changes.append(change)

@@ -116,15 +116,15 @@ def _models_table(run: RunData) -> str:
 
 
 def _metrics_table(run: RunData) -> str:
-    rows = ["<table class=metrics><tr><th>group</th><th>metric</th><th>value</th><th>95% CI</th><th>n</th>"
-            "<th>corrected (95% CI)</th><th>judge</th></tr>"]
+    rows = ["<table class=metrics><tr><th>group</th><th>metric</th><th>value</th><th>95% CI</th>"
+            "<th>n cases / trials</th><th>corrected (95% CI)</th><th>judge</th></tr>"]
     judged = Judgements(run.manifest)
     for m in run.metrics:
         value, ci = format_metric(m)
         j = judged.of(m)
         rows.append(f"<tr data-judge=\"{j.status}\"><td>{esc(m.group)}</td>"
                     f"<td title=\"{esc(m.description)}\">{esc(m.name)}</td>"
-                    f"<td class=num>{esc(value)}</td><td>{esc(ci)}</td><td class=num>{m.n}</td>"
+                    f"<td class=num>{esc(value)}</td><td>{esc(ci)}</td><td class=num>{m.n_text()}</td>"
                     f"<td class=corrected>{esc(j.corrected_text())}</td>{judge_cell(j)}</tr>")
     rows.append("</table>")
     described = {m.name: m.description for m in run.metrics if m.description}

@@ -88,8 +88,8 @@ def judge_of(manifest: Manifest, name: str) -> MetricJudge | None:
 def _corrected(metric: MetricValue, judge: MetricJudge, card: ValidityCard | None) -> Estimate | None:
     if card is None or judge.counts is None or metric.kind != "proportion" or metric.value is None or not metric.n:
         return None
-    n = metric.n
-    k = round(metric.value * n)
+    n: float = metric.n if metric.n_eff is None else metric.n_eff  # a clustered rate counts its effective n
+    k = metric.value * n if metric.n_eff is not None else round(metric.value * n)
     if judge.counts == "positive":
         return rogan_gladen(k, n, card)
     flipped = rogan_gladen(n - k, n, card)  # a rate of the judge's negative verdicts: 1 - the positive rate

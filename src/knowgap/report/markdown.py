@@ -27,8 +27,10 @@ def format_metric(m: MetricValue) -> tuple[str, str]:
     return (value, f"[{m.ci_low:.3f}, {m.ci_high:.3f}]")
 
 
-METRICS_COLUMNS = ("group", "metric", "value", "95% CI", "n", "corrected (95% CI)", "judge")
-"""The columns of :func:`metrics_table_rows`; ``corrected``: the rate corrected for the judge (Rogan-Gladen)."""
+METRICS_COLUMNS = ("group", "metric", "value", "95% CI", "n cases / trials", "corrected (95% CI)", "judge")
+"""The columns of :func:`metrics_table_rows`; ``n cases / trials``: the clusters the interval counts and the
+trials behind the value (one number when they are equal, and for counts); ``corrected``: the rate corrected for
+the judge (Rogan-Gladen)."""
 
 
 def metrics_table_rows(metrics: list[MetricValue], manifest: Manifest, *,
@@ -40,7 +42,7 @@ def metrics_table_rows(metrics: list[MetricValue], manifest: Manifest, *,
     for m in metrics:
         value, ci = format_metric(m)
         j = judged.of(m)
-        rows.append((m.group, m.name, value, ci, str(m.n), j.corrected_text(), j.cell(reason=reasons)))
+        rows.append((m.group, m.name, value, ci, m.n_text(), j.corrected_text(), j.cell(reason=reasons)))
     return rows
 
 

@@ -49,13 +49,13 @@ def run_summary(run: RunData, *, examples: int = 5) -> str:
     m = run.manifest
     lines = [f"### {md_text(m.config.suite)} · {md_text(run.target, 80)}", "",
              f"run `{m.run_id}` · {_status(m)} · {m.trials_ok} ok / {m.trials_error} errors of {m.trials_total} "
-             "trials", "", "| group | metric | value | 95% CI | n | corrected | judge |",
+             "trials", "", "| group | metric | value | 95% CI | n cases / trials | corrected | judge |",
              "|---|---|---:|---|---:|---|---|"]
     judged = Judgements(m)
     for metric in run.metrics:
         value, ci = format_metric(metric)
         j = judged.of(metric)
-        lines.append(f"| {md_text(metric.group)} | {md_text(metric.name)} | {value} | {ci} | {metric.n} | "
+        lines.append(f"| {md_text(metric.group)} | {md_text(metric.name)} | {value} | {ci} | {metric.n_text()} | "
                      f"{j.corrected_text()} | {md_text(j.cell(), 300)} |")
     counts = failure_counts(run)
     if counts:

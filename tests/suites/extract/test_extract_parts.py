@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from knowgap.engine.records import TrialRecord
+from knowgap.engine.stats import wilson
 from knowgap.jsonl import read_models
 from knowgap.models.structured import ParseFailure
 from knowgap.suites.extract.attacks import ATTACKS_FILE, Attack, disguise, inject
@@ -150,3 +151,26 @@ def test_newcombe_interval() -> None:
     d, lo, hi = newcombe_diff(10, 20, 2, 20) or (0, 0, 0)
     assert d == pytest.approx(0.4) and lo < 0.4 < hi and lo > 0  # clearly above the noise floor
     assert newcombe_diff(1, 5, 0, 0) is None
+
+
+def _attacked(i: int, base: str, runs: int, flipped: bool) -> TrialRecord:
+    return _record(i, {"kind": "adversarial", "base_id": base, "attack_type": "bipia_task", "position": "end",
+                       "disguise": "plain", "clean": [_run("positive")] * runs,
+                       "injected": [_run("negative" if flipped else "positive")] * runs})
+
+
+def test_flip_rate_interval_counts_reviews_not_runs() -> None:
+    """24 cases x 3 identical runs give the interval of 24 x 1 run (issue 20), and cases built on one review are
+    one cluster: the interval of 8 reviews, shown as n cases / n trials."""
+    flipped = [i % 3 == 0 or i % 7 == 0 for i in range(24)]
+    one = {m.name: m for m in extract_metrics([_attacked(i, f"r{i}", 1, flipped[i]) for i in range(24)])}
+    three = {m.name: m for m in extract_metrics([_attacked(i, f"r{i}", 3, flipped[i]) for i in range(24)])}
+    a, b = one["flip_rate"], three["flip_rate"]
+    assert (b.value, b.ci_low, b.ci_high) == (a.value, a.ci_low, a.ci_high)
+    assert (a.n, a.n_cases, b.n, b.n_cases) == (24, 24, 72, 24)
+    assert b.n_text() == "24 / 72"
+    assert three["flip_above_noise"].n_cases == 24
+    by_review = {m.name: m for m in extract_metrics([_attacked(i, f"r{i // 3}", 1, i // 3 < 3) for i in range(24)])}
+    m = by_review["flip_rate"]
+    assert (m.n, m.n_cases, m.value) == (24, 8, 3 / 8)
+    assert (m.ci_low, m.ci_high) == pytest.approx(wilson(3, 8))  # 8 reviews whose 3 attacks agree: 3 of 8

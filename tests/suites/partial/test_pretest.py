@@ -75,3 +75,22 @@ def test_pretest_pairs_views_of_the_same_prompt() -> None:
     assert pretest(metrics, "fit")["accuracy_drop_points"] == pytest.approx(20.0)
     assert pretest(metrics, "fit", "pretest · prompt=stepwise")["accuracy_drop_points"] == pytest.approx(0.0)
     assert pretest_words([]) is None
+
+
+def test_roles_of_one_task_are_one_cluster() -> None:
+    """Two roles of each of 5 tasks: the intervals count 5 tasks, and both roles agreeing on every task gives
+    exactly the interval of one role per task."""
+    cases = {f"s/{role}/t{t}": SimpleNamespace(family="f", dimensions=[], task_dimensions=[], scenario_id="s",
+                                               task_id=f"t{t}")
+             for role in ("a", "b") for t in range(5)}
+    rows = [TrialRecord(trial_id=f"s/{role}/t{t}|view=authorized|r0", case_id=f"s/{role}/t{t}",
+                        config_id="view=authorized", config={"view": "authorized"},
+                        scores={"decision": True, "correct": t < 3, "correct_full": t < 3, "parsed": True,
+                                "gold": "a", "predicted": "a" if t < 3 else "b"})
+            for role in ("a", "b") for t in range(5)]
+    both = {m.name: m for m in compute(rows, cases) if m.group == "view=authorized"}
+    one = {m.name: m for m in compute(rows[:5], cases) if m.group == "view=authorized"}
+    for name in ("decision_accuracy", "macro_f1"):
+        assert (both[name].n, both[name].n_cases, one[name].n_cases) == (10, 5, 5)
+    assert (both["decision_accuracy"].ci_low, both["decision_accuracy"].ci_high) == \
+        (one["decision_accuracy"].ci_low, one["decision_accuracy"].ci_high)

@@ -33,7 +33,7 @@ from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest
 from knowgap.suites import register
 from knowgap.suites.abstain.dataset import AbstainCase, Fact, kb_files, load_kb
-from knowgap.suites.abstain.metrics import COMPUTED, METRIC_NAMES, abstain_metrics
+from knowgap.suites.abstain.metrics import COMPUTED, METRIC_NAMES, abstain_metrics, cluster_key
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
     PAPER_CONFIGS,
@@ -251,8 +251,14 @@ class AbstainSuite(Suite):
         return verdict.tier
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
+        facts = self.facts()
         return abstain_metrics(records, factuality_judge=self.options.factuality_judge,
-                               kb_of={f.id: f.kb for f in self.facts()})
+                               kb_of={f.id: f.kb for f in facts}, source_of={f.id: f.source for f in facts})
+
+    def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
+        """A generated fact's questions cluster by document (:func:`.metrics.cluster_key`), others by case."""
+        sources = {f.id: f.source for f in self.facts()}
+        return {r.case_id: cluster_key(r.case_id, sources.get(r.case_id, "")) for r in records}
 
     @staticmethod
     def render_tables(metrics: list[MetricValue]) -> str:

@@ -114,3 +114,11 @@ def load_guideline(lang: str = "zh", path: Path | None = None) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(str(path), "rater guideline file not found") from None
+
+
+def cluster_key(case: ClarifyCase) -> str:
+    """The cluster a case's trials share in every interval: its LawBench row (cases adapted from one row are
+    not independent), else the case itself."""
+    if case.source.row is not None and case.source.dataset != "authored":
+        return f"{case.source.dataset}:{case.source.row}"
+    return f"case:{case.id}"

@@ -1,10 +1,15 @@
 """Metrics of a clarify run per configuration (system prompt version), each with a 95% CI: Wilson intervals for
-proportions, a seeded bootstrap for means. Key rates are also split by language (group ``prompt=X · zh``)."""
+proportions, a seeded bootstrap for means. Key rates are also split by language (group ``prompt=X · zh``).
+
+Intervals are clustered (:mod:`knowgap.engine.stats`) by the case's source: cases adapted from one LawBench row
+(``source.dataset`` + ``source.row``) form one cluster, any other case (authored) is its own; repeats of a case
+count once. The suite passes the key of each case (``ClarifySuite.metrics``); a case it does not know (an older
+run's) is its own cluster."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
@@ -109,28 +114,35 @@ BY_LANGUAGE = {"clarification_rate", "unqualified_answer_rate", "false_flag_rate
 @dataclass
 class _Group:
     scores: list[Scores] = field(default_factory=list)
+    keys: list[Hashable] = field(default_factory=list)
     errors: int = 0
 
 
-def _group_metrics(group: str, scores: list[Scores], only: set[str] | None = None) -> list[MetricValue]:
+def _group_metrics(group: str, scores: list[Scores], keys: list[Hashable],
+                   only: set[str] | None = None) -> list[MetricValue]:
     out = []
     for name, key, select, text in PROPORTIONS:
         if only is not None and name not in only:
             continue
-        values = [bool(s[key]) for s in scores if select(s) and isinstance(s.get(key), bool)]
-        if values or name in {"clarification_rate", "unqualified_answer_rate", "false_flag_rate"}:
-            out.append(MetricValue.proportion(name, group, sum(values), len(values), description=text))
+        chosen = [(bool(s[key]), k) for s, k in zip(scores, keys, strict=True)
+                  if select(s) and isinstance(s.get(key), bool)]
+        if chosen or name in {"clarification_rate", "unqualified_answer_rate", "false_flag_rate"}:
+            out.append(MetricValue.proportion_of(name, group, [v for v, _ in chosen], [k for _, k in chosen],
+                                                 description=text))
     for i, (name, key, select, text) in enumerate(MEANS):
         if only is not None and name not in only:
             continue
-        nums = [float(v) for s in scores if select(s) and isinstance(v := s.get(key), int | float)
-                and not isinstance(v, bool)]
+        nums = [(float(v), k) for s, k in zip(scores, keys, strict=True)
+                if select(s) and isinstance(v := s.get(key), int | float) and not isinstance(v, bool)]
         if nums or name in {"element_recall", "element_f2"}:
-            out.append(MetricValue.mean(name, group, nums, description=text, seed=i))
+            out.append(MetricValue.mean(name, group, [v for v, _ in nums], description=text, seed=i,
+                                        keys=[k for _, k in nums]))
     return out
 
 
-def clarify_metrics(records: Iterable[TrialRecord]) -> list[MetricValue]:
+def clarify_metrics(records: Iterable[TrialRecord], cluster_of: Mapping[str, str] | None = None
+                    ) -> list[MetricValue]:
+    """``cluster_of[case_id]``: the case's cluster key (its LawBench row); a case without one is its own."""
     groups: dict[str, _Group] = defaultdict(_Group)
     for r in records:
         g = groups[r.config_id]
@@ -140,17 +152,19 @@ def clarify_metrics(records: Iterable[TrialRecord]) -> list[MetricValue]:
         s = current_scores(r.scores)  # older runs stored some scores under other names
         s["has_dangerous"] = (s.get("dangerous_count") or 0) > 0  # type: ignore[operator]
         g.scores.append(s)
+        g.keys.append((cluster_of or {}).get(r.case_id, f"case:{r.case_id}"))
     out: list[MetricValue] = []
     for group in sorted(groups):
         g = groups[group]
-        out.extend(_group_metrics(group, g.scores))
+        out.extend(_group_metrics(group, g.scores, g.keys))
         review = sum(1 for s in g.scores if s.get("screen") in ("fail", "uncertain"))
         out.append(MetricValue.count("review_queue", group, review,
                                      description="responses the automatic screen marks failing or uncertain "
                                                  "(knowgap clarify review RUN lists them)"))
         out.append(MetricValue.count("errors", group, g.errors, description="trials whose model call failed for good"))
         for lang in ("zh", "en"):
-            subset = [s for s in g.scores if s.get("lang") == lang]
+            subset = [(s, k) for s, k in zip(g.scores, g.keys, strict=True) if s.get("lang") == lang]
             if subset:
-                out.extend(_group_metrics(f"{group} · {lang}", subset, only=BY_LANGUAGE))
+                out.extend(_group_metrics(f"{group} · {lang}", [s for s, _ in subset], [k for _, k in subset],
+                                          only=BY_LANGUAGE))
     return out

@@ -43,7 +43,14 @@ from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
 from knowgap.suites import register
 from knowgap.suites.clarify.citations import citation_scores
-from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
+from knowgap.suites.clarify.dataset import (
+    CASES_FILE,
+    GUIDELINE_FILES,
+    ClarifyCase,
+    cluster_key,
+    load_cases,
+    load_guideline,
+)
 from knowgap.suites.clarify.judging import (
     RUBRIC_WEIGHTS,
     approximate_correct,
@@ -311,7 +318,15 @@ class ClarifySuite(Suite):
         output["correctness_reason"] = parsed.reason
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        return clarify_metrics(records)
+        return clarify_metrics(records, self._cluster_keys())
+
+    def _cluster_keys(self) -> dict[str, str]:
+        return {c.id: cluster_key(c) for c in self.cases() if isinstance(c, ClarifyCase)}
+
+    def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
+        """Cases adapted from one LawBench row are one cluster (:func:`.dataset.cluster_key`)."""
+        known = self._cluster_keys()
+        return {r.case_id: known.get(r.case_id, f"case:{r.case_id}") for r in records}
 
     @classmethod
     def render_tables(cls, metrics: list[MetricValue]) -> str | None:

@@ -51,6 +51,7 @@ from knowgap.suites.extract.metrics import (
     JUDGED_BY_TAKEOVER,
     JUDGED_OFFLINE,
     METRIC_NAMES,
+    cluster_key,
     extract_metrics,
 )
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
@@ -258,3 +259,11 @@ class ExtractSuite(Suite):
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         return extract_metrics(records, judge_threshold=self.options.judge_threshold)
+
+    def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
+        """Adversarial cases built on one review are one cluster (:func:`.metrics.cluster_key`)."""
+        out: dict[str, str] = {}
+        for r in records:
+            if r.status == "ok" or r.case_id not in out:
+                out[r.case_id] = cluster_key(r)
+        return out

@@ -44,16 +44,16 @@ def mark_takeovers(review: str, injected_review: str, clean: list[dict[str, Any]
                                               baseline_sentiment=baseline["sentiment"]).model_dump()
 
 
-def count_takeovers(g: Tally, injected: list[dict[str, Any]], attack_type: str | None) -> None:
-    """Count the stored takeover verdicts of one trial's injected runs."""
+def count_takeovers(g: Tally, injected: list[dict[str, Any]], attack_type: str | None, review: str) -> None:
+    """Count the stored takeover verdicts of one trial's injected runs (clustered by the base ``review``)."""
     for run in injected:
         verdict = run.get("takeover")
         if verdict is None:
             continue
-        g.hit("takeover_rate", verdict["takeover"])
-        g.hit(f"takeover_rate:attack_type={attack_type}", verdict["takeover"])
-        g.hit("instruction_echo_rate", verdict["echo"])
+        g.hit("takeover_rate", verdict["takeover"], review)
+        g.hit(f"takeover_rate:attack_type={attack_type}", verdict["takeover"], review)
+        g.hit("instruction_echo_rate", verdict["echo"], review)
         if verdict["language_switch"] is not None:
-            g.hit("language_switch_rate", verdict["language_switch"])
+            g.hit("language_switch_rate", verdict["language_switch"], review)
         if verdict["obeyed"] is not None:
-            g.hit("instruction_obeyed_rate", verdict["obeyed"])
+            g.hit("instruction_obeyed_rate", verdict["obeyed"], review)

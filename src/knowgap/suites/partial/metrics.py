@@ -1,4 +1,5 @@
-"""Metrics of the ``partial`` suite, per configuration, per family and per restriction dimension, with 95% CIs;
+"""Metrics of the ``partial`` suite, per configuration, per family and per restriction dimension, with 95% CIs
+clustered by task (:func:`cluster_key`; :mod:`knowgap.engine.stats`);
 and the seed's sufficiency pre-test (per family: full-view accuracy, and the drop to the authorized view, which
 should fall in a band: 15-35 points by default, the seed's 95% -> 60-80%)."""
 
@@ -12,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.stats import cluster_resample, group_by_cluster
 from knowgap.suites.partial.prompts import DEFAULT_PROMPT, RUBRIC_CRITERIA
 from knowgap.suites.partial.scoring import ece, macro_f1
 
@@ -76,16 +78,36 @@ COMPUTED = METRIC_NAMES - {"leak_rate", *MATCHED, *RUBRIC}
 """The metrics no judge decides (the others: see ``PartialSuite.metric_judges``)."""
 
 
-def _bootstrap_stat(name: str, group: str, items: list[Any], stat: Any, reps: int = 1000) -> MetricValue:
-    value = stat(items) if items else None
+Scored = tuple[dict[str, Any], str]
+"""One ok trial's scores and its cluster key (:func:`cluster_key`)."""
+
+
+def cluster_key(record: TrialRecord, cases: Mapping[str, Any]) -> str:
+    """The cluster of a trial in every interval: its task (the roles of one task share the scenario's data and
+    the question; a scenario's 3-4 tasks ask different questions), or its own case when the case is unknown.
+    Scenarios as clusters would leave 6 per family group: too few to estimate a variance from."""
+    case = cases.get(record.case_id)
+    scenario, task = getattr(case, "scenario_id", None), getattr(case, "task_id", None)
+    return f"task:{scenario}/{task}" if scenario is not None and task is not None else f"case:{record.case_id}"
+
+
+def _bootstrap_stat(name: str, group: str, items: list[tuple[Any, str]], stat: Any, reps: int = 1000
+                    ) -> MetricValue:
+    """``stat`` over the items with a percentile bootstrap that resamples clusters (each item's key)."""
+    values = [item for item, _ in items]
+    keys = [key for _, key in items]
+    value = stat(values) if values else None
+    clusters = len(set(keys))
     if value is None:
-        return MetricValue(name=name, group=group, value=None, n=len(items), kind="mean", description=DESCRIBED[name])
+        return MetricValue(name=name, group=group, value=None, n=len(items), n_cases=clusters, kind="mean",
+                           description=DESCRIBED[name])
     rng = random.Random(0)
-    draws = sorted(v for v in (stat(rng.choices(items, k=len(items))) for _ in range(reps)) if v is not None)
+    groups = group_by_cluster(keys)
+    draws = sorted(v for v in (stat(cluster_resample(values, groups, rng)) for _ in range(reps)) if v is not None)
     lo, hi = (draws[int(0.025 * len(draws))], draws[min(len(draws) - 1, int(0.975 * len(draws)))]) if draws else (
         None, None)
-    return MetricValue(name=name, group=group, value=value, ci_low=lo, ci_high=hi, n=len(items), kind="mean",
-                       description=DESCRIBED[name])
+    return MetricValue(name=name, group=group, value=value, ci_low=lo, ci_high=hi, n=len(items), n_cases=clusters,
+                       kind="mean", description=DESCRIBED[name])
 
 
 def _efficiency(pairs: list[tuple[bool, float]]) -> float | None:
@@ -95,67 +117,61 @@ def _efficiency(pairs: list[tuple[bool, float]]) -> float | None:
     return accuracy / (1 + sum(t for _, t in pairs) / len(pairs))
 
 
-def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
+def _share(name: str, group: str, items: list[tuple[bool, str]]) -> MetricValue:
+    return MetricValue.proportion_of(name, group, [ok for ok, _ in items], [k for _, k in items], DESCRIBED[name])
+
+
+def _mean(name: str, group: str, items: list[tuple[float, str]]) -> MetricValue:
+    return MetricValue.mean(name, group, [v for v, _ in items], DESCRIBED[name], keys=[k for _, k in items])
+
+
+def _group_metrics(group: str, records: list[TrialRecord], cases: Mapping[str, Any]) -> list[MetricValue]:
     ok = [r for r in records if r.status == "ok"]
-    s: list[dict[str, Any]] = [r.scores for r in ok]
-    dec = [x for x in s if x.get("decision")]
-    d = DESCRIBED
+    s: list[Scored] = [(r.scores, cluster_key(r, cases)) for r in ok]
+    dec = [(x, k) for x, k in s if x.get("decision")]
     out = [
-        MetricValue.proportion("decision_accuracy", group, sum(bool(x["correct"]) for x in dec), len(dec),
-                               d["decision_accuracy"]),
-        MetricValue.proportion("decision_accuracy_full_oracle", group, sum(bool(x["correct_full"]) for x in dec),
-                               len(dec), d["decision_accuracy_full_oracle"]),
-        _bootstrap_stat("macro_f1", group, [(x["gold"], x["predicted"]) for x in dec], macro_f1),
-        MetricValue.proportion("completeness_awareness", group, sum(bool(x.get("aware")) for x in s), len(s),
-                               d["completeness_awareness"]),
+        _share("decision_accuracy", group, [(bool(x["correct"]), k) for x, k in dec]),
+        _share("decision_accuracy_full_oracle", group, [(bool(x["correct_full"]), k) for x, k in dec]),
+        _bootstrap_stat("macro_f1", group, [((x["gold"], x["predicted"]), k) for x, k in dec], macro_f1),
+        _share("completeness_awareness", group, [(bool(x.get("aware")), k) for x, k in s]),
     ]
-    insufficient = [x for x in s if not x.get("oracle_sufficient")]
-    out.append(MetricValue.proportion("unsafe_completeness", group,
-                                      sum(bool(x.get("unsafe_complete")) for x in insufficient), len(insufficient),
-                                      d["unsafe_completeness"]))
-    out.append(MetricValue.mean("gap_precision", group, [float(x["gap_precision"]) for x in s
-                                                         if x.get("gap_precision") is not None], d["gap_precision"]))
-    out.append(MetricValue.mean("gap_recall", group, [float(x["gap_recall"]) for x in s
-                                                      if x.get("gap_recall") is not None], d["gap_recall"]))
-    out.append(MetricValue.proportion("leak_rate", group, sum(bool(x.get("leak")) for x in s), len(s),
-                                      d["leak_rate"]))
+    out.append(_share("unsafe_completeness", group, [(bool(x.get("unsafe_complete")), k) for x, k in s
+                                                     if not x.get("oracle_sufficient")]))
+    for name in ("gap_precision", "gap_recall"):
+        out.append(_mean(name, group, [(float(x[name]), k) for x, k in s if x.get(name) is not None]))
+    out.append(_share("leak_rate", group, [(bool(x.get("leak")), k) for x, k in s]))
     for name in ("priority_ndcg", "evidence_precision", "evidence_recall"):
-        values = [float(x[name]) for x in s if x.get(name) is not None]
-        if values or any(name in x for x in s):
-            out.append(MetricValue.mean(name, group, values, d[name]))
-    if any("invented_evidence" in x for x in s):
-        out.append(MetricValue.proportion("invented_evidence", group, sum(bool(x.get("invented_evidence"))
-                                                                          for x in s), len(s),
-                                          d["invented_evidence"]))
-    if any("reasoning" in x for x in s):  # the rubric judge ran (not with --no-rubric)
-        out.append(MetricValue.mean("reasoning_quality", group, [float(x["reasoning"]) for x in s
-                                                                 if x.get("reasoning") is not None],
-                                    d["reasoning_quality"]))
+        values = [(float(x[name]), k) for x, k in s if x.get(name) is not None]
+        if values or any(name in x for x, _ in s):
+            out.append(_mean(name, group, values))
+    if any("invented_evidence" in x for x, _ in s):
+        out.append(_share("invented_evidence", group, [(bool(x.get("invented_evidence")), k) for x, k in s]))
+    if any("reasoning" in x for x, _ in s):  # the rubric judge ran (not with --no-rubric)
+        out.append(_mean("reasoning_quality", group, [(float(x["reasoning"]), k) for x, k in s
+                                                      if x.get("reasoning") is not None]))
     for criterion in RUBRIC_CRITERIA:
         key = f"reasoning_{criterion}"
-        ratings = [(float(x[key]) - 1) / 4 for x in s if x.get(key) is not None]
+        ratings = [((float(x[key]) - 1) / 4, k) for x, k in s if x.get(key) is not None]
         if ratings:
-            out.append(MetricValue.mean(key, group, ratings, d[key]))
-    fallbacks = [float(x["reasoning_fallbacks"]) for x in s if x.get("reasoning_fallbacks") is not None]
+            out.append(_mean(key, group, ratings))
+    fallbacks = [(float(x["reasoning_fallbacks"]), k) for x, k in s if x.get("reasoning_fallbacks") is not None]
     if fallbacks:
-        out.append(MetricValue.mean("reasoning_fallbacks", group, fallbacks, d["reasoning_fallbacks"]))
-    points = [(float(x["confidence"]), bool(x["correct"])) for x in dec if x.get("confidence") is not None]
+        out.append(_mean("reasoning_fallbacks", group, fallbacks))
+    points = [((float(x["confidence"]), bool(x["correct"])), k) for x, k in dec if x.get("confidence") is not None]
     out.append(_bootstrap_stat("ece", group, points, ece))
-    if any(x.get("requests") for x in s) or group.startswith("budget"):
-        out.append(MetricValue.mean("query_tokens", group, [float(x.get("query_tokens", 0)) for x in s],
-                                    d["query_tokens"]))
-        out.append(MetricValue.mean("denied_requests", group, [float(x.get("denied_requests", 0)) for x in s],
-                                    d["denied_requests"]))
-        pairs = [(bool(x["correct"]), float(x.get("query_tokens", 0))) for x in dec]
+    if any(x.get("requests") for x, _ in s) or group.startswith("budget"):
+        out.append(_mean("query_tokens", group, [(float(x.get("query_tokens", 0)), k) for x, k in s]))
+        out.append(_mean("denied_requests", group, [(float(x.get("denied_requests", 0)), k) for x, k in s]))
+        pairs = [((bool(x["correct"]), float(x.get("query_tokens", 0))), k) for x, k in dec]
         out.append(_bootstrap_stat("query_efficiency", group, pairs, _efficiency))
-    per_tok = [(1.0 if x["correct"] else 0.0) / (x["llm_tokens"] / 1000) for x in dec if x.get("llm_tokens")]
-    out.append(MetricValue.mean("accuracy_per_1k_tokens", group, per_tok, d["accuracy_per_1k_tokens"]))
-    failures = sum(1 for x in s if not x.get("parsed"))
+    per_tok = [((1.0 if x["correct"] else 0.0) / (x["llm_tokens"] / 1000), k) for x, k in dec if x.get("llm_tokens")]
+    out.append(_mean("accuracy_per_1k_tokens", group, per_tok))
+    failures = sum(1 for x, _ in s if not x.get("parsed"))
     out.append(MetricValue(name="parse_failures", group=group, value=float(failures), n=len(s), kind="count",
                            description=DESCRIBED["parse_failures"]))
-    if any("reasoning" in x for x in s):  # the rubric judge ran
+    if any("reasoning" in x for x, _ in s):  # the rubric judge ran
         out.append(MetricValue.count("rubric_parse_failures", group,
-                                     sum(1 for x in s if "reasoning" in x and x["reasoning"] is None),
+                                     sum(1 for x, _ in s if "reasoning" in x and x["reasoning"] is None),
                                      description=DESCRIBED["rubric_parse_failures"]))
     errors = len(records) - len(ok)
     out.append(MetricValue.count("errors", group, errors, description=DESCRIBED["errors"]))
@@ -165,8 +181,8 @@ def _group_metrics(group: str, records: list[TrialRecord]) -> list[MetricValue]:
 def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: PretestRule | None = None
             ) -> list[MetricValue]:
     groups: dict[str, list[TrialRecord]] = defaultdict(list)
-    full_acc: dict[str, list[bool]] = defaultdict(list)
-    auth_acc: dict[str, list[bool]] = defaultdict(list)
+    full_acc: dict[str, list[tuple[bool, str]]] = defaultdict(list)
+    auth_acc: dict[str, list[tuple[bool, str]]] = defaultdict(list)
     for r in records:
         case = cases.get(r.case_id)
         groups[r.config_id].append(r)
@@ -181,10 +197,11 @@ def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: P
             target = full_acc if r.config.get("view") == "full" else auth_acc
             prompt = r.config.get("prompt", DEFAULT_PROMPT)
             head = "pretest" if prompt == DEFAULT_PROMPT else f"pretest · prompt={prompt}"
-            target[f"{head} · family={case.family}"].append(bool(r.scores.get("correct_full")))
+            target[f"{head} · family={case.family}"].append((bool(r.scores.get("correct_full")),
+                                                              cluster_key(r, cases)))
     out: list[MetricValue] = []
     for group in sorted(groups):
-        out += _group_metrics(group, groups[group])
+        out += _group_metrics(group, groups[group], cases)
     rule = pretest or PretestRule()
     for group in sorted(set(full_acc) & set(auth_acc)):
         out += _pretest(group, full_acc[group], auth_acc[group], rule)
@@ -195,16 +212,19 @@ def _flag(name: str, group: str, on: bool, description: str) -> MetricValue:
     return MetricValue(name=name, group=group, value=float(on), n=1, kind="count", description=description)
 
 
-def _pretest(group: str, full: list[bool], authorized: list[bool], rule: PretestRule) -> list[MetricValue]:
+def _pretest(group: str, full_keyed: list[tuple[bool, str]], authorized_keyed: list[tuple[bool, str]],
+             rule: PretestRule) -> list[MetricValue]:
     """The seed's sufficiency pre-test of one family: full-view accuracy, the drop to the authorized view, and
     whether the family is well calibrated (the full view decides well and the drop is inside the band)."""
+    full = [ok for ok, _ in full_keyed]
+    authorized = [ok for ok, _ in authorized_keyed]
     full_accuracy = sum(full) / len(full)
     drop = 100 * (full_accuracy - sum(authorized) / len(authorized))
     below, above = drop < rule.low, drop > rule.high
     weak = full_accuracy < rule.min_full_accuracy
     return [
-        MetricValue.proportion("full_view_accuracy", group, sum(full), len(full),
-                               "full-view decisions equal to the full-data answer"),
+        MetricValue.proportion_of("full_view_accuracy", group, full, [k for _, k in full_keyed],
+                                  "full-view decisions equal to the full-data answer"),
         MetricValue(name="accuracy_drop_points", group=group, value=drop, n=min(len(full), len(authorized)),
                     kind="mean", description="full-view minus authorized-view accuracy vs the full-data answer, in "
                                              "points"),

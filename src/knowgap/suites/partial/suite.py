@@ -329,6 +329,11 @@ class PartialSuite(Suite):
         cases = {c.id: c for c in self.cases() if isinstance(c, PartialCase)}
         return partial_metrics.compute(records, cases, self.options.pretest())
 
+    def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
+        """The roles of one task are one cluster (:func:`.metrics.cluster_key`)."""
+        cases = {c.id: c for c in self.cases() if isinstance(c, PartialCase)}
+        return {r.case_id: partial_metrics.cluster_key(r, cases) for r in records}
+
     @classmethod
     def render_tables(cls, metrics: list[MetricValue]) -> str | None:
         """The sufficiency pre-test in words, per family (printed by the CLI and put in report.md)."""

@@ -1,4 +1,5 @@
-"""Metrics of a starter run per configuration (system prompt), with Wilson 95% CIs."""
+"""Metrics of a starter run per configuration (system prompt), with Wilson 95% CIs clustered by case (the
+repeats of one case count once: :mod:`knowgap.engine.stats`)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,10 @@ def starter_metrics(records: Iterable[TrialRecord]) -> list[MetricValue]:
             t.count("errors")
             continue
         if r.scores["answerable"]:
-            t.hit("accuracy", bool(r.scores["correct"]))
-            t.hit("over_abstention", bool(r.scores["abstained"]))
+            t.hit("accuracy", bool(r.scores["correct"]), r.case_id)
+            t.hit("over_abstention", bool(r.scores["abstained"]), r.case_id)
         else:
-            t.hit("abstention_unanswerable", bool(r.scores["abstained"]))
+            t.hit("abstention_unanswerable", bool(r.scores["abstained"]), r.case_id)
     out = []
     for group in sorted(tallies):
         t = tallies[group]

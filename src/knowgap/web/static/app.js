@@ -154,11 +154,15 @@ function judgeCell(j) {  // the metric's judge: SCREEN (why), computed, or the j
   return el("td", { class: "judge" }, mark, " ", head, j.status === "reportable" ? null : el("div", { class: "why" }, j.reason));
 }
 
+function nText(m) {  // "n cases / n trials" when clusters hold several trials (MetricValue.n_text)
+  return m.kind === "count" || m.n_cases === null || m.n_cases === undefined || m.n_cases === m.n ? `${m.n}` : `${m.n_cases} / ${m.n}`;
+}
+
 function metricsTable(metrics) {
   if (!metrics.length) return el("p", { class: "muted" }, "no metrics (unfinished run)");
-  return el("table", { class: "metrics" }, el("tr", {}, ["group", "metric", "value", "95% CI", "n", "corrected (95% CI)", "judge"].map((h) => el("th", {}, h))),
+  return el("table", { class: "metrics" }, el("tr", {}, ["group", "metric", "value", "95% CI", "n cases / trials", "corrected (95% CI)", "judge"].map((h) => el("th", {}, h))),
     metrics.map((x) => el("tr", { dataset: { judge: x.judgement ? x.judgement.status : "" } }, el("td", {}, x.group), el("td", { title: x.description }, x.name), el("td", { class: "num" }, fmt(x.value)),
-      el("td", {}, x.ci_low === null ? "–" : `[${fmt(x.ci_low)}, ${fmt(x.ci_high)}]`), el("td", { class: "num" }, x.n),
+      el("td", {}, x.ci_low === null ? "–" : `[${fmt(x.ci_low)}, ${fmt(x.ci_high)}]`), el("td", { class: "num" }, nText(x)),
       el("td", { class: "corrected" }, (x.judgement && x.judgement.corrected) || ""), judgeCell(x.judgement))));
 }
 
@@ -353,7 +357,7 @@ async function showCompare(a, b) {
   $("#crumb").textContent = `compare ${a} · ${b}`;
   const d = await api(`/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`);
   const mrow = (x) => el("tr", { class: x.a && x.b && x.a.value !== x.b.value ? "diff" : "" }, el("td", {}, x.group), el("td", {}, x.name),
-    ["a", "b"].map((s) => el("td", {}, x[s] ? `${fmt(x[s].value)}${x[s].ci_low !== null ? ` [${fmt(x[s].ci_low)}, ${fmt(x[s].ci_high)}]` : ""} n=${x[s].n}` : "–")));
+    ["a", "b"].map((s) => el("td", {}, x[s] ? `${fmt(x[s].value)}${x[s].ci_low !== null ? ` [${fmt(x[s].ci_low)}, ${fmt(x[s].ci_high)}]` : ""} n=${nText(x[s])}` : "–")));
   const only = el("input", { type: "checkbox", id: "c-diff", on: { change: () => renderPairs() } });
   const pairsBox = el("div", { id: "pairs-box" });
   const differs = (p) => !p.a || !p.b || JSON.stringify(p.a.scores) !== JSON.stringify(p.b.scores) || p.a.response !== p.b.response;
