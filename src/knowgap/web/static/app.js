@@ -129,7 +129,8 @@ async function showRun(runId, trialId) {
       el("div", { class: "muted" }, "status ", el("span", { id: "run-status", class: `status ${m.status}` }, S.info.status_text || m.status), `; ${m.trials_ok} ok / ${m.trials_error} errors / ${m.trials_total} trials; started ${m.started_at}`),
       (S.info.error_lines || []).length ? el("div", { class: "banner", role: "alert" }, S.info.error_lines[0], el("ul", {}, S.info.error_lines.slice(1).map((l) => el("li", {}, l.trim())))) : null,
       el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length}${screens(S.info.metrics)})`), metricsTable(S.info.metrics)),
-      el("details", { id: "failures-box", class: "judged", open: true }, el("summary", {}, "What went wrong"), el("div", { id: "failures" }, el("p", { class: "muted" }, "loading…")))),
+      // the judges' verdicts of every trial: closed while you label (a name is entered), hidden when blind
+      el("details", { id: "failures-box", class: "judged", open: !annotator() }, el("summary", { title: "every wrong per-metric verdict: the judges' verdicts, so it starts closed while you label" }, "What went wrong"), el("div", { id: "failures" }, el("p", { class: "muted" }, "loading…")))),
     el("div", { class: "layout" },
       el("div", {}, el("div", { class: "panel" }, filters, el("div", { id: "count", class: "hint" }), el("div", { id: "trials" }),
         el("p", { class: "hint" }, "keys: ", el("kbd", {}, "j"), "/", el("kbd", {}, "k"), " next/previous, then label with the keys shown on the trial"))),
