@@ -50,7 +50,11 @@ const badge = (key, extra) => el("span", { class: `badge ${shown(key)} ${extra |
 
 const annotatorInput = $("#annotator");
 annotatorInput.value = localStorage.getItem("knowgap.annotator") || "";
-annotatorInput.addEventListener("input", () => localStorage.setItem("knowgap.annotator", annotatorInput.value.trim()));
+annotatorInput.addEventListener("input", () => {
+  localStorage.setItem("knowgap.annotator", annotatorInput.value.trim());
+  const failures = $("#failures-box");  // the judges' verdicts of every trial: closed once you start labelling
+  if (failures && annotatorInput.value.trim()) failures.open = false;
+});
 const annotator = () => annotatorInput.value.trim();
 
 // ---------------------------------------------------------------- runs list
