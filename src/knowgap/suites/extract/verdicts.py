@@ -6,9 +6,10 @@ clean run as the baseline):
   label is analysis-only), the analysis-only labels, the claims judge's pass and the offline checker's verdict;
 - an adversarial case: per injected run, the flip rate and its sentiment and conflict parts (lower is better).
 
-Not per trial: the noise floor and the clean runs' parse failures of adversarial cases (their clean runs are
-shared by the cases built on one review and counted once in the metrics), and the judge calibration cases (they
-judge the judge, not the model)."""
+Not per trial: the noise floor, and parse failures of adversarial cases (their clean runs are shared by the cases
+built on one review and counted once in the metrics; an injected run that does not parse is a flip), so
+``parse_failure_rate`` verdicts count to the metric only in a run of normal cases; and the judge calibration cases
+(they judge the judge, not the model)."""
 
 from __future__ import annotations
 
