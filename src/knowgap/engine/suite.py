@@ -214,7 +214,7 @@ class Suite(ABC):
         scores: one per proportion metric (its base name) the trial feeds, or one per part (``part``) when a trial
         feeds a metric more than once. The runner stores them in the record; ``knowgap show RUN --failed`` derives
         them for runs recorded before. Counting them (:func:`knowgap.engine.verdicts.hits`) must give the k of n
-        :meth:`metrics` reports. None by default (a suite that gives none has no per-trial verdict)."""
+        :meth:`metrics` reports. By default none (then :meth:`trial_failed` says None for a finished trial)."""
         return []
 
     def trial_verdicts(self, record: TrialRecord) -> list[Verdict]:
