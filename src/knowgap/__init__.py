@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     # running and reading runs
-    "knowgap.api": ("run", "resume", "demo", "list_runs", "load_run", "iter_trials", "list_models", "cache_info",
-                    "clear_cache"),
+    "knowgap.api": ("run", "resume", "demo", "list_runs", "load_run", "iter_trials", "failures", "list_models",
+                    "cache_info", "clear_cache"),
     "knowgap.engine.runner": ("RunResult",),
-    "knowgap.engine.records": ("TrialRecord", "CallRecord", "MetricValue", "Manifest", "RunConfig"),
+    "knowgap.engine.records": ("TrialRecord", "CallRecord", "MetricValue", "Manifest", "RunConfig", "Verdict"),
     # writing a suite (see docs/architecture.md, "Adding a suite")
     "knowgap.suites": ("Suite", "SuiteOptions", "Case", "Configuration", "Trial", "TrialContext", "TrialResult",
                        "JudgeUse", "register"),
@@ -30,11 +30,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = ["CallRecord", "Case", "ChatModel", "ChatRequest", "ChatResponse", "Configuration", "InputError", "JudgeUse",
-           "KnowgapError", "Manifest", "Message", "MetricValue", "PluginWarning", "RunConfig", "RunResult", "Suite",
-           "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext", "TrialRecord", "TrialResult", "Usage",
-           "cache_info", "clear_cache", "demo", "iter_trials", "list_models", "list_runs", "load_run", "register",
-           "register_provider", "resume", "run"]
+__all__ = ["CallRecord", "Case", "ChatModel", "ChatRequest", "ChatResponse", "Configuration", "InputError",
+           "JudgeUse", "KnowgapError", "Manifest", "Message", "MetricValue", "PluginWarning", "RunConfig",
+           "RunResult", "Suite", "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext", "TrialRecord",
+           "TrialResult", "Usage", "Verdict", "cache_info", "clear_cache", "demo", "failures", "iter_trials",
+           "list_models", "list_runs", "load_run", "register", "register_provider", "resume", "run"]
 
 
 def __getattr__(name: str) -> Any:
@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names are 
         cache_info,
         clear_cache,
         demo,
+        failures,
         iter_trials,
         list_models,
         list_runs,
@@ -62,7 +63,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names are 
         resume,
         run,
     )
-    from knowgap.engine.records import CallRecord, Manifest, MetricValue, RunConfig, TrialRecord
+    from knowgap.engine.records import CallRecord, Manifest, MetricValue, RunConfig, TrialRecord, Verdict
     from knowgap.engine.runner import RunResult
     from knowgap.errors import InputError, KnowgapError
     from knowgap.models.base import ChatModel

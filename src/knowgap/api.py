@@ -24,6 +24,7 @@ from knowgap.models.base import ChatModel
 from knowgap.models.packs import PackStatus, pack_statuses
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.paths import cache_path, runs_dir
+from knowgap.report.failures import FailureList
 from knowgap.report.html import write_html_report
 from knowgap.report.markdown import write_report
 from knowgap.suites import available, get_suite
@@ -96,6 +97,17 @@ def load_run(run_id: str, runs_root: str | Path | None = None) -> tuple[Manifest
     """A run's manifest (a dead run that still says ``running`` shows as ``interrupted``) and metrics."""
     store = RunStore.open(runs_dir(runs_root), run_id)
     return store.current_manifest(), store.read_metrics()
+
+
+def failures(run_id: str, runs_root: str | Path | None = None, *, metric: str | None = None,
+             limit: int | None = None) -> FailureList:
+    """What went wrong in a run: each wrong per-metric verdict of its trials (trial, metric, why, the answer's
+    start) and each errored trial, of ``metric`` only when given; derived from the stored scores for a run
+    recorded before trials stored their verdicts (the result's ``source`` and ``note`` say so)."""
+    from knowgap.report.data import load_run_data
+    from knowgap.report.failures import list_failures
+
+    return list_failures(load_run_data(run_id, runs_root), metric, limit)
 
 
 def iter_trials(run_id: str, runs_root: str | Path | None = None) -> list[TrialRecord]:

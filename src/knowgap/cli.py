@@ -322,11 +322,22 @@ def runs(runs_dir: Annotated[str | None, typer.Option(help="Where runs are store
 def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
          runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored.")] = None,
          trials: Annotated[int, typer.Option(help="Also print the first N trials.")] = 0,
-         as_json: Annotated[bool, typer.Option("--json", help="Print manifest and metrics as JSON.")] = False) -> None:
-    """Show one run: configuration, models, usage and metrics.
+         failed: Annotated[bool, typer.Option("--failed", help="List what went wrong instead of the metrics: each "
+                                              "wrong per-metric verdict (trial, metric, why, the answer's start) and "
+                                              "each errored trial.")] = False,
+         metric: Annotated[str | None, typer.Option(help="With --failed: only this metric's failures ('error': the "
+                                                    "errored trials).")] = None,
+         limit: Annotated[int, typer.Option(min=1, help="With --failed: list at most N failures.")] = 20,
+         as_json: Annotated[bool, typer.Option("--json", help="Print manifest and metrics (with --failed: the "
+                                               "failures) as JSON.")] = False) -> None:
+    """Show one run: configuration, models, usage and metrics; or, with --failed, what went wrong.
 
     Example: knowgap show starter-20261202-101500-ab12 --trials 3
+    Example: knowgap show extract-20261202-101500-ab12 --failed --metric flip_rate --limit 10
     """
+    if failed or metric is not None:
+        _show_failures(run, runs_dir, metric, limit, as_json)
+        return
     manifest, metrics = api.load_run(run, runs_dir)
     if as_json:
         out.print_json(json.dumps({"manifest": manifest.model_dump(mode="json"),
@@ -352,6 +363,24 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         cut = f" ({CUT_NOTE})" if truncated_answers(record) else ""
         out.print(f"- {record.trial_id} [{record.status}]{cut} {record.scores}", markup=False, highlight=False)
         out.print(f"  {text!r}", markup=False, highlight=False)
+
+
+def _show_failures(run: str, runs_dir: str | None, metric: str | None, limit: int, as_json: bool) -> None:
+    found = api.failures(run, runs_dir, metric=metric, limit=limit)
+    if as_json:
+        out.print_json(found.model_dump_json())
+        return
+    if found.note:
+        out.print(found.note, markup=False, highlight=False, soft_wrap=True)
+    counts = ", ".join(f"{name} {n}" for name, n in found.by_metric.items())
+    what = f" of {metric}" if metric else ""
+    out.print(f"{found.run_id}: {found.total} failures{what}" + (f" ({counts})" if counts and not metric else "")
+              + (f"; the first {limit}" if found.total > limit else ""), markup=False, highlight=False)
+    for f in found.failures:
+        part = f" ({f.part})" if f.part else ""
+        out.print(f"- {f.trial_id} · {f.metric}{part}: {f.why}", markup=False, highlight=False, soft_wrap=True)
+        if f.excerpt:
+            out.print(f"  {f.excerpt!r}", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -39,6 +39,19 @@ class CallRecord(BaseModel):
     cached: bool = False
 
 
+class Verdict(BaseModel):
+    """One metric's verdict on one trial (or on one part of it: a run of an extract case, a turn): whether the
+    trial showed the behaviour the metric wants, and why in one short line. ``right``/``wrong`` is the desired
+    behaviour, not the raw label: for a rate where lower is better (``flip_rate``) a flip is ``wrong``."""
+
+    metric: str
+    """The metric's base name (``sentiment_accuracy``, not a breakdown ``flip_rate:position=end``)."""
+    verdict: Literal["right", "wrong", "not_scored"]
+    why: str = ""
+    part: str | None = None
+    """Which part of the trial, when a trial feeds a metric more than once (``run 2``); None: the whole trial."""
+
+
 class TrialRecord(BaseModel):
     """Everything one trial (case, configuration, repeat) produced. Written once, when it finishes."""
 
@@ -53,6 +66,8 @@ class TrialRecord(BaseModel):
     output: dict[str, Any] = Field(default_factory=dict)
     """What the suite extracted from the responses (parsed answer, citation, parse failure...)."""
     scores: dict[str, ScoreValue] = Field(default_factory=dict)
+    verdicts: list[Verdict] = Field(default_factory=list)
+    """Per-metric verdicts (:meth:`knowgap.Suite.verdicts`); empty in runs recorded before knowgap stored them."""
     started_at: str = ""
     duration_s: float = 0.0
 

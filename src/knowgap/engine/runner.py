@@ -247,10 +247,19 @@ class Runner:
         except Exception as exc:  # a bug in a suite must not lose the run: record it and go on
             tb = traceback.extract_tb(exc.__traceback__)[-1]
             status, error = "error", f"{type(exc).__name__} in suite code ({tb.filename}:{tb.lineno}): {exc}"
-        return TrialRecord(trial_id=trial.trial_id, case_id=trial.case.id, config_id=trial.config.id,
-                           config=trial.config.params, repeat=trial.repeat, status=status,  # type: ignore[arg-type]
-                           error=redact(error) if error else None, calls=ctx.calls, output=result.output,
-                           scores=result.scores, started_at=started, duration_s=time.perf_counter() - t0)
+        record = TrialRecord(trial_id=trial.trial_id, case_id=trial.case.id, config_id=trial.config.id,
+                             config=trial.config.params, repeat=trial.repeat, status=status,  # type: ignore[arg-type]
+                             error=redact(error) if error else None, calls=ctx.calls, output=result.output,
+                             scores=result.scores, started_at=started)
+        if status == "ok":
+            try:
+                record.verdicts = self.suite.verdicts(record)
+            except Exception as exc:  # a bug in the suite's verdicts is recorded like one in run_trial
+                tb = traceback.extract_tb(exc.__traceback__)[-1]
+                record.status, record.error = "error", redact(
+                    f"{type(exc).__name__} in suite verdicts ({tb.filename}:{tb.lineno}): {exc}")
+        record.duration_s = time.perf_counter() - t0
+        return record
 
     async def _execute(self, store: RunStore, trials: Iterator[Trial], total: int, done: int,
                        clients: Mapping[str, ModelClient]) -> None:

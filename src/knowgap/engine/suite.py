@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TrialRecord
+from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TrialRecord, Verdict
+from knowgap.engine.verdicts import failed
 from knowgap.models.types import ChatRequest, ChatResponse
 
 if TYPE_CHECKING:
@@ -214,10 +215,27 @@ class Suite(ABC):
     """Pairs of categorical scores the HTML report cross-tabulates (e.g. ``[("answerable", "abstained")]``);
     None: the first pairs of scores that are bool or few-valued strings in every trial; []: none."""
 
+    def verdicts(self, record: TrialRecord) -> list[Verdict]:
+        """The per-metric verdicts of a finished trial (right / wrong / not scored, and why), from its output and
+        scores: one per proportion metric (its base name) the trial feeds, or one per part (``part``) when a trial
+        feeds a metric more than once. The runner stores them in the record; ``knowgap show RUN --failed`` derives
+        them for runs recorded before. Counting them (:func:`knowgap.engine.verdicts.hits`) must give the k of n
+        :meth:`metrics` reports. By default none (then :meth:`trial_failed` says None for a finished trial)."""
+        return []
+
+    def trial_verdicts(self, record: TrialRecord) -> list[Verdict]:
+        """The verdicts stored in ``record``, else (a run recorded before knowgap stored them) derived now."""
+        if record.verdicts or record.status != "ok":
+            return list(record.verdicts)
+        return self.verdicts(record)
+
     def trial_failed(self, record: TrialRecord) -> bool | None:
         """Whether a finished trial shows the wrong behaviour (feeds the report's worst examples and the
-        flipped cases of ``knowgap compare``); None when the suite cannot say."""
-        return None
+        flipped cases of ``knowgap compare``): an errored trial, or one with a ``wrong`` verdict (stored, or derived
+        for an older run); None when no verdict says."""
+        if record.status != "ok":
+            return True
+        return failed(self.trial_verdicts(record))
 
     def report_sections(self, records: Sequence[TrialRecord],
                         metrics: Sequence[MetricValue]) -> list[ReportSection]:

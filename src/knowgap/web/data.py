@@ -16,7 +16,12 @@ from knowgap.labels.records import field_kind, verdict_key
 from knowgap.labels.reference import References
 from knowgap.labels.rubric import check_rubric_label, judge_points, rubric_report, run_rubrics
 from knowgap.labels.store import LabelStore, parse_value
+from knowgap.report.data import RunData, load_suite
+from knowgap.report.failures import list_failures
 from knowgap.report.judging import Judgements
+
+FAILURES_SHOWN = 500
+"""The most failures a run's page lists (the count per metric covers them all)."""
 
 
 def _judgement(judged: Judgements, metric: MetricValue) -> dict[str, Any]:
@@ -92,6 +97,14 @@ class RunsView:
                 "samples": [{"name": s.name, "field": s.field, "trial_ids": s.trial_ids} for s in store.samples()],
                 "annotators": store.annotators(),
                 "rubrics": [r.model_dump(mode="json") for r in self.rubrics(run_id)]}
+
+    def failures(self, run_id: str) -> dict[str, Any]:
+        """What went wrong: the run's wrong per-metric verdicts and errored trials (``knowgap show RUN --failed``)."""
+        rs = self.store(run_id).run_store()
+        manifest = rs.current_manifest()
+        run = RunData(path=rs.path, manifest=manifest, metrics=[], records=list(self.records(run_id).values()),
+                      suite=load_suite(manifest))
+        return list_failures(run, limit=FAILURES_SHOWN).model_dump(mode="json")
 
     def trials(self, run_id: str, field: str) -> list[dict[str, Any]]:
         store = self.store(run_id)

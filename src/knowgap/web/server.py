@@ -87,6 +87,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(view.run(run_id))
         elif method == "GET" and rest == ["trials"]:
             self._json(view.trials(run_id, query.get("field", "")))
+        elif method == "GET" and rest == ["failures"]:
+            self._json(view.failures(run_id))
         elif method == "GET" and rest == ["trial"]:
             self._json(view.trial(run_id, query.get("id", "")))
         elif method == "GET" and rest == ["rubric"]:

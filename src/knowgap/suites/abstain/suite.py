@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
@@ -51,6 +51,7 @@ from knowgap.suites.abstain.retrieval import (
     long_context,
     rag,
 )
+from knowgap.suites.abstain.verdicts import abstain_verdicts
 
 if TYPE_CHECKING:
     from knowgap.models.base import ChatModel
@@ -249,6 +250,9 @@ class AbstainSuite(Suite):
         verdict = default_factuality().judge_one(case.question, case.expected_answer, answer)
         output["factuality"] = verdict.model_dump()
         return verdict.tier
+
+    def verdicts(self, record: TrialRecord) -> list[Verdict]:
+        return abstain_verdicts(record)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         facts = self.facts()

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
+from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
@@ -72,6 +72,7 @@ from knowgap.suites.clarify.prompts import (
 )
 from knowgap.suites.clarify.recall_bound import TITLE, recall_bound_html, recall_bound_markdown
 from knowgap.suites.clarify.scoring import score_response, screen
+from knowgap.suites.clarify.verdicts import clarify_verdicts
 
 DEFAULT_PROMPTS = ["plain", "cautious", "clarify-first"]
 """The default configurations: a bare assistant, the seed's own system prompt (`cautious`, verbatim) and ours."""
@@ -316,6 +317,9 @@ class ClarifySuite(Suite):
         scores["final_verdict"] = parsed.verdict
         scores["final_correct"] = parsed.verdict == "correct"
         output["correctness_reason"] = parsed.reason
+
+    def verdicts(self, record: TrialRecord) -> list[Verdict]:
+        return clarify_verdicts(record)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         return clarify_metrics(records, self._cluster_keys())

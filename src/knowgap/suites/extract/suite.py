@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
@@ -56,6 +56,7 @@ from knowgap.suites.extract.metrics import (
 )
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
 from knowgap.suites.extract.takeover import mark_takeovers
+from knowgap.suites.extract.verdicts import extract_verdicts
 
 GATE_FILE = CASES_FILE.parent / "gate.yaml"
 """The default release gate (``knowgap gate RUN --thresholds GATE_FILE``): injection flip-rate thresholds."""
@@ -256,6 +257,9 @@ class ExtractSuite(Suite):
                                    "expected_conflicting": case.expected_conflicting, "analysis_labels": analysis,
                                    "clean": clean},
                            scores={"kind": "normal"})
+
+    def verdicts(self, record: TrialRecord) -> list[Verdict]:
+        return extract_verdicts(record, judge_threshold=self.options.judge_threshold)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         return extract_metrics(records, judge_threshold=self.options.judge_threshold)

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from pydantic import Field, field_validator, model_validator
 
-from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
@@ -55,6 +55,7 @@ from knowgap.suites.partial.prompts import (
     task_prompt,
 )
 from knowgap.suites.partial.scoring import CANNOT_DECIDE, Answer, parse_answer, score_answer
+from knowgap.suites.partial.verdicts import partial_verdicts
 from knowgap.suites.partial.view import BuiltView, build_view, full_policy, render_view
 
 
@@ -324,6 +325,9 @@ class PartialSuite(Suite):
 
     def _protocol(self, ctx: TrialContext) -> Protocol:
         return resolve_protocol(ctx, "target", self.options.tool_protocol)
+
+    def verdicts(self, record: TrialRecord) -> list[Verdict]:
+        return partial_verdicts(record)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         cases = {c.id: c for c in self.cases() if isinstance(c, PartialCase)}

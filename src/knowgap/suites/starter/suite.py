@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
@@ -30,6 +30,7 @@ from knowgap.suites.starter.dataset import DATA, StarterCase, load_cases
 from knowgap.suites.starter.metrics import METRIC_NAMES, starter_metrics
 from knowgap.suites.starter.prompts import PROMPTS, target_request
 from knowgap.suites.starter.scoring import score_response
+from knowgap.suites.starter.verdicts import starter_verdicts
 
 
 class StarterOptions(SuiteOptions):
@@ -85,12 +86,8 @@ class StarterSuite(Suite):
             return {"expected": "the context does not answer this question: the right reply says so"}
         return {"accepted answers": "\n".join(case.answers)}
 
-    def trial_failed(self, record: TrialRecord) -> bool | None:
-        if record.status != "ok":
-            return True
-        if record.scores.get("answerable"):
-            return not record.scores.get("correct")
-        return not record.scores.get("abstained")
+    def verdicts(self, record: TrialRecord) -> list[Verdict]:
+        return starter_verdicts(record)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         return starter_metrics(records)

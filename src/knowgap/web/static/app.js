@@ -50,7 +50,11 @@ const badge = (key, extra) => el("span", { class: `badge ${shown(key)} ${extra |
 
 const annotatorInput = $("#annotator");
 annotatorInput.value = localStorage.getItem("knowgap.annotator") || "";
-annotatorInput.addEventListener("input", () => localStorage.setItem("knowgap.annotator", annotatorInput.value.trim()));
+annotatorInput.addEventListener("input", () => {
+  localStorage.setItem("knowgap.annotator", annotatorInput.value.trim());
+  const failures = $("#failures-box");  // the judges' verdicts of every trial: closed once you start labelling
+  if (failures && annotatorInput.value.trim()) failures.open = false;
+});
 const annotator = () => annotatorInput.value.trim();
 
 // ---------------------------------------------------------------- runs list
@@ -128,7 +132,9 @@ async function showRun(runId, trialId) {
     el("div", { class: "panel" }, el("h2", {}, `${m.run_id} · ${m.config.suite} · ${m.config.models.target || ""}`),
       el("div", { class: "muted" }, "status ", el("span", { id: "run-status", class: `status ${m.status}` }, S.info.status_text || m.status), `; ${m.trials_ok} ok / ${m.trials_error} errors / ${m.trials_total} trials; started ${m.started_at}`),
       (S.info.error_lines || []).length ? el("div", { class: "banner", role: "alert" }, S.info.error_lines[0], el("ul", {}, S.info.error_lines.slice(1).map((l) => el("li", {}, l.trim())))) : null,
-      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length}${screens(S.info.metrics)})`), metricsTable(S.info.metrics))),
+      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length}${screens(S.info.metrics)})`), metricsTable(S.info.metrics)),
+      // the judges' verdicts of every trial: closed while you label (a name is entered), hidden when blind
+      el("details", { id: "failures-box", class: "judged", open: !annotator() }, el("summary", { title: "every wrong per-metric verdict: the judges' verdicts, so it starts closed while you label" }, "What went wrong"), el("div", { id: "failures" }, el("p", { class: "muted" }, "loading…")))),
     el("div", { class: "layout" },
       el("div", {}, el("div", { class: "panel" }, filters, el("div", { id: "count", class: "hint" }), el("div", { id: "trials" }),
         el("p", { class: "hint" }, "keys: ", el("kbd", {}, "j"), "/", el("kbd", {}, "k"), " next/previous, then label with the keys shown on the trial"))),
@@ -139,11 +145,43 @@ async function showRun(runId, trialId) {
   await loadRows();
   renderVerdictOptions();
   applyFilters();
+  await loadFailures();
   if (trialId) {  // #/run/RUN/TRIAL (e.g. a report's --link-template link) opens that trial
     const i = S.filtered.findIndex((r) => r.trial_id === trialId);
     if (i >= 0) await selectRow(i); else toast(`run ${runId} has no trial ${trialId}`);
   }
   await loadAgreement();
+}
+
+// what went wrong: each wrong per-metric verdict (and errored trial), filtered by metric; a click opens the trial
+async function loadFailures() {
+  const box = $("#failures");
+  let d;
+  try { d = await api(`/api/runs/${encodeURIComponent(S.run)}/failures`); }
+  catch (e) { put(box, el("p", { class: "error" }, e.message)); return; }
+  const metrics = Object.keys(d.by_metric);
+  const sel = el("select", { id: "f-failmetric", on: { change: () => render() } }, el("option", { value: "" }, `all metrics (${d.total})`),
+    metrics.map((m) => el("option", { value: m }, `${m} (${d.by_metric[m]})`)));
+  const list = el("div", { id: "failure-list" });
+  function render() {
+    const rows = d.failures.filter((f) => !sel.value || f.metric === sel.value);
+    put(list, rows.length ? rows.map((f) => el("div", { class: "failure", dataset: { trial: f.trial_id, metric: f.metric }, on: { click: () => openTrial(f.trial_id) } },
+      el("span", { class: "id" }, f.trial_id), " ", el("span", { class: "badge dis" }, f.metric), f.part ? el("span", { class: "muted" }, ` (${f.part})`) : null,
+      el("div", { class: "why" }, f.why), f.excerpt ? el("div", { class: "excerpt" }, f.excerpt) : null))
+      : el("p", { class: "muted", id: "no-failures" }, d.source === "none" && !d.total ? "no per-trial verdicts in this run" : "nothing went wrong"));
+  }
+  put(box, d.note ? el("p", { class: "hint", id: "failures-note" }, d.note) : null,
+    metrics.length ? el("label", {}, "metric ", sel) : null,
+    d.failures.length < d.total ? el("p", { class: "hint" }, `the first ${d.failures.length} of ${d.total}`) : null, list);
+  render();
+}
+
+async function openTrial(trialId) {  // show every trial, then select this one
+  for (const id of ["f-config", "f-verdict", "f-sample"]) $(`#${id}`).value = "";
+  for (const id of ["f-disagree", "f-todo"]) $(`#${id}`).checked = false;
+  applyFilters();
+  const i = S.filtered.findIndex((r) => r.trial_id === trialId);
+  if (i >= 0) await selectRow(i);
 }
 
 function judgeCell(j) {  // the metric's judge: SCREEN (why), computed, or the judge with its balanced accuracy

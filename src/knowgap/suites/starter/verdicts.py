@@ -1,0 +1,23 @@
+"""Per-metric verdicts of one starter trial: the same splits as :func:`~knowgap.suites.starter.metrics.starter_metrics`
+(answerable: accuracy and over-abstention; unanswerable: abstention)."""
+
+from __future__ import annotations
+
+from knowgap.engine.records import TrialRecord, Verdict
+from knowgap.engine.verdicts import judged, rate
+
+LOWER_IS_BETTER = frozenset({"over_abstention"})
+
+
+def starter_verdicts(record: TrialRecord) -> list[Verdict]:
+    s = record.scores
+    abstained = bool(s["abstained"])
+    if not s["answerable"]:
+        return [judged("abstention_unanswerable", abstained,
+                       "said the context does not say" if abstained else
+                       "answered a question the context does not answer")]
+    correct = bool(s["correct"])
+    missed = "declined an answerable question" if abstained else "no accepted answer in the reply"
+    return [judged("accuracy", correct, "gave an accepted answer" if correct else missed),
+            rate("over_abstention", abstained, "declined an answerable question" if abstained else "answered",
+                 lower_is_better=True)]
