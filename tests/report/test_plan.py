@@ -7,8 +7,10 @@ import math
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import knowgap
+from knowgap.cli import app
 from knowgap.engine import power as pw
 from knowgap.errors import KnowgapError
 from knowgap.report.plan import WORST_CASE_RATE, make_plan
@@ -152,3 +154,11 @@ def test_cli_plans_from_a_stored_run(copies_run: knowgap.RunResult, runs_root: P
                       "--group", "prompt=plain", "--runs-dir", str(runs_root))
     assert bad.returncode == 2
     assert "--metric 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_help_has_an_example_and_names_the_designs() -> None:
+    result = CliRunner().invoke(app, ["plan", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "Example: knowgap plan extract --detect 0.10 --from-run RUN --metric flip_rate --repeats 3" in text
+    assert "paired" in text and "independent groups" in text
