@@ -94,6 +94,19 @@ def test_two_runs_measure_the_paired_correlation(copies_run: knowgap.RunResult, 
     assert f"vs run {coin_run.run_id} (8 cases)" in plan.discordance_source and "assumed" not in plan.discordance_source
 
 
+def test_two_runs_on_different_cases_are_refused(copies_run: knowgap.RunResult, tmp_path: Path,
+                                                  runs_root: Path) -> None:
+    cases = write_jsonl(tmp_path / "other.jsonl", [
+        {"id": f"other-{i}", "lang": "en", "context": "The shop opens at 9.", "question": "When does it open?",
+         "answerable": True, "answers": ["9"]} for i in range(3)])
+    script = write_jsonl(tmp_path / "answer.jsonl", [{"response": ANSWER}])
+    other = knowgap.run("starter", models={"target": f"scripted:{script}"}, options={"data": str(cases)},
+                        runs_root=runs_root)
+    with pytest.raises(KnowgapError, match="share no case scoring over_abstention"):
+        make_plan("starter", detect=0.2, runs=[copies_run.run_id, other.run_id], metric="over_abstention",
+                  group="prompt=plain", runs_root=runs_root)
+
+
 def test_without_a_run_the_plan_assumes_the_worst_case_and_copies() -> None:
     plan = make_plan("starter", detect=0.1, repeats=5)
     assert plan.baseline_rate == WORST_CASE_RATE and "worst case" in plan.baseline_source

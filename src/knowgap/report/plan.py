@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,130 @@ def _ceil(x: float) -> int | None:
     return None if math.isinf(x) else math.ceil(x - 1e-9)
 
 
+@dataclass
+class Measured:
+    """What the stored runs say about the metric: each case's (successes, trials) in the chosen group, and each
+    shared case's rates under the two configurations compared (None: no second group or run)."""
+
+    run_id: str
+    metric: str
+    group: str
+    hits: Hits
+    pairs: list[tuple[float, float]] | None = None
+    other: str = ""
+    """The second configuration: ``group G of run R`` or ``run R``."""
+    run_cases: int = 0
+
+
+def measure(loaded: Sequence[RunData], metric: str | None, group: str | None, versus: str | None) -> Measured:
+    """Per-case hits of ``metric`` in ``group`` of the first run, and the pairs against ``versus`` (a group of the
+    same run) or the same group of the second run."""
+    first = loaded[0]
+    assert first.suite is not None
+    props = _proportions(first)
+    metric = _pick("proportion metric", metric, sorted(props), "--metric", first.run_id)
+    group = _pick("group", group, props[metric], "--group", first.run_id)
+    per_case = case_hits(first.suite, first.records)
+    hits = per_case.get((metric, group), {})
+    if not hits:
+        raise KnowgapError(f"run {first.run_id}: no ok trial scores {metric} in group {group}")
+    found = Measured(run_id=first.run_id, metric=metric, group=group, hits=hits,
+                     run_cases=len({r.case_id for r in first.records}))
+    if versus is not None:
+        versus = _pick("group", versus, [g for g in props[metric] if g != group], "--versus", first.run_id)
+        found.pairs = _pairs(hits, per_case.get((metric, versus), {}))
+        found.other = f"group {versus} of run {first.run_id}"
+    elif len(loaded) == 2:
+        second = loaded[1]
+        assert second.suite is not None
+        other = case_hits(second.suite, second.records).get((metric, group), {})
+        if not other:
+            raise KnowgapError(f"run {second.run_id}: no ok trial scores {metric} in group {group}")
+        found.pairs, found.other = _pairs(hits, other), f"run {second.run_id}"
+        if not found.pairs:
+            raise KnowgapError(f"runs {first.run_id} and {second.run_id} share no case scoring {metric} "
+                               "(run both on the same dataset with the same --sample and --seed)")
+    return found
+
+
+def _available(target: Suite, data: str | None, options: dict[str, Any], found: Measured | None) -> tuple[int, str]:
+    """The cases the suite's dataset offers, and where that number comes from: the cases that score the metric
+    when the run shows only some do (extract's flip rate: the adversarial ones)."""
+    available = len(target.cases())
+    source = f"the cases file {data}" if data else "the shipped dataset"
+    if found is None or len(found.hits) >= found.run_cases:
+        return available, source
+    scoring = len(found.hits)
+    if data is None and options.get("sample") is None:
+        return scoring, f"{source}, the {scoring} that score {found.metric}"
+    about = max(1, round(available * scoring / found.run_cases))
+    return about, f"{source}, about {about} scoring {found.metric} (as {scoring} of the run's {found.run_cases})"
+
+
+def _baseline(given: float | None, found: Measured | None) -> tuple[float, str]:
+    if given is not None:
+        return given, "--baseline-rate"
+    if found is not None:
+        k, n = sum(k for k, _ in found.hits.values()), sum(n for _, n in found.hits.values())
+        return k / n, f"run {found.run_id}: {k} of {n} trials ({len(found.hits)} cases)"
+    return WORST_CASE_RATE, "assumed 0.5, the worst case (the most variance); give --baseline-rate or --from-run"
+
+
+def _icc(given: float | None, found: Measured | None, temperature: float) -> tuple[float, str]:
+    if given is not None:
+        return given, "--icc"
+    measured = pw.icc_binary(list(found.hits.values())) if found is not None else None
+    if found is not None and measured is not None:
+        multi = sum(1 for _, n in found.hits.values() if n > 1)
+        return measured, f"run {found.run_id} ({multi} cases with 2 or more trials)"
+    why = ("no run given" if found is None else
+           "the run has one trial per case" if all(n == 1 for _, n in found.hits.values()) else
+           "the run's trials do not vary")
+    if temperature == 0:
+        return 1.0, f"assumed 1: at temperature 0 repeats of a case are near-copies ({why})"
+    return 1.0, (f"assumed 1, the worst case, at temperature {temperature:g} ({why}; a run with --repeats 2 "
+                 "measures it)")
+
+
+def _phi(found: Measured | None) -> tuple[float, str]:
+    pairs = found.pairs if found is not None else None
+    measured = pw.phi_paired(pairs) if pairs is not None else None
+    if found is not None and pairs is not None and measured is not None:
+        return measured, (f"correlation {measured:.2f} of verdicts on one case, group {found.group} of run "
+                           f"{found.run_id} vs {found.other} ({len(pairs)} cases)")
+    why = (f"{found.other} gives no correlation: a configuration's verdicts do not vary over the {len(pairs)} "
+           "shared cases" if found is not None and pairs is not None else
+           "--versus or a second --from-run measure it")
+    return 0.0, ("assumed: the two configurations' verdicts on a case are independent (correlation 0, "
+                 f"conservative; pairs usually agree more; {why})")
+
+
+def _check_inputs(detect: float, power: float, alpha: float, repeats: int, rates: dict[str, float | None],
+                  runs: int, versus: str | None) -> None:
+    for flag, value in (("--detect", detect), ("--power", power), ("--alpha", alpha)):
+        if not 0 < value < 1:
+            raise KnowgapError(f"{flag} must be between 0 and 1 (exclusive), got {value}")
+    for flag, rate in rates.items():
+        if rate is not None and not 0 <= rate <= 1:
+            raise KnowgapError(f"{flag} must be between 0 and 1, got {rate}")
+    if repeats < 1:
+        raise KnowgapError(f"--repeats must be at least 1, got {repeats}")
+    if runs > 2:
+        raise KnowgapError(f"--from-run: at most two runs (two models or configurations), got {runs}")
+    if versus is not None and runs != 1:
+        raise KnowgapError("--versus compares two groups of one run: give exactly one --from-run")
+
+
+def _load(runs: Sequence[str], suite: str, runs_root: str | Path | None) -> list[RunData]:
+    loaded = [load_run_data(r, runs_root) for r in runs]
+    for run in loaded:
+        if run.manifest.config.suite != suite:
+            raise KnowgapError(f"run {run.run_id} is a run of suite {run.manifest.config.suite}, not {suite}")
+        if run.suite is None:
+            raise KnowgapError(f"run {run.run_id}: suite {suite} cannot be loaded with the run's options")
+    return loaded
+
+
 def make_plan(suite: str, *, detect: float, baseline_rate: float | None = None, repeats: int = 1,
               runs: Sequence[str] = (), metric: str | None = None, group: str | None = None,
               versus: str | None = None, icc: float | None = None, discordance: float | None = None,
@@ -151,102 +276,23 @@ def make_plan(suite: str, *, detect: float, baseline_rate: float | None = None, 
     of repeated trials, and the paired correlation (against ``versus``, another group of the first run, or the
     same group of the second run). Given values (``baseline_rate``, ``icc``, ``discordance``) win over
     measured ones. Raises KnowgapError on bad input."""
-    for flag, value in (("--detect", detect), ("--power", power), ("--alpha", alpha)):
-        if not 0 < value < 1:
-            raise KnowgapError(f"{flag} must be between 0 and 1 (exclusive), got {value}")
-    for flag, rate in (("--baseline-rate", baseline_rate), ("--icc", icc), ("--discordance", discordance)):
-        if rate is not None and not 0 <= rate <= 1:
-            raise KnowgapError(f"{flag} must be between 0 and 1, got {rate}")
-    if repeats < 1:
-        raise KnowgapError(f"--repeats must be at least 1, got {repeats}")
-    if len(runs) > 2:
-        raise KnowgapError(f"--from-run: at most two runs (two models or configurations), got {len(runs)}")
-    if versus is not None and len(runs) != 1:
-        raise KnowgapError("--versus compares two groups of one run: give exactly one --from-run")
-    loaded = [load_run_data(r, runs_root) for r in runs]
-    for run in loaded:
-        if run.manifest.config.suite != suite:
-            raise KnowgapError(f"run {run.run_id} is a run of suite {run.manifest.config.suite}, not {suite}")
-        if run.suite is None:
-            raise KnowgapError(f"run {run.run_id}: suite {suite} cannot be loaded with the run's options")
+    _check_inputs(detect, power, alpha, repeats, {"--baseline-rate": baseline_rate, "--icc": icc,
+                                                  "--discordance": discordance}, len(runs), versus)
+    loaded = _load(runs, suite, runs_root)
     options = dict(loaded[0].manifest.config.options) if loaded else {}
     target = _suite(suite, options, data)
-    temperature = float(options.get("temperature", getattr(target.options, "temperature", 0.0)))
-    available = len(target.cases())
-    available_source = f"the cases file {data}" if data else "the shipped dataset"
-    hits: Hits = {}
-    other: Hits | None = None
-    other_name = ""
-    if loaded:
-        first = loaded[0]
-        props = _proportions(first)
-        metric = _pick("proportion metric", metric, sorted(props), "--metric", first.run_id)
-        group = _pick("group", group, props[metric], "--group", first.run_id)
-        assert first.suite is not None
-        per_case = case_hits(first.suite, first.records)
-        hits = per_case.get((metric, group), {})
-        if not hits:
-            raise KnowgapError(f"run {first.run_id}: no ok trial scores {metric} in group {group}")
-        if versus is not None:
-            versus = _pick("group", versus, [g for g in props[metric] if g != group], "--versus", first.run_id)
-            other, other_name = per_case.get((metric, versus), {}), f"group {versus} of run {first.run_id}"
-        elif len(loaded) == 2:
-            second = loaded[1]
-            assert second.suite is not None
-            other = case_hits(second.suite, second.records).get((metric, group), {})
-            other_name = f"run {second.run_id}"
-        run_cases = len({r.case_id for r in first.records})
-        if len(hits) < run_cases:  # the metric scores some cases only (e.g. extract's flip rate: adversarial)
-            exact = data is None and options.get("sample") is None
-            share = available * len(hits) / run_cases
-            available = len(hits) if exact else max(1, round(share))
-            available_source += (f", the {available} that score {metric}" if exact else
-                                 f", about {available} scoring {metric} (as {len(hits)} of the run's {run_cases})")
-
-    # baseline rate
-    if baseline_rate is not None:
-        p1, baseline_source = baseline_rate, "--baseline-rate"
-    elif hits:
-        k, n = sum(k for k, _ in hits.values()), sum(n for _, n in hits.values())
-        p1 = k / n
-        baseline_source = f"run {loaded[0].run_id}: {k} of {n} trials ({len(hits)} cases)"
-    else:
-        p1 = WORST_CASE_RATE
-        baseline_source = "assumed 0.5, the worst case (the most variance); give --baseline-rate or --from-run"
+    found = measure(loaded, metric, group, versus) if loaded else None
+    available, available_source = _available(target, data, options, found)
+    p1, baseline_source = _baseline(baseline_rate, found)
     if max(p1, 1 - p1) < detect:
         raise KnowgapError(f"--detect {detect}: no rate is {detect} away from the baseline {p1:.2f}")
-
-    # within-case correlation of repeated trials
-    if icc is not None:
-        icc_value, icc_source = icc, "--icc"
+    temperature = float(options.get("temperature", getattr(target.options, "temperature", 0.0)))
+    icc_value, icc_source = _icc(icc, found, temperature)
+    phi: float | None = None
+    if discordance is None:
+        phi, discordance_source = _phi(found)
     else:
-        measured = pw.icc_binary(list(hits.values())) if hits else None
-        if measured is not None:
-            multi = sum(1 for _, n in hits.values() if n > 1)
-            icc_value, icc_source = measured, f"run {loaded[0].run_id} ({multi} cases with 2 or more trials)"
-        else:
-            why = ("the run has one trial per case" if hits and all(n == 1 for _, n in hits.values()) else
-                   "the run's trials do not vary" if hits else "no run given")
-            icc_value = 1.0
-            icc_source = (f"assumed 1: at temperature {temperature:g} repeats of a case are near-copies ({why})"
-                          if temperature == 0 else
-                          f"assumed 1, the worst case, at temperature {temperature:g} ({why}; a run with "
-                          "--repeats 2 measures it)")
-
-    # paired design: discordance
-    phi: float | None
-    if discordance is not None:
-        phi, discordance_source = None, "--discordance"
-    else:
-        measured_phi = pw.phi_paired(_pairs(hits, other)) if other is not None else None
-        if measured_phi is not None:
-            phi = measured_phi
-            discordance_source = (f"correlation {phi:.2f} of verdicts on one case, group {group} of run "
-                                  f"{loaded[0].run_id} vs {other_name} ({len(_pairs(hits, other or {}))} cases)")
-        else:
-            phi = 0.0
-            discordance_source = ("assumed: the two configurations' verdicts on a case are independent (correlation 0, "
-                                  "conservative; pairs usually agree more; --versus or a second --from-run measure it)")
+        discordance_source = "--discordance"
 
     def psi(a: float, b: float) -> float:
         return discordance if discordance is not None else pw.discordance(a, b, phi or 0.0)
@@ -264,13 +310,14 @@ def make_plan(suite: str, *, detect: float, baseline_rate: float | None = None, 
                       smallest_detectable=pw.smallest_detectable(
                           share, lambda d: pw.cases_with_repeats(one(d), repeats, icc_value)))
 
-    paired = design("paired: the same cases under both", paired_one, available)
-    independent = design("independent groups: other cases for each (per group)", independent_one, available // 2)
-    plan = Plan(suite=suite, metric=metric, group=group, detect=detect, alpha=alpha, power=power, repeats=repeats,
-                baseline_rate=p1, baseline_source=baseline_source, icc=icc_value, icc_source=icc_source, phi=phi,
+    plan = Plan(suite=suite, metric=found.metric if found else metric, group=found.group if found else None,
+                detect=detect, alpha=alpha, power=power, repeats=repeats, baseline_rate=p1,
+                baseline_source=baseline_source, icc=icc_value, icc_source=icc_source, phi=phi,
                 discordance=max(psi(p1, p2) for p2 in (p1 + detect, p1 - detect) if 0 <= p2 <= 1),
                 discordance_source=discordance_source, available_cases=available, available_source=available_source,
-                paired=paired, independent=independent)
+                paired=design("paired: the same cases under both", paired_one, available),
+                independent=design("independent groups: other cases for each (per group)", independent_one,
+                                   available // 2))
     plan.verdict = verdict(plan)
     return plan
 
