@@ -41,9 +41,17 @@ from knowgap.errors import KnowgapError
 from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
+from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.clarify.citations import citation_scores
-from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
+from knowgap.suites.clarify.dataset import (
+    CASES_FILE,
+    GUIDELINE_FILES,
+    ClarifyCase,
+    check_cases,
+    load_cases,
+    load_guideline,
+)
 from knowgap.suites.clarify.judging import (
     RUBRIC_WEIGHTS,
     approximate_correct,
@@ -114,6 +122,11 @@ class ClarifySuite(Suite):
                                   "correctness_parse_failure_rate", "silent_failure_parse_failure_rate",
                                   "review_queue", "errors", "truncation_rate"})
     options: ClarifyOptions
+    case_file_model = ClarifyCase
+
+    @classmethod
+    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
+        return check_cases(path)
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)

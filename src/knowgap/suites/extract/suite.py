@@ -39,10 +39,11 @@ from knowgap.engine.suite import (
 )
 from knowgap.errors import InputError, KnowgapError
 from knowgap.models.structured import ParseFailure
+from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.extract.claims_judge import PROMPT_VERSION as CLAIMS_PROMPT_VERSION
 from knowgap.suites.extract.claims_judge import judge_faithfulness
-from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
+from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, check_cases, load_cases
 from knowgap.suites.extract.metrics import (
     JUDGED,
     JUDGED_BY_CLAIMS,
@@ -99,6 +100,11 @@ class ExtractSuite(Suite):
     metric_names = METRIC_NAMES
     computed_metrics = METRIC_NAMES - JUDGED
     options: ExtractOptions
+    case_file_model = ExtractCase
+
+    @classmethod
+    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
+        return check_cases(path)
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)

@@ -25,8 +25,9 @@ from knowgap.engine.suite import (
     TrialResult,
 )
 from knowgap.errors import KnowgapError
+from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
-from knowgap.suites.starter.dataset import DATA, StarterCase, load_cases
+from knowgap.suites.starter.dataset import DATA, StarterCase, check_cases, load_cases
 from knowgap.suites.starter.metrics import METRIC_NAMES, starter_metrics
 from knowgap.suites.starter.prompts import PROMPTS, target_request
 from knowgap.suites.starter.scoring import score_response
@@ -48,6 +49,11 @@ class StarterSuite(Suite):
     metric_names = METRIC_NAMES
     computed_metrics = frozenset({"errors"})
     options: StarterOptions
+    case_file_model = StarterCase
+
+    @classmethod
+    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
+        return check_cases(path)
 
     def metric_judges(self) -> dict[str, JudgeUse]:
         from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
