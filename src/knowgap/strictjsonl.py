@@ -99,15 +99,11 @@ class CaseFileCheck(Generic[M]):
         if self.problems:
             raise ProblemsError(self.problems)
 
-    def with_rule(self, rule: Callable[[M], str | tuple[str, str] | None]) -> CaseFileCheck[M]:
-        """This check plus a rule pydantic cannot express: ``rule(record)`` returns None (fine), a message, or
-        (field, message)."""
-        found = []
-        for number, record in self.records:
-            verdict = rule(record)
-            if verdict is not None:
-                name, message = verdict if isinstance(verdict, tuple) else (None, verdict)
-                found.append(Problem(file=self.file, line=number, field=name, message=message))
+    def with_rule(self, rule: Callable[[M], Iterable[tuple[str | None, str]]]) -> CaseFileCheck[M]:
+        """This check plus a rule pydantic cannot express: ``rule(record)`` yields (field or None, message) for
+        each problem of the record (nothing when it is fine)."""
+        found = [Problem(file=self.file, line=number or None, field=name, message=message)
+                 for number, record in self.records for name, message in rule(record)]
         return CaseFileCheck(self.file, self.what, self.records, sorted([*self.problems, *found], key=_order),
                              self.kinds)
 

@@ -28,10 +28,10 @@ class StarterCase(Case):
     answers: list[str] = Field(default_factory=list)
 
 
-def _answers(case: StarterCase) -> tuple[str, str] | None:
+def _answers(case: StarterCase) -> list[tuple[str | None, str]]:
     if case.answerable and not case.answers:
-        return "answers", "an answerable case needs at least one accepted answer"
-    return None
+        return [("answers", "an answerable case needs at least one accepted answer")]
+    return []
 
 
 def check_cases(path: Path) -> CaseFileCheck[StarterCase]:
