@@ -113,8 +113,9 @@ class CaseFileCheck(Generic[M]):
         return CaseFileCheck(self.file, self.what, self.records, self.problems, dict(counts.most_common()))
 
 
-def _order(problem: Problem) -> tuple[int, str]:
-    return problem.line or 0, problem.field or ""
+def _order(problem: Problem) -> int:
+    """Problems sort by line (those of the whole file first); within a line they keep the order found."""
+    return problem.line or 0
 
 
 # ------------------------------------------------------------------------------------------- reading
@@ -219,7 +220,7 @@ def _message(error: Any, model: type[BaseModel], loc: tuple[Any, ...]) -> str:
         fields = field_names(_annotation_at(model, loc[:-1]))
         close = difflib.get_close_matches(str(loc[-1]), fields, n=1, cutoff=0.6)
         hint = f"did you mean '{close[0]}'? " if close else ""
-        return f"unknown field ({hint}the fields are: {', '.join(fields)})"
+        return f"unknown field ({hint}the fields are: {', '.join(fields)})" if fields else "unknown field"
     if kind == "missing":
         return "missing (a required field)"
     if msg.startswith(("Value error, ", "Assertion failed, ")):
@@ -232,7 +233,10 @@ def _message(error: Any, model: type[BaseModel], loc: tuple[Any, ...]) -> str:
 
 
 def field_names(annotation: Any) -> list[str]:
-    """The field names (by alias where one is set) of a pydantic model; [] for anything else."""
+    """The field names (by alias where one is set) of a pydantic model (or of the models of an optional union);
+    [] for anything else."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [name for arg in typing.get_args(annotation) for name in field_names(arg)]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [info.alias or name for name, info in annotation.model_fields.items()]
     return []

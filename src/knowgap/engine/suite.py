@@ -163,7 +163,7 @@ class Suite(ABC):
         ``knowgap data check`` both call it, so both say the same thing. By default: each line strictly as
         :attr:`case_file_model` (:func:`knowgap.strictjsonl.read_strict`)."""
         if cls.case_file_model is None:
-            raise KnowgapError(f"suite '{cls.name}' reads no case file")
+            raise KnowgapError(f"suite '{getattr(cls, 'name', cls.__name__)}' reads no case file")
         return read_strict(path, cls.case_file_model)
 
     def __init__(self, options: SuiteOptions) -> None:

@@ -135,7 +135,8 @@ class Policy(BaseModel):
     disclose_schema: bool = False
     """When true the view also lists the names of withheld fields (never their values)."""
 
-    @field_validator("allowed_evidence", mode="before")
+    @field_validator("allowed_evidence", mode="before",
+                     json_schema_input_type=dict[str, RecordRule | list[str] | Literal[True, "*"]])
     @classmethod
     def _rules(cls, value: Any) -> Any:
         if not isinstance(value, dict):
@@ -149,6 +150,12 @@ class Policy(BaseModel):
             else:
                 out[key] = rule
         return out
+
+    @field_validator("masking_rules", mode="before", json_schema_input_type=dict[str, Transform | str])
+    @classmethod
+    def _string_rules(cls, value: Any) -> Any:
+        """A rule may be written as a string (``keep_last:4``): :class:`Transform` reads it."""
+        return value
 
 
 # -------------------------------------------------------------------------------------------- scenario
