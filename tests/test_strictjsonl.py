@@ -57,7 +57,8 @@ def test_a_good_file_with_blank_lines_a_bom_and_crlf(tmp_path: Path) -> None:
         lines({"id": "b", "kind": "adversarial", "expected_conflicting": True, "runs": 3})
     result = read_strict(write(tmp_path, text), Row)
     assert result.ok and [(n, r.id) for n, r in result.records] == [(1, "a"), (4, "b")]
-    assert result.counted(lambda r: r.kind).summary() == f"{tmp_path / 'cases.jsonl'}: 2 cases OK (normal 1, adversarial 1)"
+    summary = result.counted(lambda r: r.kind).summary()
+    assert summary == f"{tmp_path / 'cases.jsonl'}: 2 cases OK (normal 1, adversarial 1)"
 
 
 def test_an_unknown_field_names_line_and_field_with_a_did_you_mean(tmp_path: Path) -> None:
@@ -91,7 +92,8 @@ def test_nothing_is_coerced(tmp_path: Path, value: dict[str, object], field: str
 def test_a_duplicate_id_names_both_lines(tmp_path: Path) -> None:
     path = write(tmp_path, lines({"id": "a", "kind": "normal"}, {"id": "b", "kind": "normal"}) + "\n" +
                  lines({"id": "a", "kind": "adversarial"}))
-    assert messages(read_strict(path, Row).problems) == [f"{path}, line 4, field 'id': duplicate id 'a' (also on line 1)"]
+    assert messages(read_strict(path, Row).problems) == [
+        f"{path}, line 4, field 'id': duplicate id 'a' (also on line 1)"]
 
 
 def test_every_problem_of_the_file_is_reported_in_line_order(tmp_path: Path) -> None:
