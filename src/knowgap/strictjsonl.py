@@ -92,7 +92,8 @@ class CaseFileCheck(Generic[M]):
     def summary(self) -> str:
         """``FILE: 76 cases OK (normal 40, adversarial 24, calibration 12)``."""
         kinds = ", ".join(f"{kind} {n}" for kind, n in self.kinds.items())
-        return f"{self.file}: {len(self.records)} {self.what} OK" + (f" ({kinds})" if kinds else "")
+        what = self.what[:-1] if len(self.records) == 1 and self.what.endswith("s") else self.what
+        return f"{self.file}: {len(self.records)} {what} OK" + (f" ({kinds})" if kinds else "")
 
     def raise_problems(self) -> None:
         """Raise :class:`ProblemsError` listing every problem (nothing when there is none)."""
