@@ -135,9 +135,6 @@ def _xlsx_bytes() -> bytes:
 
 
 @pytest.mark.parametrize(("name", "content", "expected"), [
-    ("reviews.csv", "id,review,expected_sentiment\nr1,Great food,positive\n",
-     "looks like a CSV file (first line: id,review,expected_sentiment), not JSONL: convert it with `knowgap data "
-     "import"),
     ("reviews.jsonl", "id;review\nr1;Great\n", "looks like a CSV file"),
     ("cases.json", json.dumps([{"id": "a", "kind": "normal"}, {"id": "b", "kind": "normal"}], indent=2),
      "holds one JSON array of 2 items, not JSONL (one JSON object per line)"),
@@ -148,6 +145,13 @@ def test_a_file_that_is_not_jsonl_says_what_it_is(tmp_path: Path, name: str, con
     path = write(tmp_path, content, name)
     problems = read_strict(path, Row).problems
     assert len(problems) == 1 and problems[0].line is None and problems[0].message.startswith(expected)
+
+
+def test_a_csv_file_is_pointed_at_data_import(tmp_path: Path) -> None:
+    path = write(tmp_path, "id,review,expected_sentiment\nr1,Great food,positive\n", "reviews.csv")
+    assert messages(read_strict(path, Row, suite="extract").problems) == [
+        f"{path}: looks like a CSV file (first line: id,review,expected_sentiment), not JSONL: convert it with "
+        f"`knowgap data import extract {path} --map COLUMN=FIELD ... --out reviews.jsonl`"]
 
 
 def test_a_one_line_json_array_is_one_problem_not_a_list_of_cases(tmp_path: Path) -> None:

@@ -33,7 +33,10 @@ M = TypeVar("M", bound=BaseModel)
 MAX_SHOWN = 20
 """Problems an error message lists (the rest are counted)."""
 
-IMPORT_HINT = "convert it with `knowgap data import SUITE FILE --map COLUMN=FIELD ... --out FILE.jsonl`"
+def import_hint(path: str | Path, suite: str = "SUITE") -> str:
+    """How to turn a spreadsheet into a case file (``knowgap data import``)."""
+    out = Path(path).with_suffix(".jsonl").name
+    return f"convert it with `knowgap data import {suite} {path} --map COLUMN=FIELD ... --out {out}`"
 
 
 class Problem(BaseModel):
@@ -120,7 +123,7 @@ def _order(problem: Problem) -> int:
 
 
 # ------------------------------------------------------------------------------------------- reading
-def read_text(path: str | Path, what: str = "JSONL") -> str:
+def read_text(path: str | Path, what: str = "JSONL", suite: str = "SUITE") -> str:
     """The text of a user's file (UTF-8, a byte-order mark allowed); InputError when it is missing, a folder,
     a spreadsheet or not UTF-8."""
     file = Path(path)
@@ -131,14 +134,15 @@ def read_text(path: str | Path, what: str = "JSONL") -> str:
     except IsADirectoryError:
         raise InputError(str(file), f"is a folder, expected a {what} file") from None
     if data.startswith(b"PK\x03\x04") or data.startswith(b"\xd0\xcf\x11\xe0"):
-        raise InputError(str(file), f"is an Excel workbook (or another zip/OLE file), not {what}: {IMPORT_HINT}")
+        raise InputError(str(file), f"is an Excel workbook (or another zip/OLE file), not {what}: "
+                         f"{import_hint(file, suite)}")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(str(file), f"not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
 
 
-def not_jsonl(text: str) -> str | None:
+def not_jsonl(text: str, path: str | Path = "FILE", suite: str = "SUITE") -> str | None:
     """Why ``text`` is plainly not JSONL (a CSV, one JSON array, one pretty-printed JSON object); None when its
     first non-blank line is a JSON value (or when it cannot tell)."""
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
@@ -158,17 +162,17 @@ def not_jsonl(text: str) -> str | None:
         return ("holds one JSON object over several lines, not JSONL (one JSON object per line, each on a single "
                 "line): e.g. `jq -c . FILE > FILE.jsonl`")
     if not first.startswith(("{", "[")) and any(sep in first for sep in (",", ";", "\t")):
-        return f"looks like a CSV file (first line: {_short(first, 80)}), not JSONL: {IMPORT_HINT}"
+        return f"looks like a CSV file (first line: {_short(first, 80)}), not JSONL: {import_hint(path, suite)}"
     return None
 
 
 def read_strict(path: str | Path, model: type[M], *, what: str = "cases", id_field: str | None = "id",
-                strict: bool = True) -> CaseFileCheck[M]:
+                strict: bool = True, suite: str = "SUITE") -> CaseFileCheck[M]:
     """Every line of ``path`` validated as ``model`` (pydantic strict mode unless ``strict`` is False), every
     problem collected: none of it raises but a file that cannot be read at all (InputError)."""
     file = str(path)
-    text = read_text(path)
-    reason = not_jsonl(text)
+    text = read_text(path, suite=suite)
+    reason = not_jsonl(text, path, suite)
     if reason:
         return CaseFileCheck(file, what, problems=[Problem(file=file, message=reason)])
     records: list[tuple[int, M]] = []

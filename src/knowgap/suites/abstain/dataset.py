@@ -89,7 +89,7 @@ def _json_pairs(path: Path) -> tuple[str | None, list[tuple[int, QAPair]], list[
     """(knowledge base name, (index + 1, pair) for each QA pair, problems) of a JSON knowledge base."""
     where = str(path)
     try:
-        data = json.loads(read_text(path, "JSON"))
+        data = json.loads(read_text(path, "JSON", "abstain"))
     except ValueError as exc:
         return None, [], [Problem(file=where, message=f"not valid JSON ({exc})")]
     if isinstance(data, dict):
@@ -113,7 +113,7 @@ def _json_pairs(path: Path) -> tuple[str | None, list[tuple[int, QAPair]], list[
 def _csv_pairs(path: Path) -> tuple[list[tuple[int, QAPair]], list[Problem]]:
     """(line, pair) for each row of a CSV knowledge base (a header row naming the fields), and its problems."""
     where = str(path)
-    reader = csv.DictReader(io.StringIO(read_text(path, "CSV"), newline=""))
+    reader = csv.DictReader(io.StringIO(read_text(path, "CSV", "abstain"), newline=""))
     columns = list(reader.fieldnames or [])
     fields = field_names(QAPair)
     problems = [Problem(file=where, line=1, field=name, message="the CSV header needs question and answer columns")
@@ -143,7 +143,7 @@ def check_kb_file(path: Path) -> CaseFileCheck[Fact]:
     kb = re.sub(r"[^\w-]+", "_", path.stem)
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        read = read_strict(path, QAPair, what="QA pairs", id_field=None)
+        read = read_strict(path, QAPair, what="QA pairs", id_field=None, suite="abstain")
         pairs, problems = read.records, read.problems
     elif suffix == ".json":
         name, pairs, problems = _json_pairs(path)
@@ -151,7 +151,7 @@ def check_kb_file(path: Path) -> CaseFileCheck[Fact]:
     elif suffix == ".csv":
         pairs, problems = _csv_pairs(path)
     else:
-        read_text(path)  # a missing file says so first
+        read_text(path, "knowledge base", "abstain")  # a missing file or a spreadsheet says so first
         return CaseFileCheck(where, "QA pairs", problems=[Problem(
             file=where, message="unsupported knowledge base format (use .json, .jsonl or .csv)")])
     facts: list[tuple[int, Fact]] = []

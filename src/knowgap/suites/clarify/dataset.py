@@ -97,7 +97,7 @@ class ClarifyCase(Case):
 def check_cases(path: Path) -> CaseFileCheck[ClarifyCase]:
     """Every problem of the case file ``path`` (strict: unknown fields, coerced values, duplicate ids) and its
     cases by kind (``knowgap data check clarify``)."""
-    return read_strict(path, ClarifyCase).counted(lambda case: case.kind)
+    return read_strict(path, ClarifyCase, suite="clarify").counted(lambda case: case.kind)
 
 
 def load_cases(path: Path = CASES_FILE) -> list[ClarifyCase]:

@@ -64,7 +64,7 @@ class ExtractCase(Case):
 
 def check_cases(path: Path) -> CaseFileCheck[ExtractCase]:
     """Every problem of the case file ``path`` and its cases by kind (``knowgap data check extract``)."""
-    return read_strict(path, ExtractCase).counted(lambda case: case.kind)
+    return read_strict(path, ExtractCase, suite="extract").counted(lambda case: case.kind)
 
 
 def load_cases(path: Path = CASES_FILE) -> list[ExtractCase]:

@@ -460,7 +460,7 @@ def check_scenarios(path: Path) -> CaseFileCheck[Scenario]:
     """Every problem of a scenario file and its scenarios by family (``knowgap data check partial``): a JSONL
     file (one scenario per line, read strictly), or a JSON file with one scenario or a list (no line numbers)."""
     if path.suffix.lower() != ".json":
-        result = read_strict(path, Scenario, what="scenarios", id_field="scenario_id")
+        result = read_strict(path, Scenario, what="scenarios", id_field="scenario_id", suite="partial")
         return result.with_rule(scenario_rules).counted(_family)
     data = read_json(path)
     records: list[tuple[int, Scenario]] = []

@@ -36,7 +36,7 @@ def _answers(case: StarterCase) -> list[tuple[str | None, str]]:
 
 def check_cases(path: Path) -> CaseFileCheck[StarterCase]:
     """Every problem of the case file ``path`` and its cases, answerable or not (``knowgap data check starter``)."""
-    return read_strict(path, StarterCase).with_rule(_answers).counted(
+    return read_strict(path, StarterCase, suite="starter").with_rule(_answers).counted(
         lambda case: "answerable" if case.answerable else "unanswerable")
 
 
