@@ -26,8 +26,7 @@ SuiteArg = Annotated[str, typer.Argument(help="The suite whose case format to us
 def schema_command(suite: SuiteArg) -> None:
     """Print the JSON Schema of one line of SUITE's case file (JSONL: one JSON object per line).
 
-    The fields, their types and allowed values; the suite's docs page (docs/SUITE.md) has one full example per
-    case kind.
+    Fields, types and allowed values; docs/SUITE.md shows one full example of each kind of case.
 
     Example: knowgap data schema extract
     """
@@ -39,15 +38,17 @@ def schema_command(suite: SuiteArg) -> None:
 @data_app.command("check")
 def check_command(suite: SuiteArg,
                   file: Annotated[str, typer.Argument(help="The case file (JSONL) to check.")]) -> None:
-    """Check FILE strictly as SUITE's case file, without running anything (what knowgap run SUITE --data FILE
-    would refuse).
+    """Check FILE strictly as SUITE's case file, without running anything.
 
-    Refused: an unknown field (with a did-you-mean), a value of the wrong type ("true" for a boolean, "3" for a
-    number: nothing is coerced), a missing field, a duplicate id, a CSV / Excel / JSON-array file where JSONL is
-    expected, and the suite's own rules. Blank lines are fine.
+    The same check as knowgap run SUITE --data FILE (abstain: --kb FILE, a .jsonl, .json or .csv knowledge base).
 
-    Exit codes: 0 the file is fine ("N cases OK (kinds...)"); 1 it has problems (one line each, up to 20, then
-    how many more); 2 an unknown suite.
+    Refused, each problem on its own line (file, line, field): an unknown field (with a did-you-mean);
+    a value of the wrong type ("true" for a boolean, "3" for a number: nothing is coerced); a missing field;
+    a duplicate id; a CSV, Excel or JSON-array file where JSONL is expected; the suite's own rules.
+    Blank lines are fine.
+
+    Exit codes: 0 the file is fine ("N cases OK (kinds...)"); 1 it has problems (up to 20 listed, then how many
+    more); 2 an unknown suite.
 
     Example: knowgap data check extract my_reviews.jsonl
     """

@@ -82,8 +82,8 @@ DEFAULT_TEMPERATURE = 0.3
 
 
 class ClarifyOptions(SuiteOptions):
-    data: str | None = Field(None, description="A JSONL file of cases in the clarify format "
-                                               "(default: the shipped set).")
+    data: str | None = Field(None, description="A JSONL file of cases in the clarify format (default: the "
+                                               "shipped set; knowgap data check clarify FILE checks one).")
     prompts: list[str] = Field(default_factory=lambda: list(DEFAULT_PROMPTS),
                                description=f"System prompt versions to compare ({', '.join(SYSTEM_PROMPTS)}).")
     turns: int = Field(0, ge=0, le=8, description="Multi-turn mode: up to N simulated-user replies (0: single turn).")

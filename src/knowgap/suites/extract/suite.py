@@ -59,7 +59,8 @@ GATE_FILE = CASES_FILE.parent / "gate.yaml"
 
 
 class ExtractOptions(SuiteOptions):
-    data: str | None = Field(None, description="A JSONL file of cases in the extract format (default: the shipped 76).")
+    data: str | None = Field(None, description="A JSONL file of cases in the extract format (default: the shipped 76; "
+                                               "knowgap data check extract FILE checks one).")
     kinds: list[str] = Field(default_factory=lambda: ["normal", "adversarial", "calibration"],
                              description="Case kinds to run: normal, adversarial, calibration.")
     prompts: list[str] = Field(default_factory=lambda: ["default"],

@@ -81,7 +81,8 @@ class PartialCase(Case):
 
 
 class PartialOptions(SuiteOptions):
-    data: str | None = Field(None, description="A JSONL file of scenarios (default: the shipped 24).")
+    data: str | None = Field(None, description="A JSONL file of scenarios (default: the shipped 24; knowgap data "
+                                               "check partial FILE checks one).")
     views: list[str] = Field(default_factory=list,
                              description="Views to run: full, authorized (default both; with --budget only budget).")
     budget: int | None = Field(None, ge=0, description="Interactive mode: query tokens for request_evidence.")

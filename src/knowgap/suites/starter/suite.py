@@ -34,7 +34,8 @@ from knowgap.suites.starter.scoring import score_response
 
 
 class StarterOptions(SuiteOptions):
-    data: str | None = Field(None, description="A JSONL file of cases in the starter format (default: the shipped 16).")
+    data: str | None = Field(None, description="A JSONL file of cases in the starter format (default: the shipped 16; "
+                                               "knowgap data check starter FILE checks one).")
     prompts: list[str] = Field(default_factory=lambda: list(PROMPTS),
                                description="System prompts to compare (plain, grounded).")
 
