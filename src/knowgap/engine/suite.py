@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TrialRecord, Verdict
 from knowgap.engine.verdicts import failed
+from knowgap.errors import KnowgapError
 from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.strictjsonl import CaseFileCheck, read_strict
 
 if TYPE_CHECKING:
     from knowgap.models.base import ChatModel
@@ -150,6 +152,20 @@ class Suite(ABC):
         if cls.metric_names is None:
             return None
         return name in cls.metric_names or name.split(":", 1)[0] in cls.metric_names
+
+    case_file_model: ClassVar[type[BaseModel] | None] = None
+    """The pydantic model of one line of the suite's JSONL case file (its ``--data`` option): the JSON Schema
+    ``knowgap data schema SUITE`` prints. None: the suite reads no case file of its own."""
+
+    @classmethod
+    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
+        """Every problem of the case file ``path`` (the suite's own rules too) and the cases it holds, without
+        running anything; raises only when the file cannot be read at all. The suite's loader (``run --data``) and
+        ``knowgap data check`` both call it, so both say the same thing. By default: each line strictly as
+        :attr:`case_file_model` (:func:`knowgap.strictjsonl.read_strict`)."""
+        if cls.case_file_model is None:
+            raise KnowgapError(f"suite '{getattr(cls, 'name', cls.__name__)}' reads no case file")
+        return read_strict(path, cls.case_file_model)
 
     def __init__(self, options: SuiteOptions) -> None:
         self.options = options

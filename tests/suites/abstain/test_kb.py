@@ -41,7 +41,7 @@ def test_leave_one_out_stays_in_the_kb_and_drops_the_fact() -> None:
     ("question,text\nQ,A\n", ".csv", "field 'answer'"),
     ('{"knowledge_base_identifier": "x"}', ".json", "field 'questions'"),
     ('{"question": "Q", "answer": "A", "id": "d"}\n{"question": "Q2", "answer": "B", "id": "d"}\n', ".jsonl",
-     "duplicate identifiers"),
+     "duplicate identifier 'd' (also on line 1)"),
     ("q", ".txt", "unsupported knowledge base format"),
 ])
 def test_bad_inputs_name_file_line_field(tmp_path: Path, content: str, suffix: str, message: str) -> None:

@@ -83,7 +83,7 @@ def _write(tmp_path: Path, rows: list[Any], raw: str | None = None) -> Path:
     ([_row(source={"dataset": "lawbench-2-4"})], 1, "source", "must record its source row"),
     ([_row(), _row()], 2, "id", "duplicate id"),
     ([_row(conclusion_terms=[])], 1, "conclusion_terms", "at least 1 item"),
-    ([_row(extra_field=1)], 1, "extra_field", "Extra inputs"),
+    ([_row(extra_field=1)], 1, "extra_field", "unknown field"),
 ])
 def test_bad_records_name_file_line_and_field(tmp_path: Path, rows: list[dict[str, Any]], line: int,
                                               field: str | None, message: str) -> None:

@@ -31,8 +31,9 @@ from knowgap.errors import KnowgapError
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest
+from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
-from knowgap.suites.abstain.dataset import AbstainCase, Fact, kb_files, load_kb
+from knowgap.suites.abstain.dataset import AbstainCase, Fact, QAPair, check_kb_file, kb_files, load_kb
 from knowgap.suites.abstain.metrics import COMPUTED, METRIC_NAMES, abstain_metrics, cluster_key
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
@@ -101,6 +102,12 @@ class AbstainSuite(Suite):
     metric_names = METRIC_NAMES
     computed_metrics = COMPUTED
     options: AbstainOptions
+    case_file_model = QAPair
+    """A line of a JSONL knowledge base (``--kb FILE``; a CSV row or a JSON file's question has the same fields)."""
+
+    @classmethod
+    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
+        return check_kb_file(path)
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)

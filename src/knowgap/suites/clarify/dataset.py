@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowgap.engine.suite import Case
 from knowgap.errors import InputError
-from knowgap.jsonl import read_models
+from knowgap.strictjsonl import CaseFileCheck, read_strict
 
 DATA_DIR = Path(str(files("knowgap.suites.clarify") / "data"))
 CASES_FILE = DATA_DIR / "cases.jsonl"
@@ -94,17 +94,17 @@ class ClarifyCase(Case):
         return self.kind == "deficient"
 
 
+def check_cases(path: Path) -> CaseFileCheck[ClarifyCase]:
+    """Every problem of the case file ``path`` (strict: unknown fields, coerced values, duplicate ids) and its
+    cases by kind (``knowgap data check clarify``)."""
+    return read_strict(path, ClarifyCase, suite="clarify").counted(lambda case: case.kind)
+
+
 def load_cases(path: Path = CASES_FILE) -> list[ClarifyCase]:
-    """Every case in ``path``; a bad line raises InputError naming the file, the line and the field."""
-    cases: list[ClarifyCase] = []
-    seen: dict[str, int] = {}
-    for number, case in read_models(path, ClarifyCase, what="cases"):
-        if case.id in seen:
-            raise InputError(str(path), f"duplicate id '{case.id}' (first on line {seen[case.id]})", line=number,
-                             field="id")
-        seen[case.id] = number
-        cases.append(case)
-    return cases
+    """Every case in ``path``; a file with problems raises one InputError listing them all (file, line, field)."""
+    result = check_cases(path)
+    result.raise_problems()
+    return [case for _, case in result.records]
 
 
 def load_guideline(lang: str = "zh", path: Path | None = None) -> str:

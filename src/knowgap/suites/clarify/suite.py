@@ -41,12 +41,14 @@ from knowgap.errors import KnowgapError
 from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
+from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.clarify.citations import citation_scores
 from knowgap.suites.clarify.dataset import (
     CASES_FILE,
     GUIDELINE_FILES,
     ClarifyCase,
+    check_cases,
     cluster_key,
     load_cases,
     load_guideline,
@@ -82,8 +84,8 @@ DEFAULT_TEMPERATURE = 0.3
 
 
 class ClarifyOptions(SuiteOptions):
-    data: str | None = Field(None, description="A JSONL file of cases in the clarify format "
-                                               "(default: the shipped set).")
+    data: str | None = Field(None, description="A JSONL file of cases in the clarify format (default: the "
+                                               "shipped set; knowgap data check clarify FILE checks one).")
     prompts: list[str] = Field(default_factory=lambda: list(DEFAULT_PROMPTS),
                                description=f"System prompt versions to compare ({', '.join(SYSTEM_PROMPTS)}).")
     turns: int = Field(0, ge=0, le=8, description="Multi-turn mode: up to N simulated-user replies (0: single turn).")
@@ -122,6 +124,11 @@ class ClarifySuite(Suite):
                                   "correctness_parse_failure_rate", "silent_failure_parse_failure_rate",
                                   "review_queue", "errors", "truncation_rate"})
     options: ClarifyOptions
+    case_file_model = ClarifyCase
+
+    @classmethod
+    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
+        return check_cases(path)
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)

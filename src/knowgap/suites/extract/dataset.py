@@ -10,10 +10,10 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
-from pydantic import model_validator
+from pydantic import ConfigDict, model_validator
 
 from knowgap.engine.suite import Case
-from knowgap.jsonl import read_models
+from knowgap.strictjsonl import CaseFileCheck, read_strict
 from knowgap.suites.extract.attacks import Disguise, Position
 from knowgap.suites.extract.labelling import AnalysisLabel
 from knowgap.suites.extract.summarizer import Sentiment
@@ -23,6 +23,8 @@ Kind = Literal["normal", "adversarial", "calibration"]
 
 
 class ExtractCase(Case):
+    model_config = ConfigDict(extra="forbid")
+
     kind: Kind
     lang: Literal["en", "zh"]
     review: str
@@ -60,5 +62,13 @@ class ExtractCase(Case):
         return self
 
 
+def check_cases(path: Path) -> CaseFileCheck[ExtractCase]:
+    """Every problem of the case file ``path`` and its cases by kind (``knowgap data check extract``)."""
+    return read_strict(path, ExtractCase, suite="extract").counted(lambda case: case.kind)
+
+
 def load_cases(path: Path = CASES_FILE) -> list[ExtractCase]:
-    return [case for _, case in read_models(path, ExtractCase, what="cases")]
+    """The cases of ``path``; a file with problems raises one InputError listing them all."""
+    result = check_cases(path)
+    result.raise_problems()
+    return [case for _, case in result.records]

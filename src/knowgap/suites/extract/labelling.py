@@ -45,6 +45,8 @@ class PassLabel(BaseModel):
 class AnalysisLabel(BaseModel):
     """A field the two passes did not settle: both values, and why it is not scored."""
 
+    model_config = ConfigDict(extra="forbid")
+
     a: Sentiment | bool
     b: Sentiment | bool
     why: str

@@ -40,10 +40,11 @@ from knowgap.engine.suite import (
 )
 from knowgap.errors import InputError, KnowgapError
 from knowgap.models.structured import ParseFailure
+from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.extract.claims_judge import PROMPT_VERSION as CLAIMS_PROMPT_VERSION
 from knowgap.suites.extract.claims_judge import judge_faithfulness
-from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
+from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, check_cases, load_cases
 from knowgap.suites.extract.metrics import (
     JUDGED,
     JUDGED_BY_CLAIMS,
@@ -63,7 +64,8 @@ GATE_FILE = CASES_FILE.parent / "gate.yaml"
 
 
 class ExtractOptions(SuiteOptions):
-    data: str | None = Field(None, description="A JSONL file of cases in the extract format (default: the shipped 76).")
+    data: str | None = Field(None, description="A JSONL file of cases in the extract format (default: the shipped 76; "
+                                               "knowgap data check extract FILE checks one).")
     kinds: list[str] = Field(default_factory=lambda: ["normal", "adversarial", "calibration"],
                              description="Case kinds to run: normal, adversarial, calibration.")
     prompts: list[str] = Field(default_factory=lambda: ["default"],
@@ -104,6 +106,11 @@ class ExtractSuite(Suite):
     metric_names = METRIC_NAMES
     computed_metrics = METRIC_NAMES - JUDGED
     options: ExtractOptions
+    case_file_model = ExtractCase
+
+    @classmethod
+    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
+        return check_cases(path)
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)

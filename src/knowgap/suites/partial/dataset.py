@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from knowgap.errors import InputError, KnowgapError
-from knowgap.jsonl import read_lines
+from knowgap.errors import InputError
+from knowgap.strictjsonl import CaseFileCheck, Problem, ProblemsError, read_strict, validation_problems
 from knowgap.suites.partial.transforms import as_number
 
 Family = Literal["customer_support", "due_diligence", "compliance_audit", "security_incident"]
@@ -57,11 +57,11 @@ class Transform(BaseModel):
             op = _OP_ALIASES.get(head.strip().lower(), head.strip().lower())
             out: dict[str, Any] = {"op": op}
             if op == "keep_last" and rest:
-                out["n"] = rest[0]
+                out["n"] = _number(rest[0])
             elif op == "keep_last" and re.fullmatch(r"keep_last_?\d+", head):
-                out["n"] = re.sub(r"\D", "", head)
+                out["n"] = _number(re.sub(r"\D", "", head))
             if op == "bucket":
-                out["edges"] = [e for e in (rest[0].split(",") if rest else []) if e.strip()]
+                out["edges"] = [_number(e) for e in (rest[0].split(",") if rest else []) if e.strip()]
                 out["unit"] = rest[1] if len(rest) > 1 else ""
             if re.fullmatch(r"keep_last_?\d+", head):
                 out["op"] = "keep_last"
@@ -79,6 +79,17 @@ class Transform(BaseModel):
             if any(b <= a for a, b in zip(self.edges, self.edges[1:], strict=False)):
                 raise ValueError(f"bucket edges must be strictly ascending, got {self.edges}")
         return self
+
+
+def _number(text: str) -> Any:
+    """A number written inside a rule's string form (``keep_last:4``); the text itself when it is none (the
+    model then says which field wants a number)."""
+    for kind in (int, float):
+        try:
+            return kind(text.strip())
+        except ValueError:
+            pass
+    return text
 
 
 class RowFilter(BaseModel):
@@ -124,7 +135,8 @@ class Policy(BaseModel):
     disclose_schema: bool = False
     """When true the view also lists the names of withheld fields (never their values)."""
 
-    @field_validator("allowed_evidence", mode="before")
+    @field_validator("allowed_evidence", mode="before",
+                     json_schema_input_type=dict[str, RecordRule | list[str] | Literal[True, "*"]])
     @classmethod
     def _rules(cls, value: Any) -> Any:
         if not isinstance(value, dict):
@@ -138,6 +150,12 @@ class Policy(BaseModel):
             else:
                 out[key] = rule
         return out
+
+    @field_validator("masking_rules", mode="before", json_schema_input_type=dict[str, Transform | str])
+    @classmethod
+    def _string_rules(cls, value: Any) -> Any:
+        """A rule may be written as a string (``keep_last:4``): :class:`Transform` reads it."""
+        return value
 
 
 # -------------------------------------------------------------------------------------------- scenario
@@ -392,23 +410,44 @@ def load_policies(path: Path) -> list[Policy]:
     return out
 
 
-def parse_scenario(data: Any, file: str, line: int | None = None) -> Scenario:
-    if not isinstance(data, dict):
-        raise InputError(file, "a scenario is a JSON object", line=line)
-    record = f"scenario '{data.get('scenario_id', '?')}'"
-    scenario: Scenario = _validate(Scenario, data, file, record, line)
+def scenario_rules(scenario: Scenario) -> list[tuple[str | None, str]]:
+    """(field, message) of each problem a scenario's policies and oracles show only against its ground truth."""
+    out: list[tuple[str | None, str]] = []
+    record = f"scenario '{scenario.scenario_id}'"
     for i, policy in enumerate(scenario.policies):
         try:
             check_policy(scenario, policy)
         except InputError as exc:
-            raise InputError(file, f"{record}, policy '{policy.role}': {exc.args[0]}", line=line,
-                             field=f"policies.{i}.{exc.field}" if exc.field else f"policies.{i}") from None
+            out.append((f"policies.{i}.{exc.field}" if exc.field else f"policies.{i}",
+                        f"{record}, policy '{policy.role}': {exc.args[0]}"))
     roles = set(scenario.roles)
     for t, task in enumerate(scenario.tasks):
         for role in task.oracle:
             if role != "full" and role not in roles:
-                raise InputError(file, f"{record}, task '{task.id}': oracle for unknown role '{role}' "
-                                 f"(roles: {sorted(roles)})", line=line, field=f"tasks.{t}.oracle.{role}")
+                out.append((f"tasks.{t}.oracle.{role}", f"{record}, task '{task.id}': oracle for unknown role "
+                            f"'{role}' (roles: {sorted(roles)})"))
+    return out
+
+
+def scenario_problems(data: Any, file: str, line: int | None = None) -> tuple[Scenario | None, list[Problem]]:
+    """The scenario of one record (validated strictly: no unknown field, no coerced value) and every problem of it."""
+    if not isinstance(data, dict):
+        return None, [Problem(file=file, line=line, message="a scenario is a JSON object")]
+    record = f"scenario '{data.get('scenario_id', '?')}'"
+    try:
+        scenario = Scenario.model_validate(data, strict=True)
+    except ValidationError as exc:
+        return None, [p.model_copy(update={"message": f"{record}: {p.message}"})
+                      for p in validation_problems(exc, Scenario, file, line)]
+    return scenario, [Problem(file=file, line=line, field=name, message=message)
+                      for name, message in scenario_rules(scenario)]
+
+
+def parse_scenario(data: Any, file: str, line: int | None = None) -> Scenario:
+    """One scenario; a record with problems raises one InputError listing them all."""
+    scenario, problems = scenario_problems(data, file, line)
+    if problems or scenario is None:
+        raise ProblemsError(problems)
     return scenario
 
 
@@ -417,23 +456,40 @@ def load_scenario(path: Path) -> Scenario:
     return parse_scenario(read_json(path), str(path))
 
 
-def load_scenarios(path: Path) -> list[Scenario]:
-    """A JSONL file of scenarios (one per line), or a JSON file with one scenario or a list."""
-    if path.suffix == ".jsonl":
-        lines = read_lines(path)
-        if not lines:
-            raise InputError(str(path), "holds no scenarios")
-        return [parse_scenario(data, str(path), number) for number, data in lines]
+def check_scenarios(path: Path) -> CaseFileCheck[Scenario]:
+    """Every problem of a scenario file and its scenarios by family (``knowgap data check partial``): a JSONL
+    file (one scenario per line, read strictly), or a JSON file with one scenario or a list (no line numbers)."""
+    if path.suffix.lower() != ".json":
+        result = read_strict(path, Scenario, what="scenarios", id_field="scenario_id", suite="partial")
+        return result.with_rule(scenario_rules).counted(_family)
     data = read_json(path)
-    items = data if isinstance(data, list) else [data]
-    return [parse_scenario(item, str(path)) for item in items]
+    records: list[tuple[int, Scenario]] = []
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for item in data if isinstance(data, list) else [data]:
+        scenario, found = scenario_problems(item, str(path))
+        problems += found
+        if scenario is not None and scenario.scenario_id in seen:
+            problems.append(Problem(file=str(path), field="scenario_id",
+                                    message=f"duplicate scenario_id '{scenario.scenario_id}'"))
+        elif scenario is not None:
+            seen.add(scenario.scenario_id)
+            records.append((0, scenario))
+    return CaseFileCheck(str(path), "scenarios", records, problems).counted(_family)
+
+
+def _family(scenario: Scenario) -> str:
+    return scenario.family or "no family"
+
+
+def load_scenarios(path: Path) -> list[Scenario]:
+    """A JSONL file of scenarios (one per line), or a JSON file with one scenario or a list; a file with
+    problems raises one InputError listing them all."""
+    result = check_scenarios(path)
+    result.raise_problems()
+    return [scenario for _, scenario in result.records]
 
 
 def load_dataset(path: Path) -> dict[str, Scenario]:
-    """A suite's dataset: the scenarios of ``path`` by id (ids must be unique)."""
-    out: dict[str, Scenario] = {}
-    for s in load_scenarios(path):
-        if s.scenario_id in out:
-            raise KnowgapError(f"{path}: duplicate scenario_id '{s.scenario_id}'")
-        out[s.scenario_id] = s
-    return out
+    """A suite's dataset: the scenarios of ``path`` by id (ids are unique: :func:`check_scenarios`)."""
+    return {s.scenario_id: s for s in load_scenarios(path)}

@@ -34,10 +34,19 @@ from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
+from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.partial import metrics as partial_metrics
 from knowgap.suites.partial.budget import EvidenceDesk, json_request
-from knowgap.suites.partial.dataset import DATA, FAMILIES, RoleOracle, Scenario, Task, load_dataset
+from knowgap.suites.partial.dataset import (
+    DATA,
+    FAMILIES,
+    RoleOracle,
+    Scenario,
+    Task,
+    check_scenarios,
+    load_dataset,
+)
 from knowgap.suites.partial.evidence_scores import evidence_scores
 from knowgap.suites.partial.judging import judge_reasoning, reasoning_quality
 from knowgap.suites.partial.leak import Fingerprint, find_leaks, fingerprints
@@ -73,7 +82,8 @@ class PartialCase(Case):
 
 
 class PartialOptions(SuiteOptions):
-    data: str | None = Field(None, description="A JSONL file of scenarios (default: the shipped 24).")
+    data: str | None = Field(None, description="A JSONL file of scenarios (default: the shipped 24; knowgap data "
+                                               "check partial FILE checks one).")
     views: list[str] = Field(default_factory=list,
                              description="Views to run: full, authorized (default both; with --budget only budget).")
     budget: int | None = Field(None, ge=0, description="Interactive mode: query tokens for request_evidence.")
@@ -128,6 +138,11 @@ class PartialSuite(Suite):
     """The judge's three 1-5 ratings (evidence cited, uncertainty stated, coherence), each stored in the trial."""
     computed_metrics = partial_metrics.COMPUTED
     options: PartialOptions
+    case_file_model = Scenario
+
+    @classmethod
+    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
+        return check_scenarios(path)
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)

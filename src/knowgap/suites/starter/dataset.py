@@ -1,7 +1,7 @@
 """The starter dataset: 16 short context questions (zh + en), half answered by their context, half not.
 
-One JSON object per line (``data/cases.jsonl``), validated by :class:`StarterCase`; an answerable case lists
-the accepted answers.
+One JSON object per line (``data/cases.jsonl``), validated strictly by :class:`StarterCase` (unknown fields and
+coerced values are refused: :mod:`knowgap.strictjsonl`); an answerable case lists the accepted answers.
 """
 
 from __future__ import annotations
@@ -10,16 +10,17 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from knowgap.engine.suite import Case
-from knowgap.errors import InputError
-from knowgap.jsonl import read_models
+from knowgap.strictjsonl import CaseFileCheck, read_strict
 
 DATA = Path(str(files("knowgap.suites.starter") / "data" / "cases.jsonl"))
 
 
 class StarterCase(Case):
+    model_config = ConfigDict(extra="forbid")
+
     lang: Literal["en", "zh"]
     context: str
     question: str
@@ -27,10 +28,20 @@ class StarterCase(Case):
     answers: list[str] = Field(default_factory=list)
 
 
+def _answers(case: StarterCase) -> list[tuple[str | None, str]]:
+    if case.answerable and not case.answers:
+        return [("answers", "an answerable case needs at least one accepted answer")]
+    return []
+
+
+def check_cases(path: Path) -> CaseFileCheck[StarterCase]:
+    """Every problem of the case file ``path`` and its cases, answerable or not (``knowgap data check starter``)."""
+    return read_strict(path, StarterCase, suite="starter").with_rule(_answers).counted(
+        lambda case: "answerable" if case.answerable else "unanswerable")
+
+
 def load_cases(path: Path) -> list[StarterCase]:
-    cases = read_models(path, StarterCase, what="cases")
-    for number, case in cases:
-        if case.answerable and not case.answers:
-            raise InputError(str(path), "an answerable case needs at least one accepted answer", line=number,
-                             field="answers")
-    return [case for _, case in cases]
+    """The cases of ``path``; a file with problems raises one InputError listing them all."""
+    result = check_cases(path)
+    result.raise_problems()
+    return [case for _, case in result.records]

@@ -25,8 +25,9 @@ from knowgap.engine.suite import (
     TrialResult,
 )
 from knowgap.errors import KnowgapError
+from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
-from knowgap.suites.starter.dataset import DATA, StarterCase, load_cases
+from knowgap.suites.starter.dataset import DATA, StarterCase, check_cases, load_cases
 from knowgap.suites.starter.metrics import METRIC_NAMES, starter_metrics
 from knowgap.suites.starter.prompts import PROMPTS, target_request
 from knowgap.suites.starter.scoring import score_response
@@ -34,7 +35,8 @@ from knowgap.suites.starter.verdicts import starter_verdicts
 
 
 class StarterOptions(SuiteOptions):
-    data: str | None = Field(None, description="A JSONL file of cases in the starter format (default: the shipped 16).")
+    data: str | None = Field(None, description="A JSONL file of cases in the starter format (default: the shipped 16; "
+                                               "knowgap data check starter FILE checks one).")
     prompts: list[str] = Field(default_factory=lambda: list(PROMPTS),
                                description="System prompts to compare (plain, grounded).")
 
@@ -49,6 +51,11 @@ class StarterSuite(Suite):
     metric_names = METRIC_NAMES
     computed_metrics = frozenset({"errors"})
     options: StarterOptions
+    case_file_model = StarterCase
+
+    @classmethod
+    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
+        return check_cases(path)
 
     def metric_judges(self) -> dict[str, JudgeUse]:
         from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION

@@ -1,0 +1,24 @@
+"""Case files users bring: check a suite's case file strictly, print its JSON Schema (``knowgap data``).
+
+The Python API (stable; ``knowgap data import`` / ``inject`` call it on what they write):
+
+- :func:`check_file` ``(suite_name, path) -> list[Problem]``: every problem of ``path`` read as ``suite_name``'s
+  case file, one :class:`Problem` each (file, 1-based line, dotted field, message; ``str(problem)`` is the line
+  to print); [] when the file is fine. Raises :class:`~knowgap.errors.KnowgapError` only for an unknown suite or
+  a suite without a case file.
+- :func:`check` ``(suite_name, path) -> CaseFileCheck``: the same, with the records that validated and their
+  count by kind (``summary()`` is the "N cases OK (kinds...)" line).
+- :func:`case_schema` ``(suite_name) -> dict``: the JSON Schema of one line of the suite's case file.
+
+The reading itself lives in :mod:`knowgap.strictjsonl` (below the suites, whose loaders use it); each suite names
+its case model and its own rules with the :class:`~knowgap.engine.suite.Suite` hook ``case_file_model`` /
+``check_case_file``.
+"""
+
+from __future__ import annotations
+
+from knowgap.casefiles.schema import case_schema
+from knowgap.casefiles.strict import check, check_file
+from knowgap.strictjsonl import CaseFileCheck, Problem
+
+__all__ = ["CaseFileCheck", "Problem", "case_schema", "check", "check_file"]
