@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from knowgap.judges import abstention, clarification, factuality, faithfulness
+from knowgap.judges import abstention, clarification, factuality, faithfulness, takeover
 from knowgap.suites import get_suite
 from knowgap.suites.clarify import citations, coverage, judging
 from knowgap.suites.clarify import prompts as clarify_prompts
@@ -35,8 +35,10 @@ PARTIAL_OFFLINE = {"leak-detector": leak.VERSION, "gap-matcher": scoring.GAP_MAT
     ("partial", {}, {"partial-rubric": partial_prompts.RUBRIC_VERSION, **PARTIAL_OFFLINE}),
     ("partial", {"no_rubric": True}, PARTIAL_OFFLINE),
     ("extract", {}, {"extract-claims": claims_judge.PROMPT_VERSION, "faithfulness": faithfulness.VERSION,
-                     "summary-coverage": extract_coverage.VERSION}),
-    ("extract", {"faithfulness_runs": 0, "offline_checker": False, "coverage": False}, {}),
+                     "summary-coverage": extract_coverage.VERSION, "extract-takeover": takeover.VERSION}),
+    # the takeover check is offline and always on: it reads the injected runs' summaries
+    ("extract", {"faithfulness_runs": 0, "offline_checker": False, "coverage": False},
+     {"extract-takeover": takeover.VERSION}),
     ("abstain", {}, OFFLINE_ABSTAIN),
     ("abstain", {"factuality_judge": "llm"}, {"abstention": abstention.VERSION, "factuality-llm": "factuality_v1"}),
     ("abstain", {"abstention_judge": "llm"}, {"abstention-llm": "abstention_v1", "factuality": factuality.VERSION}),
