@@ -63,18 +63,17 @@ def read_attacks(path: Path) -> list[AttackRow]:
         for key in unknown:
             problems.append(f"{path}, line {number}, field '{key}': unknown field{did_you_mean(key, fields)} "
                             f"(fields: {', '.join(fields)})")
+        ident = row.get("id")
+        if isinstance(ident, str):
+            if ident in seen:
+                problems.append(f"{path}, line {number}, field 'id': duplicate id '{ident}' (also line {seen[ident]})")
+            seen.setdefault(ident, number)
         try:
-            attack = AttackRow.model_validate({k: v for k, v in row.items() if k not in unknown})
+            attacks.append(AttackRow.model_validate({k: v for k, v in row.items() if k not in unknown}))
         except ValidationError as exc:
             for error in exc.errors():
                 field = ".".join(str(p) for p in error["loc"])
                 problems.append(f"{path}, line {number}, field '{field}': {error['msg']}")
-            continue
-        if attack.id in seen:
-            problems.append(f"{path}, line {number}, field 'id': duplicate id '{attack.id}' (also line "
-                            f"{seen[attack.id]})")
-        seen[attack.id] = number
-        attacks.append(attack)
     if not attacks and not problems:
         problems.append(f"{path}: holds no attacks")
     raise_problems(problems)

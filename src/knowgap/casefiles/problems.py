@@ -13,8 +13,8 @@ MAX_PROBLEMS = 20
 
 
 def did_you_mean(name: str, known: Sequence[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest of ``known``, or nothing."""
-    close = difflib.get_close_matches(name, list(known), n=1)
+    """`` (did you mean 'x'?)`` for the closest of ``known`` (or the one ``name`` begins), or nothing."""
+    close = difflib.get_close_matches(name, list(known), n=1) or [k for k in known if name and k.startswith(name)][:1]
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 

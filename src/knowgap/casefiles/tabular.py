@@ -52,6 +52,8 @@ class Table:
     """CSV only: the encoding read (sniffed or given)."""
     delimiter: str | None = None
     """CSV only: the delimiter read (sniffed or given)."""
+    sheet: str | None = None
+    """XLSX only: the sheet read."""
 
 
 @dataclass
@@ -159,7 +161,9 @@ def read_xlsx(path: Path, *, sheet: str | None = None) -> Table:
         records = [[_cell_text(v) for v in row] for row in ws.iter_rows(values_only=True)]
     finally:
         book.close()
-    return _table(f"{path} (sheet '{ws.title}')", records)
+    table = _table(f"{path} (sheet '{ws.title}')", records)
+    table.sheet = ws.title
+    return table
 
 
 def _cell_text(value: Any) -> str:
@@ -438,7 +442,8 @@ def import_table(suite: str, path: Path, out: Path, *, maps: Sequence[str] = (),
     table = read_table(path, encoding=encoding, delimiter=delimiter, sheet=sheet)
     mapping = plan_columns(table, fields, list(maps), list(ignore), constants)
     prefix = id_prefix if id_prefix is not None else re.sub(r"[^\w-]+", "-", path.stem).strip("-") + "-"
-    rows, ids = build_rows(table, fmt, mapping, constants, prefix, path.name)
+    source = path.name + (f" (sheet '{table.sheet}')" if table.sheet else "")
+    rows, ids = build_rows(table, fmt, mapping, constants, prefix, source)
     write_checked(suite, out, rows)
     return ImportResult(out=out, cases=len(rows), table=table, mapping=mapping,
                         ignored=[c for c in table.columns if c not in mapping], generated_ids=ids,
