@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -213,3 +214,33 @@ def test_the_command_line_prints_each_problem_on_its_own_line_and_exits_2(tmp_pa
     assert lines[0].startswith(f"error: {bad}, row 3, column 'Mixed feelings?'")
     assert lines[1].startswith(f"{bad}, row 4, column 'Mixed feelings?'")
     assert not (tmp_path / "cases.jsonl").exists()
+
+
+@pytest.mark.parametrize(("text", "annotation", "value"), [
+    ("TRUE", bool, True), ("0", bool, False), ("-3", int, -3), ("2.5", float, 2.5), ("neutral", "sentiment", "neutral"),
+    ('{"a": [1]}', dict[str, list[int]], {"a": [1]}), ("7", int | str, 7), ("seven", int | str, "seven"),
+    ("x=y", str | None, "x=y"),
+])
+def test_convert_by_field_type(text: str, annotation: object, value: object) -> None:
+    from typing import Literal
+
+    from knowgap.casefiles.tabular import convert
+
+    kind = Literal["positive", "negative", "neutral"] if annotation == "sentiment" else annotation
+    assert convert(text, kind) == value and type(convert(text, kind)) is type(value)
+
+
+@pytest.mark.parametrize(("text", "annotation", "message"), [
+    ("yes", bool, "expected true, false, 1 or 0, got 'yes'"), ("3.0", int, "expected a whole number, got '3.0'"),
+    ("nan", float, "expected a finite number, got 'nan'"), ("[1, 2", list[int], "expected JSON such as"),
+])
+def test_convert_refuses_what_it_would_have_to_guess(text: str, annotation: object, message: str) -> None:
+    from knowgap.casefiles.tabular import convert
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        convert(text, annotation)
+
+
+def test_a_set_value_may_hold_an_equals_sign(tmp_path: Path) -> None:
+    out = _import(tmp_path, REVIEWS, sets=[*SETS, "label_source=team labels, rule v2 (a=b)"])
+    assert {c.label_source for c in load_cases(out)} == {"team labels, rule v2 (a=b)"}

@@ -282,9 +282,19 @@ def convert(text: str, annotation: Any) -> Any:
         return typing.get_args(kind)[allowed.index(text)]
     if kind is str:
         return text
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):  # e.g. int | str: the first that fits, text last
+        options = sorted((a for a in typing.get_args(kind) if a is not type(None)), key=lambda a: a is str)
+        for option in options:
+            try:
+                return convert(text, option)
+            except ValueError:
+                continue
+        raise ValueError(f"'{text}' fits none of {', '.join(getattr(a, '__name__', str(a)) for a in options)}")
     try:
         return json.loads(text)
     except ValueError:
+        if kind is Any:
+            return text
         shape = '["a", "b"]' if typing.get_origin(kind) in (list, tuple, set) else '{"key": "value"}'
         raise ValueError(f"expected JSON such as {shape}, got '{text[:40]}'") from None
 
@@ -300,9 +310,11 @@ def _put(row: dict[str, Any], path: str, value: Any) -> None:
 
 
 def _pairs(items: list[str], flag: str, left: str, right: str) -> list[tuple[str, str]]:
+    """``LEFT=RIGHT`` items split at the ``=`` a field name cannot hold: the last one after a column name (which
+    may hold one), the first one before a value."""
     out = []
     for item in items:
-        head, sep, tail = item.rpartition("=")
+        head, sep, tail = item.rpartition("=") if right == "FIELD" else item.partition("=")
         if not sep or not head.strip() or not tail.strip():
             raise KnowgapError(f"{flag} '{item}': expected {left}={right}")
         out.append((head.strip(), tail.strip()))
