@@ -3,7 +3,10 @@ check a written case file must pass: what ``knowgap data import`` and ``knowgap 
 
 Interim: the suites' strict checker (``knowgap data check``) replaces :func:`check_file` and the model table with
 the suites' own description of their case files; until then the check is the loader ``knowgap run SUITE --data``
-uses, so an imported file is accepted exactly when a run would accept it.
+uses, so an imported file is accepted exactly when a run would accept it. At the merge with it: :func:`check_file`
+returns ``[str(p) for p in knowgap.casefiles.check_file(suite, path)]``, ``CaseFormat.model`` is the suite's
+``case_file_model``, and :func:`knowgap.casefiles.io_commands.add_commands` is called on the ``data`` group of
+``knowgap.casefiles.commands`` (``io_commands`` then leaves ``cli.COMMAND_MODULES``).
 """
 
 from __future__ import annotations
