@@ -244,3 +244,14 @@ def test_convert_refuses_what_it_would_have_to_guess(text: str, annotation: obje
 def test_a_set_value_may_hold_an_equals_sign(tmp_path: Path) -> None:
     out = _import(tmp_path, REVIEWS, sets=[*SETS, "label_source=team labels, rule v2 (a=b)"])
     assert {c.label_source for c in load_cases(out)} == {"team labels, rule v2 (a=b)"}
+
+
+def test_without_openpyxl_an_xlsx_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    path = tmp_path / "book.xlsx"
+    path.write_bytes(b"PK\x03\x04")
+    monkeypatch.setitem(sys.modules, "openpyxl", None)  # import openpyxl now raises ImportError
+    with pytest.raises(KnowgapError, match=re.escape("reading .xlsx files needs openpyxl: pip install "
+                                                     "'knowgap[xlsx]'")):
+        read_table(path)
