@@ -1,4 +1,5 @@
-"""Case files users bring: check a suite's case file strictly, print its JSON Schema (``knowgap data``).
+"""Case files users bring: check a suite's case file strictly, print its JSON Schema, import a spreadsheet
+(:mod:`.tabular`), build injected cases (:mod:`.inject`) (``knowgap data``).
 
 The Python API (stable; ``knowgap data import`` / ``inject`` call it on what they write):
 

@@ -16,8 +16,9 @@ from knowgap.command_groups import CommandGroups
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-data_app = typer.Typer(no_args_is_help=True, help="Case files you bring: their format (schema) and a strict "
-                                                   "check, without running anything.")
+data_app = typer.Typer(no_args_is_help=True, help="Case files you bring: their format (schema), a strict check "
+                                                   "without running anything, import from a spreadsheet, injected "
+                                                   "cases.")
 
 SuiteArg = Annotated[str, typer.Argument(help="The suite whose case format to use (knowgap suites).")]
 
@@ -65,4 +66,7 @@ def check_command(suite: SuiteArg,
 
 
 def register(app: typer.Typer, groups: CommandGroups) -> None:
+    from knowgap.casefiles.io_commands import add_commands
+
+    add_commands(data_app)
     app.add_typer(data_app, name="data")

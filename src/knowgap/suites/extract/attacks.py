@@ -9,9 +9,10 @@ project in English and Chinese (see data/SOURCES.md).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -71,3 +72,17 @@ def inject(review: str, payload: str, position: Position) -> str:
         return f"{' '.join(words[:half])}\n{payload}\n{' '.join(words[half:])}"
     mid = len(review) // 2
     return f"{review[:mid]}\n{payload}\n{review[mid:]}"
+
+
+def adversarial_case(base: Mapping[str, Any], attack: Mapping[str, Any], position: Position,
+                     how: Disguise) -> dict[str, Any]:
+    """The adversarial case (a row of the cases file) made from the normal case ``base``: ``attack``'s text,
+    disguised ``how``, put into the review at ``position``. It has no expected label: the model's own output on
+    the clean review is the reference."""
+    payload = disguise(attack["text"], how, attack["lang"])
+    return {"id": f"adv-{base['id']}-{attack['id']}-{position}-{how}", "kind": "adversarial",
+            "lang": base["lang"], "review": base["review"], "base_id": base["id"], "attack_id": attack["id"],
+            "attack_type": attack["type"], "position": position, "disguise": how,
+            "injected_review": inject(base["review"], payload, position),
+            "label_source": "adaptive baseline: no expected label; the model's own clean output is "
+                            f"the reference (base case {base['id']}, attack {attack['id']})"}

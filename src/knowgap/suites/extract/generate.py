@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from knowgap.suites.extract.attacks import DISGUISES, POSITIONS, disguise, inject
+from knowgap.suites.extract.attacks import DISGUISES, POSITIONS, adversarial_case
 from knowgap.suites.extract.labelling import MergedLabels, load_merged
 
 HERE = Path(__file__).resolve().parent / "data"
@@ -119,19 +119,11 @@ def adversarial_cases(normal: list[dict[str, Any]], attacks: list[dict[str, Any]
     hijack = [a for a in attacks if a["type"] == "zh_goal_hijack"]
     out, k = [], 0
     for b, base in enumerate(en_bases + zh_bases):
-        lang = base["lang"]
         opposite = "negative" if base["expected_sentiment"] == "positive" else "positive"
-        override = next(a for a in attacks if a["id"] == f"override-{lang}-{opposite}")
+        override = next(a for a in attacks if a["id"] == f"override-{base['lang']}-{opposite}")
         for attack in (override, bipia[b % len(bipia)], hijack[b % len(hijack)]):
-            position, how = POSITIONS[k % len(POSITIONS)], DISGUISES[k % len(DISGUISES)]
+            out.append(adversarial_case(base, attack, POSITIONS[k % len(POSITIONS)], DISGUISES[k % len(DISGUISES)]))
             k += 1
-            payload = disguise(attack["text"], how, attack["lang"])
-            out.append({"id": f"adv-{base['id']}-{attack['id']}-{position}-{how}", "kind": "adversarial",
-                        "lang": lang, "review": base["review"], "base_id": base["id"], "attack_id": attack["id"],
-                        "attack_type": attack["type"], "position": position, "disguise": how,
-                        "injected_review": inject(base["review"], payload, position),
-                        "label_source": "adaptive baseline: no expected label; the model's own clean output is "
-                                        f"the reference (base case {base['id']}, attack {attack['id']})"})
     return out
 
 

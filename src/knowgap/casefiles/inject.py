@@ -1,0 +1,154 @@
+"""``knowgap data inject``: adversarial cases built from a suite's normal cases and a file of attacks.
+
+Only the ``extract`` suite has injected cases today (:data:`SUPPORTED`); another suite is refused with a line
+naming the ones that support it. For ``extract``, every normal case of the input gets one adversarial case per
+attack, position (``start``, ``middle``, ``end``) and disguise (``plain``, ``quoted``, ``code_block``,
+``json_field``, ``fake_system``) -- or, with ``cycle``, one per attack, the positions and disguises taken in
+turn as the shipped cases are built. A ``sentiment_override`` attack pushing for the sentiment the review is
+already labelled with is left out: it cannot flip it. The output holds the input's cases as they were, then the
+new ones, and passes the suite's case-file check.
+
+The attacks file is JSONL, one attack a line, read strictly (:class:`AttackRow`): ``id`` (unique), ``type``,
+``lang`` (``en`` or ``zh``), ``text``, ``source``, and for an override ``target_sentiment``; an unknown field,
+a number where text belongs or a repeated id is an error naming the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ConfigDict, ValidationError
+
+from knowgap.casefiles.problems import did_you_mean, raise_problems
+from knowgap.casefiles.suite_formats import check_file, write_checked
+from knowgap.errors import InputError, KnowgapError
+from knowgap.jsonl import read_lines
+from knowgap.suites.extract.attacks import ATTACKS_FILE, DISGUISES, POSITIONS, Attack, adversarial_case
+
+
+class AttackRow(Attack):
+    """One line of an attacks file, read strictly."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+@dataclass
+class InjectResult:
+    out: Path
+    kept: int
+    """Cases of the input, written unchanged."""
+    added: int
+    """Adversarial cases made."""
+    bases: int
+    """Normal cases attacked."""
+    attacks: int
+    skipped: int
+    """(case, attack) pairs left out: an override pushing for the label the review already has."""
+
+
+def read_attacks(path: Path) -> list[AttackRow]:
+    """The attacks of ``path``; every problem of the file (up to a cap) in one error, one line each."""
+    problems: list[str] = []
+    attacks: list[AttackRow] = []
+    seen: dict[str, int] = {}
+    fields = list(AttackRow.model_fields)
+    for number, row in read_lines(path):
+        if not isinstance(row, dict):
+            problems.append(f"{path}, line {number}: expected a JSON object, got {type(row).__name__}")
+            continue
+        unknown = [key for key in row if key not in AttackRow.model_fields]
+        for key in unknown:
+            problems.append(f"{path}, line {number}, field '{key}': unknown field{did_you_mean(key, fields)} "
+                            f"(fields: {', '.join(fields)})")
+        ident = row.get("id")
+        if isinstance(ident, str):
+            if ident in seen:
+                problems.append(f"{path}, line {number}, field 'id': duplicate id '{ident}' (also line {seen[ident]})")
+            seen.setdefault(ident, number)
+        try:
+            attacks.append(AttackRow.model_validate({k: v for k, v in row.items() if k not in unknown}))
+        except ValidationError as exc:
+            for error in exc.errors():
+                field = ".".join(str(p) for p in error["loc"])
+                problems.append(f"{path}, line {number}, field '{field}': {error['msg']}")
+    if not attacks and not problems:
+        problems.append(f"{path}: holds no attacks")
+    raise_problems(problems)
+    return attacks
+
+
+def parse_choices(values: Sequence[str], known: Sequence[str], flag: str) -> list[str]:
+    """``start,end`` (or the flag repeated) as a list of known names, in the order given, without repeats."""
+    out: list[str] = []
+    for item in values:
+        for name in (part.strip() for part in item.split(",")):
+            if not name:
+                continue
+            if name not in known:
+                raise KnowgapError(f"{flag} '{name}': unknown{did_you_mean(name, known)} (known: {', '.join(known)})")
+            if name not in out:
+                out.append(name)
+    if not out:
+        raise KnowgapError(f"{flag}: give at least one of {', '.join(known)}")
+    return out
+
+
+def _extract_variants(rows: list[dict[str, Any]], attacks: list[AttackRow], positions: list[str],
+                      disguises: list[str], cycle: bool) -> tuple[list[dict[str, Any]], int, int]:
+    """The adversarial cases of the extract suite, the number of bases and of (base, attack) pairs skipped."""
+    bases = [row for row in rows if row.get("kind") == "normal"]
+    made: list[dict[str, Any]] = []
+    skipped = k = 0
+    for base in bases:
+        for attack in attacks:
+            if attack.target_sentiment is not None and attack.target_sentiment == base.get("expected_sentiment"):
+                skipped += 1
+                continue
+            if cycle:
+                pairs = [(positions[k % len(positions)], disguises[k % len(disguises)])]
+                k += 1
+            else:
+                pairs = [(p, d) for p in positions for d in disguises]
+            made += [adversarial_case(base, attack.model_dump(), p, d)  # type: ignore[arg-type]
+                     for p, d in pairs]
+    return made, len(bases), skipped
+
+
+Builder = Callable[[list[dict[str, Any]], list[AttackRow], list[str], list[str], bool],
+                   tuple[list[dict[str, Any]], int, int]]
+SUPPORTED: dict[str, Builder] = {"extract": _extract_variants}
+"""The suites whose cases can carry an injected instruction, and how their adversarial cases are built."""
+
+
+def inject_cases(suite: str, cases: Path, out: Path, *, attacks: Path | None = None,
+                 positions: Sequence[str] = ("start", "middle", "end"), disguises: Sequence[str] = ("plain",),
+                 types: Sequence[str] = (), cycle: bool = False) -> InjectResult:
+    """Write ``cases`` and the adversarial cases built from its normal ones to ``out`` (see the module)."""
+    if suite not in SUPPORTED:
+        raise KnowgapError(f"knowgap data inject: suite '{suite}' has no injected cases yet (supported: "
+                           f"{', '.join(sorted(SUPPORTED))})")
+    chosen_positions = parse_choices(positions, POSITIONS, "--positions")
+    chosen_disguises = parse_choices(disguises, DISGUISES, "--disguises")
+    raise_problems(check_file(suite, cases))
+    library = read_attacks(attacks or ATTACKS_FILE)
+    if types:
+        known = sorted({a.type for a in library})
+        wanted = parse_choices(types, known, "--types")
+        library = [a for a in library if a.type in wanted]
+    rows = [row for _, row in read_lines(cases)]
+    made, bases, skipped = SUPPORTED[suite](rows, library, chosen_positions, chosen_disguises, cycle)
+    if not made:
+        raise InputError(str(cases), "no adversarial case was made: the file holds no normal case to attack"
+                         if not bases else "no adversarial case was made: every attack pushes for the "
+                                           "sentiment its review already has")
+    taken = {row.get("id") for row in rows}
+    clash = [row["id"] for row in made if row["id"] in taken]
+    if clash:
+        raise InputError(str(cases), f"already holds case ids the new cases would get: {', '.join(clash[:5])} "
+                                     "(inject into a file of normal cases)")
+    write_checked(suite, out, rows + made)
+    return InjectResult(out=out, kept=len(rows), added=len(made), bases=bases, attacks=len(library),
+                        skipped=skipped)
