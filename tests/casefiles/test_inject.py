@@ -112,11 +112,11 @@ def test_a_bad_attacks_file_lists_every_problem(tmp_path: Path, files: tuple[Pat
     with pytest.raises(KnowgapError) as info:
         inject_cases("extract", files[0], tmp_path / "out.jsonl", attacks=bad)
     lines = str(info.value).splitlines()
-    assert lines[0].startswith(f"{bad}, line 1, field 'txt': unknown field (did you mean 'text'?)")
-    assert f"{bad}, line 1, field 'text': Field required" in lines
-    assert f"{bad}, line 2, field 'lang': Input should be 'en' or 'zh'" in lines
-    assert f"{bad}, line 2, field 'text': Input should be a valid string" in lines
-    assert f"{bad}, line 3, field 'id': duplicate id 'a' (also line 1)" in lines
+    assert lines[0] == f"{bad}, line 1, field 'text': missing (a required field)"
+    assert lines[1].startswith(f"{bad}, line 1, field 'txt': unknown field (did you mean 'text'? ")
+    assert f"{bad}, line 2, field 'lang': Input should be 'en' or 'zh' (got a string \"fr\")" in lines
+    assert f"{bad}, line 2, field 'text': Input should be a valid string (got a number 3)" in lines
+    assert f"{bad}, line 3, field 'id': duplicate id 'a' (also on line 1)" in lines
     assert not (tmp_path / "out.jsonl").exists()
 
 

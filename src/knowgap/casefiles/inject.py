@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict
 
 from knowgap.casefiles.problems import did_you_mean, raise_problems
 from knowgap.casefiles.suite_formats import check_file, write_checked
 from knowgap.errors import InputError, KnowgapError
 from knowgap.jsonl import read_lines
+from knowgap.strictjsonl import read_strict
 from knowgap.suites.extract.attacks import ATTACKS_FILE, DISGUISES, POSITIONS, Attack, adversarial_case
 
 
@@ -50,34 +51,11 @@ class InjectResult:
 
 
 def read_attacks(path: Path) -> list[AttackRow]:
-    """The attacks of ``path``; every problem of the file (up to a cap) in one error, one line each."""
-    problems: list[str] = []
-    attacks: list[AttackRow] = []
-    seen: dict[str, int] = {}
-    fields = list(AttackRow.model_fields)
-    for number, row in read_lines(path):
-        if not isinstance(row, dict):
-            problems.append(f"{path}, line {number}: expected a JSON object, got {type(row).__name__}")
-            continue
-        unknown = [key for key in row if key not in AttackRow.model_fields]
-        for key in unknown:
-            problems.append(f"{path}, line {number}, field '{key}': unknown field{did_you_mean(key, fields)} "
-                            f"(fields: {', '.join(fields)})")
-        ident = row.get("id")
-        if isinstance(ident, str):
-            if ident in seen:
-                problems.append(f"{path}, line {number}, field 'id': duplicate id '{ident}' (also line {seen[ident]})")
-            seen.setdefault(ident, number)
-        try:
-            attacks.append(AttackRow.model_validate({k: v for k, v in row.items() if k not in unknown}))
-        except ValidationError as exc:
-            for error in exc.errors():
-                field = ".".join(str(p) for p in error["loc"])
-                problems.append(f"{path}, line {number}, field '{field}': {error['msg']}")
-    if not attacks and not problems:
-        problems.append(f"{path}: holds no attacks")
-    raise_problems(problems)
-    return attacks
+    """The attacks of ``path``, read by the strict case-file reader (:func:`knowgap.strictjsonl.read_strict`):
+    every problem of the file (up to a cap) in one error, one line each."""
+    check = read_strict(path, AttackRow, what="attacks")
+    check.raise_problems()
+    return [row for _, row in check.records]
 
 
 def parse_choices(values: Sequence[str], known: Sequence[str], flag: str) -> list[str]:
