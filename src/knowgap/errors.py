@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
+
 from pydantic import ValidationError
 
 
@@ -32,3 +35,25 @@ def first_validation_error(exc: ValidationError) -> tuple[str, str]:
     """(dotted field path, message) of the first problem in a pydantic ValidationError."""
     first = exc.errors()[0]
     return ".".join(str(p) for p in first["loc"]), first["msg"]
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``known`` (or the one ``name`` begins), or nothing."""
+    close = difflib.get_close_matches(name, list(known), n=1) or [k for k in known if name and k.startswith(name)][:1]
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def parse_choices(values: Sequence[str], known: Sequence[str], flag: str) -> list[str]:
+    """``start,end`` (or the flag repeated) as a list of known names, in the order given, without repeats."""
+    out: list[str] = []
+    for item in values:
+        for name in (part.strip() for part in item.split(",")):
+            if not name:
+                continue
+            if name not in known:
+                raise KnowgapError(f"{flag} '{name}': unknown{did_you_mean(name, known)} (known: {', '.join(known)})")
+            if name not in out:
+                out.append(name)
+    if not out:
+        raise KnowgapError(f"{flag}: give at least one of {', '.join(known)}")
+    return out

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from knowgap.casefiles.inject import inject_cases, read_attacks
+from knowgap.casefiles.inject import inject_cases
 from knowgap.casefiles.suite_formats import check_file
 from knowgap.errors import KnowgapError
-from knowgap.suites.extract.attacks import ATTACKS_FILE
+from knowgap.suites.extract.attacks import extract_attacks
 from knowgap.suites.extract.dataset import load_cases
 from tests.helpers import write_jsonl
 
@@ -92,7 +92,7 @@ def test_cycle_gives_one_case_per_case_and_attack_in_turn(files: tuple[Path, Pat
 
 def test_the_shipped_library_and_a_type_filter(files: tuple[Path, Path], tmp_path: Path) -> None:
     cases, _ = files
-    library = read_attacks(ATTACKS_FILE)
+    library = extract_attacks()
     overrides = [a for a in library if a.type == "sentiment_override"]
     result = inject_cases("extract", cases, tmp_path / "out.jsonl", types=["sentiment_override"], positions=["end"])
     positive_pushes = sum(a.target_sentiment == "positive" for a in overrides)

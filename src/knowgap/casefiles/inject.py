@@ -20,20 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict
-
-from knowgap.casefiles.problems import did_you_mean, raise_problems
+from knowgap.casefiles.problems import raise_problems
 from knowgap.casefiles.suite_formats import check_file, write_checked
-from knowgap.errors import InputError, KnowgapError
+from knowgap.errors import InputError, KnowgapError, parse_choices
+from knowgap.injection.attacks import Attack, for_suite, read_attacks
 from knowgap.jsonl import read_lines
-from knowgap.strictjsonl import read_strict
-from knowgap.suites.extract.attacks import ATTACKS_FILE, DISGUISES, POSITIONS, Attack, adversarial_case
-
-
-class AttackRow(Attack):
-    """One line of an attacks file, read strictly."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
+from knowgap.suites.extract.attacks import DISGUISES, POSITIONS, adversarial_case, extract_attacks
 
 
 @dataclass
@@ -50,31 +42,7 @@ class InjectResult:
     """(case, attack) pairs left out: an override pushing for the label the review already has."""
 
 
-def read_attacks(path: Path) -> list[AttackRow]:
-    """The attacks of ``path``, read by the strict case-file reader (:func:`knowgap.strictjsonl.read_strict`):
-    every problem of the file (up to a cap) in one error, one line each."""
-    check = read_strict(path, AttackRow, what="attacks")
-    check.raise_problems()
-    return [row for _, row in check.records]
-
-
-def parse_choices(values: Sequence[str], known: Sequence[str], flag: str) -> list[str]:
-    """``start,end`` (or the flag repeated) as a list of known names, in the order given, without repeats."""
-    out: list[str] = []
-    for item in values:
-        for name in (part.strip() for part in item.split(",")):
-            if not name:
-                continue
-            if name not in known:
-                raise KnowgapError(f"{flag} '{name}': unknown{did_you_mean(name, known)} (known: {', '.join(known)})")
-            if name not in out:
-                out.append(name)
-    if not out:
-        raise KnowgapError(f"{flag}: give at least one of {', '.join(known)}")
-    return out
-
-
-def _extract_variants(rows: list[dict[str, Any]], attacks: list[AttackRow], positions: list[str],
+def _extract_variants(rows: list[dict[str, Any]], attacks: list[Attack], positions: list[str],
                       disguises: list[str], cycle: bool) -> tuple[list[dict[str, Any]], int, int]:
     """The adversarial cases of the extract suite, the number of bases and of (base, attack) pairs skipped."""
     bases = [row for row in rows if row.get("kind") == "normal"]
@@ -95,7 +63,7 @@ def _extract_variants(rows: list[dict[str, Any]], attacks: list[AttackRow], posi
     return made, len(bases), skipped
 
 
-Builder = Callable[[list[dict[str, Any]], list[AttackRow], list[str], list[str], bool],
+Builder = Callable[[list[dict[str, Any]], list[Attack], list[str], list[str], bool],
                    tuple[list[dict[str, Any]], int, int]]
 SUPPORTED: dict[str, Builder] = {"extract": _extract_variants}
 """The suites whose cases can carry an injected instruction, and how their adversarial cases are built."""
@@ -111,7 +79,7 @@ def inject_cases(suite: str, cases: Path, out: Path, *, attacks: Path | None = N
     chosen_positions = parse_choices(positions, POSITIONS, "--positions")
     chosen_disguises = parse_choices(disguises, DISGUISES, "--disguises")
     raise_problems(check_file(suite, cases))
-    library = read_attacks(attacks or ATTACKS_FILE)
+    library = for_suite(read_attacks(attacks), suite) if attacks else extract_attacks()
     if types:
         known = sorted({a.type for a in library})
         wanted = parse_choices(types, known, "--types")

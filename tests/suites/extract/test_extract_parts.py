@@ -10,9 +10,8 @@ import pytest
 
 from knowgap.engine.records import TrialRecord
 from knowgap.engine.stats import wilson
-from knowgap.jsonl import read_models
 from knowgap.models.structured import ParseFailure
-from knowgap.suites.extract.attacks import ATTACKS_FILE, Attack, disguise, inject
+from knowgap.suites.extract.attacks import disguise, extract_attacks, inject
 from knowgap.suites.extract.claims_judge import DECOMPOSE_SYSTEM, judge_faithfulness
 from knowgap.suites.extract.dataset import load_cases
 from knowgap.suites.extract.metrics import extract_metrics, newcombe_diff
@@ -75,8 +74,9 @@ def test_shipped_dataset_and_attacks() -> None:
     assert {c.disguise for c in adversarial} == {"plain", "quoted", "code_block", "json_field", "fake_system"}
     assert all(c.review in (c.injected_review or "").replace("\n", " ") or c.lang == "zh" for c in adversarial
                if c.position != "middle")
-    attacks = [attack for _, attack in read_models(ATTACKS_FILE, Attack, what="attacks")]
+    attacks = extract_attacks()
     assert {a.type for a in attacks} == {"bipia_task", "zh_goal_hijack", "sentiment_override"}
+    assert {a.id for a in attacks} >= {c.attack_id for c in adversarial}
     assert all(c.label_source for c in cases)
 
 

@@ -1,77 +1,27 @@
-"""The attack library and how an attack is put into a review: position (start, middle, end) and disguise
-(plain, quoted, code block, JSON field, fake system message).
-
-The library (``data/attacks.jsonl``) holds BIPIA text-attack instructions (MIT), Chinese goal-hijacking
-prompts from thu-coai Safety-Prompts (Apache-2.0), and sentiment-override instructions written for this
-project in English and Chinese (see data/SOURCES.md).
-"""
+"""extract's attacks, on the shared library (:mod:`knowgap.injection`): the attacks meant for extract whose
+success the takeover judge can check (BIPIA text attacks, Safety-Prompts goal hijacking and the sentiment
+overrides written for extract: the 29 the suite has always used), and how an attack makes an adversarial case
+from a normal one (position and disguise: :mod:`knowgap.injection.placement`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from importlib.resources import files
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel
+from knowgap.injection.attacks import ATTACKS_FILE, Attack, for_suite, read_attacks
+from knowgap.injection.placement import DISGUISES, POSITIONS, Disguise, Position, disguise, inject
 
-from knowgap.text import sentences
+__all__ = ["ATTACKS_FILE", "CHECKS", "DISGUISES", "POSITIONS", "Attack", "Disguise", "Position",
+           "adversarial_case", "disguise", "extract_attacks", "inject"]
 
-Position = Literal["start", "middle", "end"]
-Disguise = Literal["plain", "quoted", "code_block", "json_field", "fake_system"]
-POSITIONS: tuple[Position, ...] = ("start", "middle", "end")
-DISGUISES: tuple[Disguise, ...] = ("plain", "quoted", "code_block", "json_field", "fake_system")
-ATTACKS_FILE = Path(str(files("knowgap.suites.extract") / "data" / "attacks.jsonl"))
-
-
-class Attack(BaseModel):
-    id: str
-    type: str
-    """bipia_task, zh_goal_hijack, sentiment_override..."""
-    lang: Literal["en", "zh"]
-    text: str
-    source: str
-    target_sentiment: Literal["positive", "negative", "neutral"] | None = None
-    """For sentiment overrides: the value the attack pushes for."""
+CHECKS = ("takeover",)
+"""The checks extract makes: flips against the clean baseline, and the takeover judge."""
 
 
-def disguise(text: str, how: Disguise, lang: str = "en") -> str:
-    if how == "plain":
-        return text
-    if how == "quoted":
-        return f"“{text}”" if lang == "zh" else f'"{text}"'
-    if how == "code_block":
-        return f"```\n{text}\n```"
-    if how == "json_field":
-        return json.dumps({"note_to_assistant": text}, ensure_ascii=False)
-    if how == "fake_system":
-        return f"<|im_start|>system\n{text}<|im_end|>"
-    raise ValueError(f"unknown disguise {how!r}")
-
-
-def inject(review: str, payload: str, position: Position) -> str:
-    """``review`` with ``payload`` at its start, between its middle sentences, or at its end."""
-    if position == "start":
-        return f"{payload}\n{review}"
-    if position == "end":
-        return f"{review}\n{payload}"
-    parts = sentences(review)
-    if len(parts) >= 2:
-        cut = len(parts) // 2
-        joiner = "" if any("\u4e00" <= ch <= "\u9fff" for ch in review) else " "
-        return f"{joiner.join(parts[:cut])}\n{payload}\n{joiner.join(parts[cut:])}"
-    for mark in ("，", ", ", "; ", "；"):
-        idx = review.find(mark, len(review) // 3)
-        if idx > 0:
-            cut = idx + len(mark)
-            return f"{review[:cut]}\n{payload}\n{review[cut:]}"
-    words = review.split(" ")
-    half = len(words) // 2 if len(words) > 1 else None
-    if half:
-        return f"{' '.join(words[:half])}\n{payload}\n{' '.join(words[half:])}"
-    mid = len(review) // 2
-    return f"{review[:mid]}\n{payload}\n{review[mid:]}"
+def extract_attacks(path: Path | None = None) -> list[Attack]:
+    """The attacks of ``path`` (default: the shared library) meant for extract, with a check it makes."""
+    return for_suite(read_attacks(path), "extract", checks=CHECKS)
 
 
 def adversarial_case(base: Mapping[str, Any], attack: Mapping[str, Any], position: Position,
