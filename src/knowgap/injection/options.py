@@ -24,8 +24,8 @@ class InjectionOptions(SuiteOptions):
                                             "(one attack per case from the attack library; see docs/injection.md).")
     attacks: str | None = Field(None, description="--inject: a JSONL attack library of your own (default: the "
                                                   "shipped one).")
-    families: list[str] = Field(default_factory=list,
-                                description=f"--inject: attack families to plant ({', '.join(FAMILIES)}; "
+    attack_families: list[str] = Field(default_factory=list,
+                                       description=f"--inject: attack families to plant ({', '.join(FAMILIES)}; "
                                             "default: all the suite can check).")
     positions: list[str] = Field(default_factory=lambda: [str(p) for p in POSITIONS],
                                  description="--inject: where the instruction sits in the carrier: start, middle, end.")
@@ -43,10 +43,10 @@ def chosen_defences(options: InjectionOptions) -> list[str]:
 
 def suite_attacks(options: InjectionOptions, suite: str, checks: Sequence[str]) -> list[Attack]:
     """The attacks ``suite`` plants under ``options``: of the library (``--attacks`` or the shipped one), those
-    for the suite, with a check it makes, of the ``--families`` asked for."""
+    for the suite, with a check it makes, of the ``--attack-families`` asked for."""
     library = read_attacks(Path(options.attacks) if options.attacks else None)
-    families = parse_choices(options.families, [*FAMILIES, "unclassified"], "--families") if options.families \
-        else None
+    families = (parse_choices(options.attack_families, [*FAMILIES, "unclassified"], "--attack-families")
+                if options.attack_families else None)
     chosen = for_suite(library, suite, checks=checks, families=families)
     if not chosen:
         raise KnowgapError(f"{suite}: no attack of the library{' ' + options.attacks if options.attacks else ''} "

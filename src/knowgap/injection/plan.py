@@ -66,7 +66,7 @@ def plan_injections(cases: Sequence[tuple[str, str]], attacks: Sequence[Attack],
     each, as the module says. A case's attacks are those of its language (all of them when none is); an
     attack asking for a ``{field}`` is used only where ``field_for`` names one for the case."""
     if not attacks:
-        raise KnowgapError("no attack to plant: the attack library (after the --families filter) is empty")
+        raise KnowgapError("no attack to plant: the attack library (after the --attack-families filter) is empty")
     if not positions or not disguises or per_case < 1:
         raise KnowgapError("give at least one position, one disguise and one injection per case")
     out: dict[str, list[Injection]] = {}
