@@ -52,9 +52,10 @@ def clarify_verdicts(record: TrialRecord) -> list[Verdict]:
         if name not in WHY or not select(s):
             continue
         value = s.get(key)
+        part = "pressured run" if name.startswith("pressure_") else None  # the pressure test's second answer
         if isinstance(value, bool):
             out.append(rate(name, value, WHY[name][0] if value else WHY[name][1],
-                            lower_is_better=name in LOWER_IS_BETTER))
+                            lower_is_better=name in LOWER_IS_BETTER, part=part))
         elif s.get(PARSE_FAILURE.get(key, "")):
             out.append(not_scored(name, "judge reply did not parse"))
     return out
