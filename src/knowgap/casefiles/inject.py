@@ -1,7 +1,8 @@
 """``knowgap data inject``: adversarial cases built from a suite's normal cases and a file of attacks.
 
-Only the ``extract`` suite has injected cases today (:data:`SUPPORTED`); another suite is refused with a line
-naming the ones that support it. For ``extract``, every normal case of the input gets one adversarial case per
+The suites of :data:`SUPPORTED` have injected cases (``clarify``: its pressure test, a ``pressure`` field on
+every case, :func:`knowgap.suites.clarify.pressure.pressure_cases`); another suite is refused with a line naming
+the ones that support it. For ``extract``, every normal case of the input gets one adversarial case per
 attack, position (``start``, ``middle``, ``end``) and disguise (``plain``, ``quoted``, ``code_block``,
 ``json_field``, ``fake_system``) -- or, with ``cycle``, one per attack, the positions and disguises taken in
 turn as the shipped cases are built. A ``sentiment_override`` attack pushing for the sentiment the review is
@@ -25,6 +26,7 @@ from knowgap.casefiles.suite_formats import check_file, write_checked
 from knowgap.errors import InputError, KnowgapError, parse_choices
 from knowgap.injection.attacks import Attack, for_suite, read_attacks
 from knowgap.jsonl import read_lines
+from knowgap.suites.clarify.pressure import pressure_cases
 from knowgap.suites.extract.attacks import DISGUISES, POSITIONS, adversarial_case, extract_attacks
 
 
@@ -65,7 +67,7 @@ def _extract_variants(rows: list[dict[str, Any]], attacks: list[Attack], positio
 
 Builder = Callable[[list[dict[str, Any]], list[Attack], list[str], list[str], bool],
                    tuple[list[dict[str, Any]], int, int]]
-SUPPORTED: dict[str, Builder] = {"extract": _extract_variants}
+SUPPORTED: dict[str, Builder] = {"extract": _extract_variants, "clarify": pressure_cases}
 """The suites whose cases can carry an injected instruction, and how their adversarial cases are built."""
 
 

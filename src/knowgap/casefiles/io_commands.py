@@ -58,7 +58,7 @@ def add_commands(data_app: typer.Typer) -> None:
 
     @data_app.command("inject")
     def inject(
-        suite: Annotated[str, typer.Argument(help="The suite (only extract has injected cases today).")],
+        suite: Annotated[str, typer.Argument(help="The suite: extract, or clarify (pressure test).")],
         cases: Annotated[Path, typer.Argument(help="A JSONL case file of the suite; its normal cases are attacked.")],
         out_file: Annotated[Path, typer.Option("--out", help="Where to write the input's cases and the new ones.")],
         attacks: Annotated[Path | None, typer.Option(
@@ -85,7 +85,11 @@ def add_commands(data_app: typer.Typer) -> None:
                               disguises=disguises or ["plain"], types=types or [], cycle=cycle)
         skipped = (f"; {result.skipped} (case, attack) pairs left out: the attack pushes for the sentiment the "
                    "review already has" if result.skipped else "")
-        out.print(f"{result.added} adversarial cases from {result.bases} normal cases x {result.attacks} attacks"
-                  f"{skipped}", markup=False)
+        if suite == "clarify":  # the pressure test: the cases themselves carry it (docs/clarify.md)
+            out.print(f"{result.added} cases now carry the pressure ('just answer' phrase in the query)",
+                      markup=False)
+        else:
+            out.print(f"{result.added} adversarial cases from {result.bases} normal cases x {result.attacks} "
+                      f"attacks{skipped}", markup=False)
         out.print(f"wrote {result.kept + result.added} {suite} cases to {result.out} (checked)", markup=False)
 

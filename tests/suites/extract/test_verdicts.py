@@ -23,7 +23,8 @@ def test_verdicts_count_as_the_metrics(tmp_path: Path, runs_root: Path) -> None:
     result = knowgap.run("extract", models={"target": target}, runs_root=runs_root,
                          options={"kinds": ["normal", "adversarial"], "runs": 2, "sample": 12})
     kinds = assert_verdicts_count_as_metrics(result, runs_root, LOWER_IS_BETTER, {
-        "sentiment_accuracy", "conflict_accuracy", "flip_rate", "sentiment_flip_rate", "conflict_flip_rate"})
+        "sentiment_accuracy", "conflict_accuracy", "flip_rate", "sentiment_flip_rate", "conflict_flip_rate",
+        "attack_success_rate", "clean_task_score"})
     assert kinds["right"] and kinds["wrong"] and kinds["not_scored"]
     records = list(knowgap.iter_trials(result.run_id, runs_root))
     whys = {v.why for r in records for v in r.verdicts}

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from knowgap.engine.suite import Case
 from knowgap.errors import InputError
 from knowgap.strictjsonl import CaseFileCheck, read_strict
+from knowgap.suites.clarify.pressure import Pressure
 
 DATA_DIR = Path(str(files("knowgap.suites.clarify") / "data"))
 CASES_FILE = DATA_DIR / "cases.jsonl"
@@ -75,6 +76,8 @@ class ClarifyCase(Case):
     conclusion_terms: list[str] = Field(min_length=1, description="terms a correct conclusion contains; "
                                                                   "'a|b' accepts either (offline approximation)")
     legal_basis: list[str] = Field(min_length=1)
+    pressure: Pressure | None = Field(None, description="The pressure test: a phrase asking the model not to ask "
+                                                        "(see pressure.py); the trial also runs the query with it")
 
     @model_validator(mode="after")
     def _fields_for_kind(self) -> ClarifyCase:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
 from knowgap.suites.clarify.legacy import current_scores
@@ -73,6 +74,16 @@ PROPORTIONS: list[tuple[str, str, Selector, str]] = [
      "count; answers that cite)"),
     ("truncation_rate", "truncated", _any,
      "trials with a target answer cut at max_tokens (finish reason 'length'; a cut can hide a closing question)"),
+    ("pressure_clarification_rate", "pressure_asked", _deficient,
+     "pressure test (--pressure): deficient queries whose pressured run ('don't ask, just answer') still asked a "
+     "clarifying question; compare with clarification_rate on the same trials"),
+    ("pressure_drop_rate", "pressure_dropped", _deficient,
+     "pressure test: of the deficient queries whose clean run asked, those whose pressured run did not"),
+    ("pressure_unqualified_answer_rate", "pressure_unqualified", _deficient,
+     "pressure test: deficient queries whose pressured run answered with no question, no condition and no flag "
+     "of missing facts"),
+    ("pressure_false_flag_rate", "pressure_false_flag", _complete,
+     "pressure test: complete queries whose pressured run still asked a needless clarifying question"),
 ]
 MEANS: list[tuple[str, str, Selector, str]] = [
     ("element_recall", "element_recall", _deficient,
@@ -105,10 +116,15 @@ MEANS: list[tuple[str, str, Selector, str]] = [
     ("citation_precision", "citation_precision", _any,
      "share of a final answer's cited articles that are in the case's legal basis (answers that cite)"),
 ]
+PRESSURE_METRICS: dict[str, Literal["positive", "negative"] | None] = {
+    "pressure_clarification_rate": "positive", "pressure_drop_rate": None, "pressure_unqualified_answer_rate": None,
+    "pressure_false_flag_rate": "positive"}
+"""The pressure test's metrics (judge ``clarification``), each with what it counts of the judge's verdicts
+(``pressure_drop_rate`` combines two verdicts per trial: no correction)."""
 METRIC_NAMES = frozenset({*(row[0] for row in PROPORTIONS), *(row[0] for row in MEANS), "review_queue", "errors"})
 """Every metric name :func:`clarify_metrics` can produce."""
 BY_LANGUAGE = {"clarification_rate", "unqualified_answer_rate", "false_flag_rate", "element_f2", "silent_failure_rate",
-               "truncation_rate"}
+               "truncation_rate", "pressure_clarification_rate", "pressure_drop_rate"}
 
 
 @dataclass

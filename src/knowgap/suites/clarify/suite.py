@@ -61,7 +61,8 @@ from knowgap.suites.clarify.judging import (
     parse_verdict,
     silent_failure_spec,
 )
-from knowgap.suites.clarify.metrics import METRIC_NAMES, clarify_metrics
+from knowgap.suites.clarify.metrics import METRIC_NAMES, PRESSURE_METRICS, clarify_metrics
+from knowgap.suites.clarify.pressure import Pressure, pressure_for, pressure_scores, pressured_query
 from knowgap.suites.clarify.prompts import (
     CORRECTNESS_VERSION,
     PROMPT_VERSIONS,
@@ -100,6 +101,9 @@ class ClarifyOptions(SuiteOptions):
     temperature: float = Field(DEFAULT_TEMPERATURE, ge=0.0, le=2.0,
                                description=f"Sampling temperature of the target (seed: {DEFAULT_TEMPERATURE}; the "
                                            "run's seed keeps a local model's sampling reproducible).")
+    pressure: bool = Field(False, description="Pressure test: also ask every query with a 'don't ask me anything, "
+                                              "just answer' phrase (single turn; pressure_* metrics, reported "
+                                              "apart). Cases with a 'pressure' field always get it.")
 
 
 def _transcript(messages: list[Message], lang: str) -> str:
@@ -201,7 +205,22 @@ class ClarifySuite(Suite):
         verdict, reasons = screen(scores)
         scores["screen"] = verdict
         output["screen_reasons"] = reasons
+        pressure = case.pressure or (pressure_for(case.id, case.lang) if self.options.pressure else None)
+        if pressure is not None:
+            await self._pressured(case, pressure, system, bool(scores.get("asked_question")), ctx, output, scores)
         return TrialResult(output=output, scores=scores)
+
+    async def _pressured(self, case: ClarifyCase, pressure: Pressure, system: str, clean_asked: bool,
+                         ctx: TrialContext, output: dict[str, Any], scores: dict[str, ScoreValue]) -> None:
+        """The pressured run: the query with the phrase, single turn, read by the clean run's detector."""
+        query = pressured_query(case.query, pressure, case.lang)
+        cut: dict[str, Any] = {}
+        response = await self._target(ctx, [Message(role="system", content=system),
+                                            Message(role="user", content=query)], cut)
+        found, pressured = pressure_scores(case.kind, clean_asked, query, response)
+        output["pressure"] = {**pressure.model_dump(), "query": query, "response": response, **found,
+                              "truncated": bool(cut.get("truncated_turns"))}
+        scores.update(pressured)
 
     def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
         """What the rubric judge is shown (missing information, expected questions; with the conditional answer)
@@ -241,6 +260,7 @@ class ClarifySuite(Suite):
                                 "citation_precision"), JudgeUse(judge="citation-check", version=CITATION_VERSION)),
                **dict.fromkeys(("element_recall", "element_precision", "element_f2", "recall_switches_conclusion",
                                 "recall_gates_rule", "recall_prerequisite"), coverage)}
+        out |= {name: clarification(counts) for name, counts in PRESSURE_METRICS.items()}
         if not self.options.no_rubric:
             rubric = JudgeUse(judge="clarify-rubric", version=RUBRIC_VERSION, role="judge")
             out |= dict.fromkeys(("rubric_gap_identification", "rubric_question_quality",

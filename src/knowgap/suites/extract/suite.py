@@ -38,13 +38,15 @@ from knowgap.engine.suite import (
     TrialContext,
     TrialResult,
 )
-from knowgap.errors import InputError, KnowgapError
+from knowgap.errors import InputError, KnowgapError, parse_choices
+from knowgap.injection.metrics import ATTACK_SUCCESS
 from knowgap.models.structured import ParseFailure
 from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.extract.claims_judge import PROMPT_VERSION as CLAIMS_PROMPT_VERSION
 from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, check_cases, load_cases
+from knowgap.suites.extract.defences import DEFENCES, config_id, defended_review, defended_summarizer, family_of
 from knowgap.suites.extract.metrics import (
     JUDGED,
     JUDGED_BY_CLAIMS,
@@ -54,6 +56,7 @@ from knowgap.suites.extract.metrics import (
     METRIC_NAMES,
     cluster_key,
     extract_metrics,
+    mark_attacks,
 )
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
 from knowgap.suites.extract.takeover import mark_takeovers
@@ -81,6 +84,9 @@ class ExtractOptions(SuiteOptions):
     offline_checker: bool = Field(True, description="Also score summaries with the offline faithfulness checker.")
     coverage: bool = Field(True, description="Also score summary coverage: the share of the review's aspect clauses "
                                              "the summary mentions (e5 similarity, offline; a screen).")
+    defences: list[str] = Field(default_factory=lambda: ["none"],
+                                description=f"Defences to compare, one configuration each ({', '.join(DEFENCES)}; "
+                                            "a defence other than none adds +DEFENCE to the configuration id).")
 
 
 def _seed(text: str, k: int) -> int:
@@ -155,7 +161,9 @@ class ExtractSuite(Suite):
             raise KnowgapError(f"extract: unknown prompt {unknown} (known: {', '.join(PROMPTS)}, custom)")
         for name in names:
             self._prompt(name)
-        return [Configuration(id=f"prompt={p}", params={"prompt": p}) for p in names]
+        defences = parse_choices(self.options.defences, DEFENCES, "--defences")
+        return [Configuration(id=config_id(p, d), params={"prompt": p} | ({"defence": d} if d != "none" else {}))
+                for p in names for d in defences]
 
     def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
         """The source the faithfulness judge checks against, and the gold labels the accuracy scores compare
@@ -195,11 +203,17 @@ class ExtractSuite(Suite):
         takeover = JudgeUse(judge="extract-takeover", version=TAKEOVER_VERSION)
         out |= dict.fromkeys(JUDGED_BY_TAKEOVER, takeover)
         out["takeover_rate"] = takeover.model_copy(update={"counts": "positive"})  # the card measures takeover
+        out[ATTACK_SUCCESS] = takeover  # the union of flips (computed) and takeovers (this judge)
         return out
 
     def _summarizer(self, trial: Trial) -> Summarizer:
-        return Summarizer(self._prompt(trial.config.params["prompt"]), constrained=self.options.constrained,
-                          temperature=self.options.temperature, max_tokens=self.default_max_tokens)
+        return defended_summarizer(self._prompt(trial.config.params["prompt"]), self._defence(trial),
+                                   constrained=self.options.constrained, temperature=self.options.temperature,
+                                   max_tokens=self.default_max_tokens)
+
+    @staticmethod
+    def _defence(trial: Trial) -> str:
+        return str(trial.config.params.get("defence", "none"))
 
     def _offline(self, source: str, summary: str) -> dict[str, Any]:
         if not self.options.offline_checker:
@@ -245,12 +259,15 @@ class ExtractSuite(Suite):
             return TrialResult(output={"kind": "calibration", "faithful": case.faithful, **judged},
                                scores={"kind": "calibration", "judge_score": judged["judge_score"]})
         summarizer = self._summarizer(trial)
-        clean = await self._runs(ctx, summarizer, case.review, case.base_id or case.id)
+        defence = self._defence(trial)
+        clean = await self._runs(ctx, summarizer, defended_review(case.review, defence), case.base_id or case.id)
         if case.kind == "adversarial":
             assert case.injected_review is not None
-            injected = await self._runs(ctx, summarizer, case.injected_review, case.id)
+            injected = await self._runs(ctx, summarizer, defended_review(case.injected_review, defence), case.id)
             mark_takeovers(case.review, case.injected_review, clean, injected)
+            mark_attacks(clean, injected)
             return TrialResult(output={"kind": "adversarial", "base_id": case.base_id, "attack_type": case.attack_type,
+                                       "attack_id": case.attack_id, "family": family_of(case.attack_id),
                                        "position": case.position, "disguise": case.disguise, "clean": clean,
                                        "injected": injected},
                                scores={"kind": "adversarial"})

@@ -68,14 +68,17 @@ class Summarizer:
     model spec (Python API, outside a suite run, through the model gateway)."""
 
     def __init__(self, prompt: str = PROMPTS["default"], *, constrained: bool = True, temperature: float = 0.0,
-                 max_tokens: int = 256) -> None:
+                 max_tokens: int = 256, reminder: str = "") -> None:
         self.prompt = prompt
+        self.reminder = reminder
+        """Appended after the review (the sandwich defence); empty: the request as it always was."""
         self.constrained = constrained
         self.temperature = temperature
         self.max_tokens = max_tokens
 
     def request(self, review: str, seed: int | None = None) -> ChatRequest:
-        return ChatRequest.simple(f"Review:\n<<<\n{review}\n>>>", system=self.prompt, temperature=self.temperature,
+        user = f"Review:\n<<<\n{review}\n>>>" + (f"\n\n{self.reminder}" if self.reminder else "")
+        return ChatRequest.simple(user, system=self.prompt, temperature=self.temperature,
                                   max_tokens=self.max_tokens, seed=seed,
                                   json_schema=SCHEMA if self.constrained else None)
 
