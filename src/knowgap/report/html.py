@@ -253,9 +253,12 @@ def render_comparison(c: Comparison, *, flips: int = 30) -> str:
                                                   for name, (kind, bars) in by_name.items()) + "</div>")
     if c.mcnemar:
         parts.append("<h3>Flipped trials (McNemar)</h3><table><tr><th>group</th><th>fixed</th><th>regressed</th>"
-                     "<th>p</th></tr>" + "".join(
+                     "<th>p</th><th>clusters fixed / regressed</th></tr>" + "".join(
                          f"<tr><td>{esc(t.group)}</td><td class=num>{t.fixed}</td><td class=num>{t.regressed}</td>"
-                         f"<td class=num>{t.p_value:.3g}</td></tr>" for t in c.mcnemar) + "</table>")
+                         f"<td class=num>{t.p_value:.3g}</td><td class=num>{t.net_fixed} / {t.net_regressed} of "
+                         f"{t.clusters}</td></tr>" for t in c.mcnemar) + "</table><p class=facts>p: the exact "
+                     "McNemar test over clusters (a case with its repeats, or cases on one source), each fixed or "
+                     "regressed by its trials' net change; over trials when each cluster holds one.</p>")
     for f in c.flips[:flips]:
         parts.append(f'<div class="example{" good" if f.direction == "fixed" else ""}"><b>{esc(f.direction)}</b> '
                      f'{esc(f.trial_id)}<div class="label">A: {esc(_fmt_scores(f.scores_a))}</div>'

@@ -117,8 +117,12 @@ def compare_markdown(c: Comparison, *, flips: int = 20) -> str:
     if c.only_a or c.only_b:
         lines += ["", f"only in A: {', '.join(c.only_a) or '-'}; only in B: {', '.join(c.only_b) or '-'}"]
     if c.mcnemar:
-        lines += ["", "| group | fixed | regressed | McNemar p |", "|---|---:|---:|---:|"]
-        lines += [f"| {md_text(t.group)} | {t.fixed} | {t.regressed} | {t.p_value:.3g} |" for t in c.mcnemar]
+        lines += ["", "| group | fixed | regressed | McNemar p | clusters fixed / regressed |",
+                  "|---|---:|---:|---:|---:|"]
+        lines += [f"| {md_text(t.group)} | {t.fixed} | {t.regressed} | {t.p_value:.3g} | {t.net_fixed} / "
+                  f"{t.net_regressed} of {t.clusters} |" for t in c.mcnemar]
+        lines += ["", "McNemar p counts clusters (a case with its repeats, or cases on one source), each fixed or "
+                      "regressed by its trials' net change."]
     if c.flips:
         lines += ["", f"<details><summary>{len(c.flips)} flipped trials</summary>", ""]
         for f in c.flips[:flips]:
