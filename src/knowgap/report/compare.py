@@ -33,6 +33,8 @@ from knowgap.engine.suite import Suite
 from knowgap.report.data import RunData, response_text
 
 Key = tuple[str, str]  # (group, metric name)
+MIN_REPS = 200
+"""Fewer affordable bootstrap resamples than this: no bootstrap (the analytic fallback)."""
 
 
 class MetricChange(BaseModel):
@@ -224,17 +226,46 @@ def bootstrap_changes(suite: Suite, a: Sequence[TrialRecord], b: Sequence[TrialR
         vb = _values(suite, [r for c in pick_b for r in cases_b[c]])
         for key in va.keys() & vb.keys():
             deltas[key].append(vb[key] - va[key])
-    out = {}
-    for key, ds in deltas.items():
-        ds.sort()
-        n = len(ds)
-        lo = ds[int(math.floor(0.025 * n))]
-        hi = ds[min(n - 1, int(math.ceil(0.975 * n)) - 1)]
-        below = sum(d < 0 for d in ds) + 0.5 * sum(d == 0 for d in ds)
-        above = n - below
-        p = min(1.0, 2 * (min(below, above) + 1) / (n + 1))
-        out[key] = (lo, hi, p)
-    return out
+    return {key: percentile_test(ds) for key, ds in deltas.items()}
+
+
+def percentile_test(deltas: list[float]) -> tuple[float, float, float]:
+    """(ci_low, ci_high, p) of bootstrap deltas: the 95% percentile interval and the two-sided p of 0."""
+    ds = sorted(deltas)
+    n = len(ds)
+    lo = ds[int(math.floor(0.025 * n))]
+    hi = ds[min(n - 1, int(math.ceil(0.975 * n)) - 1)]
+    below = sum(d < 0 for d in ds) + 0.5 * sum(d == 0 for d in ds)
+    above = n - below
+    return lo, hi, min(1.0, 2 * (min(below, above) + 1) / (n + 1))
+
+
+def bootstrap_within(suite: Suite, records: Sequence[TrialRecord], pairs: Sequence[tuple[Key, Key]], *,
+                     reps: int = 1000, seed: int = 0, budget_s: float = 10.0
+                     ) -> dict[tuple[Key, Key], tuple[float, float, float]]:
+    """(ci_low, ci_high, p) of the difference A - B of each pair of metrics (A, B) of one run, e.g. the same
+    metric under two configurations: a paired bootstrap over the run's clusters (``Suite.clusters``; a resample
+    takes all trials of a cluster, under every configuration, so each configuration sees the same cases).
+    Empty when the suite's metrics are too slow for :data:`MIN_REPS` resamples within ``budget_s``."""
+    records = list(records)
+    if not records or not pairs:
+        return {}
+    t0 = time.perf_counter()
+    suite.metrics(records)
+    per_rep = time.perf_counter() - t0
+    reps = reps if per_rep <= 0 else min(reps, int(budget_s / per_rep))
+    if reps < MIN_REPS:
+        return {}
+    by_cluster = _by_cluster(records, suite.clusters(records))
+    ids = sorted(by_cluster)
+    rng = random.Random(seed)
+    deltas: dict[tuple[Key, Key], list[float]] = defaultdict(list)
+    for _ in range(reps):
+        values = _values(suite, [r for c in rng.choices(ids, k=len(ids)) for r in by_cluster[c]])
+        for a, b in pairs:
+            if a in values and b in values:
+                deltas[(a, b)].append(values[a] - values[b])
+    return {pair: percentile_test(ds) for pair, ds in deltas.items() if len(ds) >= MIN_REPS}
 
 
 def _flips(run_a: RunData, run_b: RunData, matched: list[str],
@@ -274,8 +305,6 @@ def _flips(run_a: RunData, run_b: RunData, matched: list[str],
                              trials=sum(c[2] for c in by_cluster.values())))
     return flips, tests
 
-
-MIN_REPS = 200
 
 
 def _affordable_reps(suite: Suite, a: list[TrialRecord], b: list[TrialRecord], reps: int, budget_s: float) -> int:

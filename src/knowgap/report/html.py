@@ -21,6 +21,7 @@ from knowgap.report.compare import Comparison
 from knowgap.report.data import CUT_NOTE, RunData, load_run_data, prompt_text, response_text, truncated_answers
 from knowgap.report.examples import failure_counts, worst_examples
 from knowgap.report.gate import GateResult
+from knowgap.report.injection import RunMetrics, injection_html
 from knowgap.report.judges_html import CSS as JUDGES_CSS
 from knowgap.report.judges_html import judge_cell, judges_section
 from knowgap.report.judging import Judgements
@@ -286,6 +287,7 @@ def render_html(runs: Sequence[RunData], *, title: str | None = None, max_exampl
                                 for i, r in enumerate(runs)) + "</nav>"
     body = "".join(render_run(r, anchor=f"run-{i}", max_examples=max_examples, link_template=link_template)
                    for i, r in enumerate(runs))
+    body = injection_html([RunMetrics.of(r) for r in runs]) + body
     if comparison is not None:
         body = render_comparison(comparison) + body
     if gate is not None:

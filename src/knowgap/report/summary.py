@@ -15,6 +15,7 @@ from knowgap.report.compare import Comparison, MetricChange
 from knowgap.report.data import CUT_NOTE, RunData, response_text, truncated_answers
 from knowgap.report.examples import failure_counts, worst_examples
 from knowgap.report.gate import GateResult
+from knowgap.report.injection import RunMetrics, injection_markdown
 from knowgap.report.judging import Judgements
 from knowgap.report.markdown import format_metric
 
@@ -86,6 +87,7 @@ def summary_markdown(runs: Sequence[RunData], *, gate: GateResult | None = None,
         lines += [gate_markdown(gate), ""]
     if comparison is not None:
         lines += [compare_markdown(comparison), ""]
+    lines += injection_markdown([RunMetrics.of(r) for r in runs], level=3)
     for run in runs:
         lines += [run_summary(run, examples=examples), ""]
     return "\n".join(lines).rstrip() + "\n"
