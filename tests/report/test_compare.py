@@ -11,7 +11,7 @@ import pytest
 import knowgap
 from knowgap.engine.records import Manifest, MetricValue, RunConfig, TrialRecord
 from knowgap.report import compare_markdown, compare_runs, load_run_data
-from knowgap.report.compare import bootstrap_changes, mcnemar_exact, newcombe, two_proportion_p
+from knowgap.report.compare import bootstrap_changes, clustered_mcnemar, mcnemar_exact, newcombe, two_proportion_p
 from knowgap.suites import get_suite
 from tests.helpers import knowgap_cli
 
@@ -26,6 +26,39 @@ def test_mcnemar_exact_by_hand() -> None:
     assert mcnemar_exact(8, 0) == pytest.approx(2 / 256)
     assert mcnemar_exact(3, 5) == pytest.approx(2 * (1 + 8 + 28 + 56) / 256)
     assert mcnemar_exact(5, 5) == 1.0
+
+
+def test_clustered_mcnemar_reduces_to_exact_mcnemar_for_clusters_of_one() -> None:
+    for fixed, regressed in ((0, 0), (8, 0), (3, 5), (5, 5), (1, 9)):
+        one_each = [(1, 0)] * fixed + [(0, 1)] * regressed + [(0, 0)] * 4
+        assert clustered_mcnemar(one_each) == (fixed, regressed, mcnemar_exact(fixed, regressed))
+
+
+def test_clustered_mcnemar_counts_clusters_by_net_change() -> None:
+    # 3 identical repeats per case: the p-value of one repeat, not of 24 independent flips
+    assert clustered_mcnemar([(3, 0)] * 8) == (8, 0, pytest.approx(2 / 256))
+    assert mcnemar_exact(24, 0) < 1e-6
+    # a cluster whose trials fix and regress alike counts for neither side; the others by their net change
+    assert clustered_mcnemar([(2, 2), (2, 1), (0, 3), (1, 0)]) == (2, 1, mcnemar_exact(2, 1))
+
+
+def with_repeats(run: knowgap.report.RunData, repeats: int) -> knowgap.report.RunData:
+    """The run as if made with ``repeats`` repeats that all answered as repeat 0 did."""
+    run.records = [r.model_copy(update={"trial_id": r.trial_id.replace("|r0", f"|r{i}"), "repeat": i})
+                   for r in run.records for i in range(repeats)]
+    return run
+
+
+def test_identical_repeats_give_the_p_value_of_one_repeat(abstain_run: knowgap.RunResult,
+                                                          perfect_run: knowgap.RunResult) -> None:
+    runs = [with_repeats(load_run_data(r.path), 3) for r in (abstain_run, perfect_run)]
+    c = compare_runs(runs[0], runs[1], reps=200)
+    plain = next(t for t in c.mcnemar if t.group == "prompt=plain")
+    assert (plain.fixed, plain.regressed, plain.trials) == (24, 0, 48)
+    assert (plain.clusters_fixed, plain.clusters_regressed, plain.clusters) == (8, 0, 16) and plain.clustered
+    assert plain.p_value == pytest.approx(2 / 256)  # as with one repeat (test_paired_comparison)
+    assert "| prompt=plain | 24 | 0 | 0.00781 | 8 / 0 of 16 |" in compare_markdown(c)
+    assert plain.text() == "24 fixed, 0 regressed; by cluster 8 fixed, 0 regressed of 16 (McNemar p=0.00781)"
 
 
 def test_paired_comparison(abstain_run: knowgap.RunResult, perfect_run: knowgap.RunResult) -> None:
@@ -45,6 +78,7 @@ def test_paired_comparison(abstain_run: knowgap.RunResult, perfect_run: knowgap.
     assert [f.direction for f in c.flips] == ["fixed"] * 16
     assert {(t.group, t.fixed, t.regressed) for t in c.mcnemar} == {("prompt=grounded", 8, 0), ("prompt=plain", 8, 0)}
     assert all(t.p_value == pytest.approx(2 / 256) for t in c.mcnemar)
+    assert all((t.clusters, t.trials, t.clustered) == (16, 16, False) for t in c.mcnemar)  # one trial per case
     flip = next(f for f in c.flips if f.trial_id == "en-library-hours|prompt=plain|r0")
     assert flip.response_a == "I don't know." and flip.response_b == "According to the context, it is 20:00."
     assert flip.scores_a["abstained"] is True and flip.scores_b["correct"] is True
@@ -140,7 +174,8 @@ def test_compare_html_page(abstain_run: knowgap.RunResult, hostile_run: knowgap.
     assert tags.tags["script"] == 0 and tags.tags["img"] == 0
     assert page.count("<b>regressed</b>") == 16 and "<b>fixed</b>" not in page
     assert tags.classes["pre.response"] == 32 + 2 * 5  # A and B of each flip, then 5 worst examples per run
-    assert "<tr><td>prompt=plain</td><td class=num>0</td><td class=num>8</td><td class=num>0.00781</td></tr>" in page
+    assert ("<tr><td>prompt=plain</td><td class=num>0</td><td class=num>8</td><td class=num>0.00781</td>"
+            "<td class=num>0 / 8 of 16</td></tr>") in page
     assert "change in abstention_unanswerable (B − A, 95% CI)" in page
     assert tags.classes["svg.bar-chart"] == 3 + 2 * 4  # 3 change charts (no counts), 4 per run
     assert f"<title>knowgap compare {abstain_run.run_id} → {hostile_run.run_id}</title>" in page

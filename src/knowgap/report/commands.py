@@ -90,7 +90,8 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
                 seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
                 flips: Annotated[int, typer.Option(help="Flipped trials to print.")] = 10,
                 fail_on_regression: Annotated[bool, typer.Option(
-                    help="Exit 1 when a group has significantly more regressed than fixed trials (McNemar).")]
+                    help="Exit 1 when a group has significantly more regressed than fixed trials (McNemar, "
+                         "counting clusters: a case with its repeats, or cases on one source).")]
                 = False) -> None:
         """Per metric the change B - A, its 95% CI and significance (a bootstrap over cases, or the sources
         they share; paired case by case when the runs share cases), and the trials that flipped.
@@ -111,7 +112,8 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
             print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
         else:
             _print_comparison(out, result, flips)
-        if fail_on_regression and any(t.regressed > t.fixed and t.p_value < 0.05 for t in result.mcnemar):
+        if fail_on_regression and any(t.net_regressed > t.net_fixed and t.p_value < 0.05
+                                      for t in result.mcnemar):
             raise typer.Exit(1)
 
     @app.command()
@@ -163,7 +165,7 @@ def _print_comparison(out: Console, c: object, flips: int) -> None:
     else:
         out.print("the runs have no metric (group, name) in common", highlight=False)
     for t in c.mcnemar:
-        out.print(f"{t.group}: {t.fixed} fixed, {t.regressed} regressed (McNemar p={t.p_value:.3g})",
+        out.print(f"{t.group}: {t.text()}",
                   markup=False, highlight=False)
     if c.flips:
         out.print(f"{len(c.flips)} flipped trials" + (f" (first {flips})" if len(c.flips) > flips else "") + ":")

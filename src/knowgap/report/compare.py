@@ -10,8 +10,10 @@ trials that flipped.
 - Otherwise (a suite that is not installed, or two different suites): from the stored metrics alone,
   Newcombe's interval and a two-proportion z-test for unclustered proportions, a normal approximation from
   the (clustered) CIs for means and for proportions whose trials share cases; counts get the change only.
-- Flipped trials: matched trials whose pass/fail verdict (``Suite.trial_failed``) changed, with an exact
-  McNemar test per group; trials whose scores changed when the suite gives no verdict.
+- Flipped trials: matched trials whose pass/fail verdict (``Suite.trial_failed``) changed, with a clustered
+  McNemar test per group (:func:`clustered_mcnemar`: the exact McNemar test on clusters, a cluster counting as
+  fixed or regressed by the sign of its trials' net change; the plain exact McNemar test when every cluster
+  holds one matched trial); trials whose scores changed when the suite gives no verdict.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from knowgap.engine.suite import Suite
 from knowgap.report.data import RunData, response_text
 
 Key = tuple[str, str]  # (group, metric name)
+MIN_REPS = 200
+"""Fewer affordable bootstrap resamples than this: no bootstrap (the analytic fallback)."""
 
 
 class MetricChange(BaseModel):
@@ -61,10 +65,43 @@ class Flip(BaseModel):
 
 
 class McNemar(BaseModel):
+    """Flipped trials of one group and the clustered McNemar test on them (:func:`clustered_mcnemar`)."""
+
     group: str
     fixed: int
+    """Matched trials that went from failed to passed."""
     regressed: int
+    """Matched trials that went from passed to failed."""
     p_value: float
+    """Exact McNemar p-value over the clusters (over the trials when every cluster holds one)."""
+    clusters_fixed: int | None = None
+    """Clusters whose trials fixed more than they regressed (None in comparisons stored before: read ``fixed``)."""
+    clusters_regressed: int | None = None
+    """Clusters whose trials regressed more than they fixed."""
+    clusters: int = 0
+    """Clusters with at least one matched trial with a verdict in both runs."""
+    trials: int = 0
+    """Matched trials with a verdict in both runs."""
+
+    @property
+    def clustered(self) -> bool:
+        """Whether some cluster holds several matched trials (so the test counts clusters, not trials)."""
+        return self.clusters < self.trials
+
+    @property
+    def net_fixed(self) -> int:
+        """The units the test counts as fixed: clusters (trials when they are one per cluster)."""
+        return self.fixed if self.clusters_fixed is None else self.clusters_fixed
+
+    @property
+    def net_regressed(self) -> int:
+        return self.regressed if self.clusters_regressed is None else self.clusters_regressed
+
+    def text(self) -> str:
+        """One line: the flips and the test (with the cluster counts when clusters hold several trials)."""
+        units = (f"; by cluster {self.net_fixed} fixed, {self.net_regressed} regressed of {self.clusters}"
+                 if self.clustered else "")
+        return f"{self.fixed} fixed, {self.regressed} regressed{units} (McNemar p={self.p_value:.3g})"
 
 
 class Comparison(BaseModel):
@@ -93,6 +130,19 @@ def mcnemar_exact(fixed: int, regressed: int) -> float:
     k = min(fixed, regressed)
     tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
     return min(1.0, 2 * tail)
+
+
+def clustered_mcnemar(per_cluster: Iterable[tuple[int, int]]) -> tuple[int, int, float]:
+    """(clusters fixed, clusters regressed, p) from (fixed, regressed) trial counts per cluster: a cluster counts
+    as fixed when its trials fixed more than they regressed, as regressed when the reverse, and not at all when
+    they balance; the exact McNemar (sign) test then runs on those clusters. Trials of one cluster (repeats of a
+    case, cases on one source) are not independent, so they count as one unit: identical repeats give the
+    p-value of one repeat, and clusters of one trial give the exact McNemar test on trials."""
+    fixed = regressed = 0
+    for f, r in per_cluster:
+        fixed += f > r
+        regressed += r > f
+    return fixed, regressed, mcnemar_exact(fixed, regressed)
 
 
 def _normal_p(z: float) -> float:
@@ -176,33 +226,67 @@ def bootstrap_changes(suite: Suite, a: Sequence[TrialRecord], b: Sequence[TrialR
         vb = _values(suite, [r for c in pick_b for r in cases_b[c]])
         for key in va.keys() & vb.keys():
             deltas[key].append(vb[key] - va[key])
-    out = {}
-    for key, ds in deltas.items():
-        ds.sort()
-        n = len(ds)
-        lo = ds[int(math.floor(0.025 * n))]
-        hi = ds[min(n - 1, int(math.ceil(0.975 * n)) - 1)]
-        below = sum(d < 0 for d in ds) + 0.5 * sum(d == 0 for d in ds)
-        above = n - below
-        p = min(1.0, 2 * (min(below, above) + 1) / (n + 1))
-        out[key] = (lo, hi, p)
-    return out
+    return {key: percentile_test(ds) for key, ds in deltas.items()}
 
 
-def _flips(run_a: RunData, run_b: RunData, matched: list[str]) -> tuple[list[Flip], list[McNemar]]:
+def percentile_test(deltas: list[float]) -> tuple[float, float, float]:
+    """(ci_low, ci_high, p) of bootstrap deltas: the 95% percentile interval and the two-sided p of 0."""
+    ds = sorted(deltas)
+    n = len(ds)
+    lo = ds[int(math.floor(0.025 * n))]
+    hi = ds[min(n - 1, int(math.ceil(0.975 * n)) - 1)]
+    below = sum(d < 0 for d in ds) + 0.5 * sum(d == 0 for d in ds)
+    above = n - below
+    return lo, hi, min(1.0, 2 * (min(below, above) + 1) / (n + 1))
+
+
+def bootstrap_within(suite: Suite, records: Sequence[TrialRecord], pairs: Sequence[tuple[Key, Key]], *,
+                     reps: int = 1000, seed: int = 0, budget_s: float = 10.0
+                     ) -> dict[tuple[Key, Key], tuple[float, float, float]]:
+    """(ci_low, ci_high, p) of the difference A - B of each pair of metrics (A, B) of one run, e.g. the same
+    metric under two configurations: a paired bootstrap over the run's clusters (``Suite.clusters``; a resample
+    takes all trials of a cluster, under every configuration, so each configuration sees the same cases).
+    Empty when the suite's metrics are too slow for :data:`MIN_REPS` resamples within ``budget_s``."""
+    records = list(records)
+    if not records or not pairs:
+        return {}
+    t0 = time.perf_counter()
+    suite.metrics(records)
+    per_rep = time.perf_counter() - t0
+    reps = reps if per_rep <= 0 else min(reps, int(budget_s / per_rep))
+    if reps < MIN_REPS:
+        return {}
+    by_cluster = _by_cluster(records, suite.clusters(records))
+    ids = sorted(by_cluster)
+    rng = random.Random(seed)
+    deltas: dict[tuple[Key, Key], list[float]] = defaultdict(list)
+    for _ in range(reps):
+        values = _values(suite, [r for c in rng.choices(ids, k=len(ids)) for r in by_cluster[c]])
+        for a, b in pairs:
+            if a in values and b in values:
+                deltas[(a, b)].append(values[a] - values[b])
+    return {pair: percentile_test(ds) for pair, ds in deltas.items() if len(ds) >= MIN_REPS}
+
+
+def _flips(run_a: RunData, run_b: RunData, matched: list[str],
+           clusters: dict[str, str] | None = None) -> tuple[list[Flip], list[McNemar]]:
+    """The flipped trials and, per group, the clustered McNemar test (``clusters``: case id -> cluster key;
+    a case without one is its own cluster)."""
     ra = {r.trial_id: r for r in run_a.records}
     rb = {r.trial_id: r for r in run_b.records}
     flips: list[Flip] = []
-    tallies: dict[str, list[int]] = {}
+    tallies: dict[str, dict[str, list[int]]] = {}  # group -> cluster -> [fixed, regressed, matched]
     for tid in matched:
         x, y = ra[tid], rb[tid]
         fa, fb = run_a.trial_failed(x), run_b.trial_failed(y)
         if fa is not None and fb is not None:
-            tallies.setdefault(x.config_id, [0, 0])
+            counts = tallies.setdefault(x.config_id, {}).setdefault((clusters or {}).get(x.case_id, x.case_id),
+                                                                     [0, 0, 0])
+            counts[2] += 1
             if fa == fb:
                 continue
             direction: Literal["regressed", "fixed", "changed"] = "regressed" if fb else "fixed"
-            tallies[x.config_id][0 if direction == "fixed" else 1] += 1
+            counts[0 if direction == "fixed" else 1] += 1
         elif x.scores != y.scores or x.status != y.status:
             direction = "changed"
         else:
@@ -212,12 +296,15 @@ def _flips(run_a: RunData, run_b: RunData, matched: list[str]) -> tuple[list[Fli
                           response_b=response_text(y)))
     order = {"regressed": 0, "fixed": 1, "changed": 2}
     flips.sort(key=lambda f: (order[f.direction], f.config_id, f.trial_id))
-    tests = [McNemar(group=g, fixed=f, regressed=r, p_value=mcnemar_exact(f, r))
-             for g, (f, r) in sorted(tallies.items())]
+    tests = []
+    for group, by_cluster in sorted(tallies.items()):
+        cf, cr, p = clustered_mcnemar((f, r) for f, r, _ in by_cluster.values())
+        tests.append(McNemar(group=group, fixed=sum(c[0] for c in by_cluster.values()),
+                             regressed=sum(c[1] for c in by_cluster.values()), p_value=p, clusters_fixed=cf,
+                             clusters_regressed=cr, clusters=len(by_cluster),
+                             trials=sum(c[2] for c in by_cluster.values())))
     return flips, tests
 
-
-MIN_REPS = 200
 
 
 def _affordable_reps(suite: Suite, a: list[TrialRecord], b: list[TrialRecord], reps: int, budget_s: float) -> int:
@@ -243,8 +330,8 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
     boot: dict[Key, tuple[float, float, float]] = {}
     method = "analytic from the stored metrics (unpaired)"
     paired = False
-    if suite is not None and run_a.records and run_b.records:
-        clusters = suite.clusters([*run_a.records, *run_b.records])
+    clusters = suite.clusters([*run_a.records, *run_b.records]) if suite is not None else None
+    if suite is not None and clusters is not None and run_a.records and run_b.records:
         shared_cases = {r.case_id for r in run_a.records} & {r.case_id for r in run_b.records}
         paired = len(shared_cases) > 0
         if paired:
@@ -273,7 +360,7 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
         else:
             change = _analytic(a, b)
         changes.append(change)
-    flips, tests = _flips(run_a, run_b, matched)
+    flips, tests = _flips(run_a, run_b, matched, clusters)
     return Comparison(run_a=run_a.run_id, run_b=run_b.run_id, suite_a=run_a.manifest.config.suite,
                       suite_b=run_b.manifest.config.suite, paired_trials=len(matched), method=method,
                       changes=changes, flips=flips, mcnemar=tests,

@@ -21,6 +21,7 @@ from knowgap.report.compare import Comparison
 from knowgap.report.data import CUT_NOTE, RunData, load_run_data, prompt_text, response_text, truncated_answers
 from knowgap.report.examples import failure_counts, worst_examples
 from knowgap.report.gate import GateResult
+from knowgap.report.injection import RunMetrics, injection_html
 from knowgap.report.judges_html import CSS as JUDGES_CSS
 from knowgap.report.judges_html import judge_cell, judges_section
 from knowgap.report.judging import Judgements
@@ -253,9 +254,12 @@ def render_comparison(c: Comparison, *, flips: int = 30) -> str:
                                                   for name, (kind, bars) in by_name.items()) + "</div>")
     if c.mcnemar:
         parts.append("<h3>Flipped trials (McNemar)</h3><table><tr><th>group</th><th>fixed</th><th>regressed</th>"
-                     "<th>p</th></tr>" + "".join(
+                     "<th>p</th><th>clusters fixed / regressed</th></tr>" + "".join(
                          f"<tr><td>{esc(t.group)}</td><td class=num>{t.fixed}</td><td class=num>{t.regressed}</td>"
-                         f"<td class=num>{t.p_value:.3g}</td></tr>" for t in c.mcnemar) + "</table>")
+                         f"<td class=num>{t.p_value:.3g}</td><td class=num>{t.net_fixed} / {t.net_regressed} of "
+                         f"{t.clusters}</td></tr>" for t in c.mcnemar) + "</table><p class=facts>p: the exact "
+                     "McNemar test over clusters (a case with its repeats, or cases on one source), each fixed or "
+                     "regressed by its trials' net change; over trials when each cluster holds one.</p>")
     for f in c.flips[:flips]:
         parts.append(f'<div class="example{" good" if f.direction == "fixed" else ""}"><b>{esc(f.direction)}</b> '
                      f'{esc(f.trial_id)}<div class="label">A: {esc(_fmt_scores(f.scores_a))}</div>'
@@ -283,6 +287,7 @@ def render_html(runs: Sequence[RunData], *, title: str | None = None, max_exampl
                                 for i, r in enumerate(runs)) + "</nav>"
     body = "".join(render_run(r, anchor=f"run-{i}", max_examples=max_examples, link_template=link_template)
                    for i, r in enumerate(runs))
+    body = injection_html([RunMetrics.of(r) for r in runs]) + body
     if comparison is not None:
         body = render_comparison(comparison) + body
     if gate is not None:

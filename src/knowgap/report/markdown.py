@@ -8,6 +8,7 @@ from knowgap.engine.outcome import error_report, status_text
 from knowgap.engine.records import Manifest, MetricValue
 from knowgap.engine.store import write_atomic
 from knowgap.redaction import redact
+from knowgap.report.injection import RunMetrics, injection_markdown
 from knowgap.report.judging import OLD_RUN, Judgements, card_summary
 
 REPORT = "report.md"
@@ -103,6 +104,9 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
     tables = suite_tables(cfg.suite, metrics)
     if tables is not None:
         lines += ["", tables]
+    injected = injection_markdown([RunMetrics(cfg.suite, manifest.run_id, metrics)])
+    if injected:
+        lines += ["", *injected]
     described = {m.name: m.description for m in metrics if m.description}
     if described:
         lines += ["", "Metric definitions:", ""] + [f"- **{k}**: {v}" for k, v in described.items()]

@@ -15,6 +15,7 @@ from knowgap.report.compare import Comparison, MetricChange
 from knowgap.report.data import CUT_NOTE, RunData, response_text, truncated_answers
 from knowgap.report.examples import failure_counts, worst_examples
 from knowgap.report.gate import GateResult
+from knowgap.report.injection import RunMetrics, injection_markdown
 from knowgap.report.judging import Judgements
 from knowgap.report.markdown import format_metric
 
@@ -86,6 +87,7 @@ def summary_markdown(runs: Sequence[RunData], *, gate: GateResult | None = None,
         lines += [gate_markdown(gate), ""]
     if comparison is not None:
         lines += [compare_markdown(comparison), ""]
+    lines += injection_markdown([RunMetrics.of(r) for r in runs], level=3)
     for run in runs:
         lines += [run_summary(run, examples=examples), ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -117,8 +119,12 @@ def compare_markdown(c: Comparison, *, flips: int = 20) -> str:
     if c.only_a or c.only_b:
         lines += ["", f"only in A: {', '.join(c.only_a) or '-'}; only in B: {', '.join(c.only_b) or '-'}"]
     if c.mcnemar:
-        lines += ["", "| group | fixed | regressed | McNemar p |", "|---|---:|---:|---:|"]
-        lines += [f"| {md_text(t.group)} | {t.fixed} | {t.regressed} | {t.p_value:.3g} |" for t in c.mcnemar]
+        lines += ["", "| group | fixed | regressed | McNemar p | clusters fixed / regressed |",
+                  "|---|---:|---:|---:|---:|"]
+        lines += [f"| {md_text(t.group)} | {t.fixed} | {t.regressed} | {t.p_value:.3g} | {t.net_fixed} / "
+                  f"{t.net_regressed} of {t.clusters} |" for t in c.mcnemar]
+        lines += ["", "McNemar p counts clusters (a case with its repeats, or cases on one source), each fixed or "
+                      "regressed by its trials' net change."]
     if c.flips:
         lines += ["", f"<details><summary>{len(c.flips)} flipped trials</summary>", ""]
         for f in c.flips[:flips]:
