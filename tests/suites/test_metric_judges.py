@@ -10,10 +10,11 @@ import pytest
 
 from knowgap.suites import BUILTIN, get_suite
 
-CATALOGUE = {"abstention", "abstention-llm", "factuality", "factuality-llm", "answer-match", "answer-overlap", "clarification",
-             "dangerous-assertion", "citation-check", "element-coverage", "clarify-rubric", "clarify-correctness",
-             "clarify-correctness-approx", "extract-claims", "faithfulness", "summary-coverage", "partial-rubric",
-             "leak-detector", "gap-matcher", "clarify-silent-failure", "extract-takeover"}
+CATALOGUE = {"abstention", "abstention-llm", "factuality", "factuality-llm", "answer-match", "answer-overlap",
+             "clarification", "dangerous-assertion", "citation-check", "element-coverage", "clarify-rubric",
+             "clarify-correctness", "clarify-correctness-approx", "extract-claims", "faithfulness",
+             "summary-coverage", "partial-rubric", "leak-detector", "gap-matcher", "clarify-silent-failure",
+             "extract-takeover"}
 MODEL_BACKED = {"abstention-llm", "factuality-llm", "clarify-rubric", "clarify-correctness", "extract-claims",
                 "partial-rubric", "clarify-silent-failure"}
 # the default options and every alternative that switches a judge

@@ -44,9 +44,9 @@ from knowgap.judges.labelled_sets import (
     takeover_items,
 )
 
-__all__ = ["DEFAULT_JUDGE_MODEL", "validate_answer_match", "validate_answer_overlap", "validate_clarification", "validate_clarify_correctness",
-           "validate_clarify_correctness_approx", "validate_dangerous_assertion", "validate_extract_claims",
-           "validate_extract_takeover", "validate_gap_matcher", "validate_leak_detector"]
+__all__ = ["DEFAULT_JUDGE_MODEL", "validate_answer_match", "validate_answer_overlap", "validate_clarification",
+           "validate_clarify_correctness", "validate_clarify_correctness_approx", "validate_dangerous_assertion",
+           "validate_extract_claims", "validate_extract_takeover", "validate_gap_matcher", "validate_leak_detector"]
 
 
 def _offline(judge: str, version: str, positive: str, dataset: str, sha: str, labels: Sequence[bool],
