@@ -12,6 +12,10 @@ is not in what it was given, or that it cannot answer)? Two steps:
    unless that first sentence is itself only a hedge or a restatement of the question ("X appears to be
    ...", "According to the context, ..." with no claim of its own).
 
+Two phrase families serve the abstain scenarios (issue 19), where declining takes other words: nobody can know
+("no one knows", "没有人知道", "尚无定论") and a false premise ("the premise is false", "前提错误", "这个说法不正确");
+they changed no verdict on PolicyBench.
+
 Calibrated on the 1,729 labelled GPT-4o responses of PolicyBench (see ``docs/abstain.md`` for the measured
 agreement and how to re-measure it with ``knowgap judge abstention FILE --label-field abstention``).
 """
