@@ -10,16 +10,18 @@ import pytest
 
 from knowgap.suites import BUILTIN, get_suite
 
-CATALOGUE = {"abstention", "abstention-llm", "factuality", "factuality-llm", "answer-match", "clarification",
-             "dangerous-assertion", "citation-check", "element-coverage", "clarify-rubric", "clarify-correctness",
-             "clarify-correctness-approx", "extract-claims", "faithfulness", "summary-coverage", "partial-rubric",
-             "leak-detector", "gap-matcher", "clarify-silent-failure", "extract-takeover"}
+CATALOGUE = {"abstention", "abstention-llm", "factuality", "factuality-llm", "answer-match", "answer-overlap",
+             "clarification", "dangerous-assertion", "citation-check", "element-coverage", "clarify-rubric",
+             "clarify-correctness", "clarify-correctness-approx", "extract-claims", "faithfulness",
+             "summary-coverage", "partial-rubric", "leak-detector", "gap-matcher", "clarify-silent-failure",
+             "extract-takeover"}
 MODEL_BACKED = {"abstention-llm", "factuality-llm", "clarify-rubric", "clarify-correctness", "extract-claims",
                 "partial-rubric", "clarify-silent-failure"}
 # the default options and every alternative that switches a judge
 OPTIONS: dict[str, list[dict[str, Any]]] = {
     "starter": [{}],
-    "abstain": [{}, {"abstention_judge": "llm", "factuality_judge": "llm"}],
+    "abstain": [{}, {"abstention_judge": "llm", "factuality_judge": "llm"}, {"scenario": "false-premise"},
+                {"scenario": "unknowable", "abstention_judge": "llm"}],
     "clarify": [{}, {"no_rubric": True, "no_correctness": True, "no_silent_failure": True, "turns": 2}],
     "extract": [{}, {"faithfulness_runs": 0, "offline_checker": False, "coverage": False}],
     "partial": [{}, {"no_rubric": True}],

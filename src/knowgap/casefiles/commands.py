@@ -21,24 +21,30 @@ data_app = typer.Typer(no_args_is_help=True, help="Case files you bring: their f
                                                    "cases.")
 
 SuiteArg = Annotated[str, typer.Argument(help="The suite whose case format to use (knowgap suites).")]
+ScenarioOpt = Annotated[str | None, typer.Option(
+    help="abstain only: a --scenario question file (unknowable, false-premise, unanswerable-context): knowgap's "
+         "JSONL, or SelfAware JSON / FalseQA CSV / SQuAD 2.0 JSON.")]
 
 
 @data_app.command("schema")
-def schema_command(suite: SuiteArg) -> None:
+def schema_command(suite: SuiteArg, scenario: ScenarioOpt = None) -> None:
     """Print the JSON Schema of one line of SUITE's case file (JSONL: one JSON object per line).
 
     Fields, types and allowed values; docs/SUITE.md shows one full example of each kind of case.
 
     Example: knowgap data schema extract
+
+    Example: knowgap data schema abstain --scenario false-premise
     """
     from knowgap.casefiles.schema import case_schema
 
-    print(json.dumps(case_schema(suite), indent=2, ensure_ascii=False))
+    print(json.dumps(case_schema(suite, scenario), indent=2, ensure_ascii=False))
 
 
 @data_app.command("check")
 def check_command(suite: SuiteArg,
-                  file: Annotated[str, typer.Argument(help="The case file (JSONL) to check.")]) -> None:
+                  file: Annotated[str, typer.Argument(help="The case file (JSONL) to check.")],
+                  scenario: ScenarioOpt = None) -> None:
     """Check FILE strictly as SUITE's case file, without running anything.
 
     The same check as knowgap run SUITE --data FILE (abstain: --kb FILE, a .jsonl, .json or .csv knowledge base).
@@ -52,11 +58,13 @@ def check_command(suite: SuiteArg,
     more); 2 an unknown suite.
 
     Example: knowgap data check extract my_reviews.jsonl
+
+    Example: knowgap data check abstain falseqa/test.csv --scenario false-premise
     """
     from knowgap.casefiles.strict import check
     from knowgap.strictjsonl import format_problems
 
-    result = check(suite, file)
+    result = check(suite, file, scenario)
     if result.problems:
         err.print(format_problems(result.problems), markup=False)
         err.print(f"{len(result.problems)} problem{'s' if len(result.problems) != 1 else ''} in {file}",

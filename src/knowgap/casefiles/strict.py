@@ -20,14 +20,33 @@ def case_suite(suite_name: str) -> type[Suite]:
     return suite
 
 
-def check(suite_name: str, path: str | Path) -> CaseFileCheck[Any]:
-    """Every problem of ``path`` as ``suite_name``'s case file, the records that validated, their kinds."""
+def check(suite_name: str, path: str | Path, scenario: str | None = None) -> CaseFileCheck[Any]:
+    """Every problem of ``path`` as ``suite_name``'s case file, the records that validated, their kinds; with
+    ``scenario`` (abstain only, not ``loo``), as a question file of that scenario."""
     suite = case_suite(suite_name)
     try:
+        if scenario_file(suite_name, scenario):
+            from knowgap.suites.abstain.scenario_data import check_scenario_file
+
+            return check_scenario_file(str(scenario), Path(path))
         return suite.check_case_file(Path(path))
     except InputError as exc:  # the file cannot be read at all (missing, a folder, a spreadsheet, not UTF-8)
         return CaseFileCheck(str(path), "cases", problems=[Problem(file=exc.file, line=exc.line, field=exc.field,
                                                                    message=_message_of(exc))])
+
+
+def scenario_file(suite_name: str, scenario: str | None) -> bool:
+    """True when ``--scenario`` names an abstain question file; KnowgapError for a scenario it does not know or
+    another suite."""
+    if scenario is None:
+        return False
+    from knowgap.suites.abstain.scenario_data import SCENARIOS
+
+    if suite_name != "abstain":
+        raise KnowgapError(f"--scenario applies to the abstain suite only, not '{suite_name}'")
+    if scenario not in SCENARIOS:
+        raise KnowgapError(f"unknown --scenario '{scenario}' (known: {', '.join(SCENARIOS)})")
+    return scenario != "loo"
 
 
 def check_file(suite_name: str, path: str | Path) -> list[Problem]:

@@ -12,6 +12,10 @@ is not in what it was given, or that it cannot answer)? Two steps:
    unless that first sentence is itself only a hedge or a restatement of the question ("X appears to be
    ...", "According to the context, ..." with no claim of its own).
 
+Two phrase families serve the abstain scenarios (issue 19), where declining takes other words: nobody can know
+("no one knows", "没有人知道", "尚无定论") and a false premise ("the premise is false", "前提错误", "这个说法不正确");
+they changed no verdict on PolicyBench.
+
 Calibrated on the 1,729 labelled GPT-4o responses of PolicyBench (see ``docs/abstain.md`` for the measured
 agreement and how to re-measure it with ``knowgap judge abstention FILE --label-field abstention``).
 """
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 
 from knowgap.text.segment import sentences
 
-VERSION = "abstention-detector-1"
+VERSION = "abstention-detector-2"
 """Judge catalogue name ``abstention``; change whenever the lexicon or the position rule changes."""
 
 _SOURCE = (r"(?:context|text|passage|document|documents|source|sources|article|excerpt|material|information|"
@@ -88,6 +92,23 @@ _EN = [
     r"unclear|lacking|missing)\b",
     r"\bno citation\b",
     r"\bno (?:relevant |applicable )?(?:fact|facts) (?:number )?(?:to cite|applies|apply)\b",
+    # nobody can know (unknowable questions: the future, private thoughts, open problems)
+    r"\b(?:no one|no-one|nobody|no person|no human) (?:really |truly |actually )?(?:knows?|can (?:know|say|tell|"
+    r"predict|answer|determine)|is able to (?:know|say|predict))\b",
+    r"\b(?:is|are|remains?|is still|are still) (?:currently )?(?:unknown|not known|unknowable|uncertain|a mystery|"
+    r"an open question|unanswerable|unclear)\b",
+    r"\b(?:impossible|not possible) to (?:know|say|predict|tell|determine|answer|verify)\b",
+    r"\b(?:cannot|can't|can not) be (?:known|predicted|answered definitively)\b",
+    r"\bthere (?:is|are)(?: currently| still)? no (?:way to (?:know|tell|predict)|(?:scientific |general |clear )?"
+    r"consensus|(?:single|definitive|definite|known|clear|correct|right|objective) answers?)\b",
+    # a false premise: the question assumes something untrue
+    r"\b(?:false|incorrect|mistaken|wrong|flawed|faulty|invalid|erroneous) (?:premise|assumption|presupposition)s?\b",
+    r"\b(?:premise|assumption|presupposition)s?(?: of (?:the|this|your) question)? (?:is|are|seems to be|appears to "
+    r"be) (?:false|incorrect|mistaken|wrong|flawed|untrue|not (?:true|correct|accurate))\b",
+    r"\b(?:that|this|it|the statement|the claim|the question|your question)(?:'s| is| was) (?:not (?:true|correct|"
+    r"accurate|right)|incorrect|untrue|false|a (?:common )?misconception|a myth|mistaken)\b",
+    r"\bbased on (?:a|an) (?:common )?(?:misconception|misunderstanding|myth|false|incorrect|mistaken)\b",
+    r"\bthere (?:is|are|was|were) no such\b",
 ]
 _ZH_SOURCE = r"(?:上下文|文中|文本|原文|材料|资料|段落|文章|信息|以上|上述|所给|提供的|知识库|事实|内容|文档|背景)"
 _ZH_REPORT = r"(?:提到|提及|说明|涉及|给出|列出|记载|规定|指出|介绍|描述|解释|回答|包括|谈到|载明|写明|交代)"
@@ -104,6 +125,17 @@ _ZH = [
     r"信息不足", r"无从", r"无相关", r"不得而知", r"无可奉告",
     rf"(?:超出|超过|不在)[^，。！？,.]{{0,10}}?(?:范围|{_ZH_SOURCE}(?:中|里|之中)?)",
     r"没有引用", r"无引用", r"不引用",
+    # 没人知道 (unknowable questions)
+    r"(?:没有人|没人|无人|谁也|谁都|任何人都)(?:能|可以|无法|不能|没法|不可能)?(?:知道|确定|预测|回答|说得清|说清)",
+    r"(?:尚|仍|至今|目前|还|仍然)(?:是|属)?(?:未知|个谜|一个谜|无定论|没有定论|无法确定|不清楚|无答案|没有答案|没有共识)",
+    r"(?:没有|并无|没有一个)(?:定论|标准答案|确定的答案|确切的答案|唯一的答案|统一的答案|共识)",
+    r"不可知", r"无法预知", r"无法预测",
+    # 前提错误 (a false premise)
+    r"前提(?:本身)?(?:是)?(?:错误|有误|不成立|不正确|不对|错了|是错的|并不成立|不符合事实)",
+    r"(?:错误|不正确|虚假|不成立|有误)的(?:前提|假设)",
+    r"(?:这个|这种|该|此|您的|你的)?(?:说法|假设|问题|说法本身)(?:是|本身)?(?:不正确|错误|不成立|有误|不对|不准确|不符合事实|"
+    r"站不住脚)",
+    r"(?:根本|并|实际上)不存在",
 ]
 _PATTERN = re.compile("|".join(f"(?:{p})" for p in _EN + _ZH), re.IGNORECASE)
 

@@ -44,9 +44,9 @@ from knowgap.judges.labelled_sets import (
     takeover_items,
 )
 
-__all__ = ["DEFAULT_JUDGE_MODEL", "validate_answer_match", "validate_clarification", "validate_clarify_correctness",
-           "validate_clarify_correctness_approx", "validate_dangerous_assertion", "validate_extract_claims",
-           "validate_extract_takeover", "validate_gap_matcher", "validate_leak_detector"]
+__all__ = ["DEFAULT_JUDGE_MODEL", "validate_answer_match", "validate_answer_overlap", "validate_clarification",
+           "validate_clarify_correctness", "validate_clarify_correctness_approx", "validate_dangerous_assertion",
+           "validate_extract_claims", "validate_extract_takeover", "validate_gap_matcher", "validate_leak_detector"]
 
 
 def _offline(judge: str, version: str, positive: str, dataset: str, sha: str, labels: Sequence[bool],
@@ -342,6 +342,23 @@ def validate_answer_match(data_dir: Path, limit: int | None = None, judge_model:
                     lambda i: contains_answer(rows[i].response, rows[i].answers), progress,
                     method=_method(len(items), chosen, limit, "labelled responses"),
                     notes=_ANSWER_NOTES)
+
+
+def validate_answer_overlap(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+                            progress: Progress | None = None) -> ValidityCard:
+    """The abstain scenarios' answer check (containment, or token overlap with a long reference), on the labelled
+    responses answer-match is measured on (short references: it mostly measures the containment half)."""
+    from knowgap.suites.abstain.scenario_answers import ANSWER_OVERLAP_VERSION, answer_match
+
+    items, path = answer_match_items()
+    chosen = stratified([it.correct for it in items], limit)
+    rows = [items[i] for i in chosen]
+    return _offline("answer-overlap", ANSWER_OVERLAP_VERSION, "gives the right answer", path.name,
+                    sha256_files([path]), [r.correct for r in rows],
+                    lambda i: answer_match(rows[i].response, rows[i].answers)[0], progress,
+                    method=_method(len(items), chosen, limit, "labelled responses"),
+                    notes=_ANSWER_NOTES + " The references are short, so the token-overlap rule is barely "
+                                          "exercised: not a card for FalseQA's or SQuAD's long answers.")
 
 
 _ANSWER_NOTES = ("Responses to the 8 answerable starter questions (zh + en) written for this project the ways a "

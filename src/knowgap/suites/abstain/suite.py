@@ -52,6 +52,9 @@ from knowgap.suites.abstain.retrieval import (
     long_context,
     rag,
 )
+from knowgap.suites.abstain.scenario_data import ScenarioCase, load_scenario, shipped_file
+from knowgap.suites.abstain.scenario_metrics import SCENARIO_METRICS, scenario_metrics, scenario_verdicts
+from knowgap.suites.abstain.scenarios import run_scenario_trial, scenario_config
 from knowgap.suites.abstain.verdicts import abstain_verdicts
 
 if TYPE_CHECKING:
@@ -84,6 +87,13 @@ class AbstainOptions(SuiteOptions):
     abstention_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (deterministic zh+en detector) or llm (the judge role, spec abstention_v1).")
     max_tokens: int = Field(100, ge=16, description="Max tokens of the target's answer.")
+    scenario: Literal["loo", "unknowable", "false-premise", "unanswerable-context"] = Field(
+        "loo", description="loo (leave-one-out on --kb, the default) or an AbstentionBench-style question set: "
+                           "unknowable (SelfAware), false-premise, unanswerable-context (docs/abstain.md, "
+                           "Scenarios); --kb, --retrieval, --prompts and --all apply to loo only.")
+    data: str | None = Field(None, description="--scenario other than loo: a question file (knowgap's JSONL, or "
+                                               "SelfAware JSON / FalseQA CSV / SQuAD 2.0 JSON); default: the "
+                                               "shipped set.")
 
 
 def config_id(retrieval: str, prompt: str) -> str:
@@ -99,7 +109,7 @@ class AbstainSuite(Suite):
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 4, "retrieval": ["direct", "rag"], "prompts": ["conservative"]}
     default_max_tokens = 200
-    metric_names = METRIC_NAMES
+    metric_names = METRIC_NAMES | SCENARIO_METRICS
     computed_metrics = COMPUTED
     options: AbstainOptions
     case_file_model = QAPair
@@ -113,6 +123,21 @@ class AbstainSuite(Suite):
         super().__init__(options)
         self._facts: list[Fact] | None = None
         self._target_window: int | None = None
+        self._scenario_cases: list[ScenarioCase] | None = None
+        if self.options.scenario == "loo" and self.options.data is not None:
+            raise KnowgapError("abstain: --data is a --scenario question file (unknowable, false-premise, "
+                               "unanswerable-context); the leave-one-out knowledge base is --kb")
+
+    @property
+    def scenario(self) -> str | None:
+        """The ``--scenario`` question set, None for the leave-one-out run."""
+        return None if self.options.scenario == "loo" else self.options.scenario
+
+    def scenario_cases(self) -> list[ScenarioCase]:
+        assert self.scenario is not None
+        if self._scenario_cases is None:
+            self._scenario_cases = load_scenario(self.scenario, self.options.data)
+        return self._scenario_cases
 
     def check_models(self, models: Mapping[str, ChatModel]) -> None:
         target = models.get("target")
@@ -136,12 +161,18 @@ class AbstainSuite(Suite):
         return self._facts
 
     def dataset_files(self) -> list[Path]:
+        if self.scenario:
+            return [Path(self.options.data).expanduser() if self.options.data else shipped_file(self.scenario)]
         return kb_files(self.options.kb)
 
     def cases(self) -> list[Case]:
+        if self.scenario:
+            return list(self.scenario_cases())
         return [AbstainCase(id=f.id, kb=f.kb, question=f.question, expected_answer=f.answer) for f in self.facts()]
 
     def configurations(self) -> list[Configuration]:
+        if self.scenario:
+            return [scenario_config(self.scenario)]
         if self.options.all:
             pairs = list(PAPER_CONFIGS)
         else:
@@ -187,6 +218,10 @@ class AbstainSuite(Suite):
 
     async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
         case = trial.case
+        if isinstance(case, ScenarioCase):
+            return await run_scenario_trial(case, ctx, max_tokens=self.options.max_tokens,
+                                            abstention_judge=self.options.abstention_judge,
+                                            llm_outcome=self._llm_outcome)
         assert isinstance(case, AbstainCase)
         retrieval, prompt = trial.config.params["retrieval"], trial.config.params["prompt"]
         context, info = await self._context(case, retrieval, prompt, ctx)
@@ -219,6 +254,9 @@ class AbstainSuite(Suite):
             "invented_citation": invented, "tier": tier})
 
     def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
+        if isinstance(case, ScenarioCase):
+            return {"the right reply": "declines" if case.should_abstain else "answers",
+                    "reference answers": " | ".join(case.answers) or "(none)"}
         assert isinstance(case, AbstainCase)
         return {"expected answer (the fact removed from the context: the right reply abstains)": case.expected_answer}
 
@@ -232,7 +270,13 @@ class AbstainSuite(Suite):
                 return JudgeUse(judge=f"{name}-llm", version=load_spec(name).version, role="judge", counts="positive")
             return JudgeUse(judge=name, version=offline_version, counts="positive")
 
-        return {"abstention_rate": use("abstention", ABSTENTION_VERSION, self.options.abstention_judge),
+        abstention = use("abstention", ABSTENTION_VERSION, self.options.abstention_judge)
+        if self.scenario:
+            from knowgap.suites.abstain.scenario_answers import ANSWER_OVERLAP_VERSION
+
+            return {"abstention_precision": abstention, "abstention_recall": abstention, "abstention_f1": abstention,
+                    "answer_accuracy": JudgeUse(judge="answer-overlap", version=ANSWER_OVERLAP_VERSION)}
+        return {"abstention_rate": abstention,
                 "factuality_answered": use("factuality", FACTUALITY_VERSION, self.options.factuality_judge)}
 
     async def _llm_outcome(self, spec_name: str, record: dict[str, Any], ctx: TrialContext,
@@ -259,15 +303,23 @@ class AbstainSuite(Suite):
         return verdict.tier
 
     def verdicts(self, record: TrialRecord) -> list[Verdict]:
+        if "should_abstain" in record.scores:
+            return scenario_verdicts(record)
         return abstain_verdicts(record)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
+        if self.scenario:
+            cases = self.scenario_cases()
+            return scenario_metrics(records, {c.id: c.group for c in cases}, {c.id: c.lang for c in cases})
         facts = self.facts()
         return abstain_metrics(records, factuality_judge=self.options.factuality_judge,
                                kb_of={f.id: f.kb for f in facts}, source_of={f.id: f.source for f in facts})
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
         """A generated fact's questions cluster by document (:func:`.metrics.cluster_key`), others by case."""
+        if self.scenario:
+            groups = {c.id: c.group for c in self.scenario_cases()}
+            return {r.case_id: groups.get(r.case_id, r.case_id) for r in records}
         sources = {f.id: f.source for f in self.facts()}
         return {r.case_id: cluster_key(r.case_id, sources.get(r.case_id, "")) for r in records}
 
