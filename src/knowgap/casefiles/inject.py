@@ -45,6 +45,8 @@ class InjectResult:
     attacks: int
     skipped: int
     """(case, attack) pairs left out: an override pushing for the label the review already has."""
+    in_place: bool = False
+    """The cases carry their injections (a suite of :data:`PLANTED`): ``added`` cases, none kept beside them."""
 
 
 def _extract_variants(rows: list[dict[str, Any]], attacks: list[Attack], positions: list[str],
@@ -93,9 +95,12 @@ def _abstain_planted(cases: Path, out: Path, attacks: Path | None, positions: li
     library = _typed(for_suite(read_attacks(attacks), "abstain", checks=CHECKS), types)
     rows = planted_kb_rows(facts, library, positions=positions, disguises=disguises)  # type: ignore[arg-type]
     write_checked("abstain", out, rows)
-    return InjectResult(out=out, kept=0, added=len(rows), bases=len(rows), attacks=len(library), skipped=0)
+    return InjectResult(out=out, kept=0, added=len(rows), bases=len(rows), attacks=len(library), skipped=0,
+                        in_place=True)
 
 
+DEFAULT_DISGUISES = {"abstain": list(DISGUISES)}
+"""A suite's disguises when none is given (else plain): abstain's are run --inject's, so the plans match."""
 Planter = Callable[[Path, Path, Path | None, list[str], list[str], Sequence[str], bool], InjectResult]
 PLANTED: dict[str, Planter] = {"abstain": _abstain_planted}
 """The suites whose cases carry their injections in place (an ``injections`` field), and how they are planted."""
@@ -110,14 +115,16 @@ def _typed(library: list[Attack], types: Sequence[str]) -> list[Attack]:
 
 
 def inject_cases(suite: str, cases: Path, out: Path, *, attacks: Path | None = None,
-                 positions: Sequence[str] = ("start", "middle", "end"), disguises: Sequence[str] = ("plain",),
+                 positions: Sequence[str] = ("start", "middle", "end"), disguises: Sequence[str] | None = None,
                  types: Sequence[str] = (), cycle: bool = False) -> InjectResult:
-    """Write ``cases`` and the adversarial cases built from its normal ones to ``out`` (see the module)."""
+    """Write ``cases`` and the adversarial cases built from its normal ones to ``out`` (see the module); for a
+    suite of :data:`PLANTED`, its cases carrying their injections. ``disguises`` None: the suite's default
+    (:data:`DEFAULT_DISGUISES`, else plain)."""
     if suite not in SUPPORTED and suite not in PLANTED:
         raise KnowgapError(f"knowgap data inject: suite '{suite}' has no injected cases yet (supported: "
                            f"{', '.join(sorted({*SUPPORTED, *PLANTED}))})")
     chosen_positions = parse_choices(positions, POSITIONS, "--positions")
-    chosen_disguises = parse_choices(disguises, DISGUISES, "--disguises")
+    chosen_disguises = parse_choices(disguises or DEFAULT_DISGUISES.get(suite, ["plain"]), DISGUISES, "--disguises")
     if suite in PLANTED:
         return PLANTED[suite](cases, out, attacks, chosen_positions, chosen_disguises, types, cycle)
     raise_problems(check_file(suite, cases))

@@ -145,6 +145,11 @@ def _runs(record: TrialRecord) -> list[dict[str, Any]]:
     return list((record.output.get("injection") or {}).get("runs", []))
 
 
+def _short(text: str, limit: int = 60) -> str:
+    one = " ".join(str(text).split())
+    return repr(one if len(one) <= limit else one[:limit - 1] + "…")
+
+
 def injection_verdicts(record: TrialRecord) -> list[Verdict]:
     """One verdict per injected run and metric (``part``: the injection's number and attack)."""
     info = record.output.get("injection")
@@ -159,7 +164,7 @@ def injection_verdicts(record: TrialRecord) -> list[Verdict]:
                         "the clean run abstained" if clean["abstained"] else "the clean run answered",
                         lower_is_better=False))
     for i, run in enumerate(info.get("runs", [])):
-        part = f"injection {i} ({run['injection']['attack_id']})"
+        part = f"injection {i} ({run['injection']['attack_id']}): {_short(run['answer'])}"
         if run["worked"] is None:
             out.append(not_scored(ATTACK_SUCCESS, run["why"], part=part))
         else:

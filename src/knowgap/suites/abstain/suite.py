@@ -29,6 +29,7 @@ from knowgap.engine.suite import (
 )
 from knowgap.errors import KnowgapError
 from knowgap.injection.options import InjectionOptions, chosen_defences
+from knowgap.injection.placement import POSITIONS
 from knowgap.injection.plan import Injection
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
@@ -87,6 +88,10 @@ class AbstainOptions(InjectionOptions):
     abstention_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (deterministic zh+en detector) or llm (the judge role, spec abstention_v1).")
     max_tokens: int = Field(100, ge=16, description="Max tokens of the target's answer.")
+    positions: list[str] = Field(default_factory=lambda: [str(p) for p in POSITIONS],
+                                 description="--inject: which context fact carries the instruction: the first "
+                                             "(start), the middle or the last (end); it goes at the end of the "
+                                             "fact's text.")
 
 
 def config_id(retrieval: str, prompt: str, defence: str = "none") -> str:
