@@ -133,6 +133,10 @@ def test_data_inject_round_trip(small_kb: Path, tmp_path: Path, runs_root: Path)
     assert {r.case_id: [x["injection"] for x in r.output["injection"]["runs"]] for r in planned} == runs
     with pytest.raises(knowgap.InputError, match="already carries injections"):
         inject_cases("abstain", out, tmp_path / "twice.jsonl")
+    with pytest.raises(KnowgapError, match="--cycle is for extract"):
+        inject_cases("abstain", small_kb, tmp_path / "cycled.jsonl", cycle=True)
+    with pytest.raises(KnowgapError, match="must be a .jsonl file"):
+        inject_cases("abstain", small_kb, tmp_path / "kb.json")
 
 
 @pytest.mark.parametrize(("option", "value", "flag"), [("positions", ["top"], "--positions"),
