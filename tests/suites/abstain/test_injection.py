@@ -17,7 +17,9 @@ from knowgap.casefiles.suite_formats import check_file
 from knowgap.errors import KnowgapError
 from knowgap.injection.defences import MARK
 from knowgap.models.types import ChatRequest, ChatResponse
-from knowgap.suites.abstain.dataset import load_file
+from knowgap.suites.abstain.dataset import Fact, load_file
+from knowgap.suites.abstain.injection import system_prompt, target_message
+from knowgap.suites.abstain.prompts import PROMPTS, user_message
 from tests.fakes.models import FakeModel
 
 ABSTAIN = '{"response": "I cannot answer from the given information.", "citation": "no citation"}'
@@ -146,3 +148,12 @@ def test_a_bad_option_names_the_option(small_kb: Path, runs_root: Path, option: 
                                        flag: str) -> None:
     with pytest.raises(KnowgapError, match=flag):
         run(Ignorer(), small_kb, runs_root, inject=True, **{option: value})
+
+
+def test_without_a_defence_the_messages_are_the_suites_own() -> None:
+    facts = [Fact(id=f"f{i}", kb="kb", question=f"Question {i}?", answer=f"Answer {i}.") for i in range(3)]
+    for prompt in PROMPTS:
+        assert system_prompt(prompt, "none") == PROMPTS[prompt] != system_prompt(prompt, "guarded")
+        for context in (facts, []):
+            texts = [f.text() for f in context]
+            assert target_message("Why?", texts, prompt, "none") == user_message("Why?", context, prompt)
