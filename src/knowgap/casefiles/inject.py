@@ -1,17 +1,24 @@
 """``knowgap data inject``: adversarial cases built from a suite's normal cases and a file of attacks.
 
-The suites of :data:`SUPPORTED` have injected cases (``clarify``: its pressure test, a ``pressure`` field on
-every case, :func:`knowgap.suites.clarify.pressure.pressure_cases`); another suite is refused with a line naming
-the ones that support it. For ``extract``, every normal case of the input gets one adversarial case per
+The suites with injected cases are those of :data:`SUPPORTED` (new adversarial cases beside the input's;
+``clarify``: its pressure test, a ``pressure`` field on every case, the input's cases replaced:
+:func:`knowgap.suites.clarify.pressure.pressure_cases`) and :data:`PLANTED` (the input's cases, each carrying
+its ``injections``); another suite is refused with a line naming the ones that support it. For ``abstain`` (a
+knowledge base of QA pairs: adding facts would break leave-one-out) every QA pair gets the planner's
+injections, planted in a context fact when its question is asked
+(:func:`knowgap.suites.abstain.injection.planted_kb_rows`).
+
+For ``extract``, every normal case of the input gets one adversarial case per
 attack, position (``start``, ``middle``, ``end``) and disguise (``plain``, ``quoted``, ``code_block``,
 ``json_field``, ``fake_system``) -- or, with ``cycle``, one per attack, the positions and disguises taken in
 turn as the shipped cases are built. A ``sentiment_override`` attack pushing for the sentiment the review is
 already labelled with is left out: it cannot flip it. The output holds the input's cases as they were, then the
 new ones, and passes the suite's case-file check.
 
-The attacks file is JSONL, one attack a line, read strictly (:class:`AttackRow`): ``id`` (unique), ``type``,
-``lang`` (``en`` or ``zh``), ``text``, ``source``, and for an override ``target_sentiment``; an unknown field,
-a number where text belongs or a repeated id is an error naming the file, the line and the field.
+The attacks file is JSONL, one attack a line, read strictly (:class:`knowgap.injection.attacks.Attack`, see
+docs/injection.md): ``id`` (unique), ``type``, ``lang`` (``en`` or ``zh``), ``text``, ``source``, optionally
+``family``, ``check``, ``suites`` and, for an override, ``target_sentiment``; an unknown field, a number where
+text belongs or a repeated id is an error naming the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ class InjectResult:
     attacks: int
     skipped: int
     """(case, attack) pairs left out: an override pushing for the label the review already has."""
+    in_place: bool = False
+    """The cases carry their injections (a suite of :data:`PLANTED`): ``added`` cases, none kept beside them."""
 
 
 def _extract_variants(rows: list[dict[str, Any]], attacks: list[Attack], positions: list[str],
@@ -71,21 +80,59 @@ SUPPORTED: dict[str, Builder] = {"extract": _extract_variants, "clarify": pressu
 """The suites whose cases can carry an injected instruction, and how their adversarial cases are built."""
 
 
+def _abstain_planted(cases: Path, out: Path, attacks: Path | None, positions: list[str], disguises: list[str],
+                     types: Sequence[str], cycle: bool) -> InjectResult:
+    """abstain: the knowledge base's QA pairs, each with its injections (see the module)."""
+    from knowgap.suites.abstain.dataset import load_file
+    from knowgap.suites.abstain.injection import CHECKS, planted_kb_rows
+
+    if cycle:
+        raise KnowgapError("knowgap data inject abstain: --cycle is for extract (abstain's injections are always "
+                           "planned in turn, one per QA pair)")
+    if out.suffix.lower() != ".jsonl":
+        raise KnowgapError(f"knowgap data inject abstain: --out {out} must be a .jsonl file (one QA pair a line)")
+    facts = load_file(cases)
+    carrying = [f.id for f in facts if f.injections]
+    if carrying:
+        raise InputError(str(cases), f"QA pair '{carrying[0]}', field 'injections': the file already carries "
+                                     "injections (inject into a knowledge base without them)")
+    library = _typed(for_suite(read_attacks(attacks), "abstain", checks=CHECKS), types)
+    rows = planted_kb_rows(facts, library, positions=positions, disguises=disguises)  # type: ignore[arg-type]
+    write_checked("abstain", out, rows)
+    return InjectResult(out=out, kept=0, added=len(rows), bases=len(rows), attacks=len(library), skipped=0,
+                        in_place=True)
+
+
+DEFAULT_DISGUISES = {"abstain": list(DISGUISES)}
+"""A suite's disguises when none is given (else plain): abstain's are run --inject's, so the plans match."""
+Planter = Callable[[Path, Path, Path | None, list[str], list[str], Sequence[str], bool], InjectResult]
+PLANTED: dict[str, Planter] = {"abstain": _abstain_planted}
+"""The suites whose cases carry their injections in place (an ``injections`` field), and how they are planted."""
+
+
+def _typed(library: list[Attack], types: Sequence[str]) -> list[Attack]:
+    """``library`` restricted to the attack types of ``types`` (all when empty)."""
+    if not types:
+        return library
+    wanted = parse_choices(types, sorted({a.type for a in library}), "--types")
+    return [a for a in library if a.type in wanted]
+
+
 def inject_cases(suite: str, cases: Path, out: Path, *, attacks: Path | None = None,
-                 positions: Sequence[str] = ("start", "middle", "end"), disguises: Sequence[str] = ("plain",),
+                 positions: Sequence[str] = ("start", "middle", "end"), disguises: Sequence[str] | None = None,
                  types: Sequence[str] = (), cycle: bool = False) -> InjectResult:
-    """Write ``cases`` and the adversarial cases built from its normal ones to ``out`` (see the module)."""
-    if suite not in SUPPORTED:
+    """Write ``cases`` and the adversarial cases built from its normal ones to ``out`` (see the module); for a
+    suite of :data:`PLANTED`, its cases carrying their injections. ``disguises`` None: the suite's default
+    (:data:`DEFAULT_DISGUISES`, else plain)."""
+    if suite not in SUPPORTED and suite not in PLANTED:
         raise KnowgapError(f"knowgap data inject: suite '{suite}' has no injected cases yet (supported: "
-                           f"{', '.join(sorted(SUPPORTED))})")
+                           f"{', '.join(sorted({*SUPPORTED, *PLANTED}))})")
     chosen_positions = parse_choices(positions, POSITIONS, "--positions")
-    chosen_disguises = parse_choices(disguises, DISGUISES, "--disguises")
+    chosen_disguises = parse_choices(disguises or DEFAULT_DISGUISES.get(suite, ["plain"]), DISGUISES, "--disguises")
+    if suite in PLANTED:
+        return PLANTED[suite](cases, out, attacks, chosen_positions, chosen_disguises, types, cycle)
     raise_problems(check_file(suite, cases))
-    library = for_suite(read_attacks(attacks), suite) if attacks else extract_attacks()
-    if types:
-        known = sorted({a.type for a in library})
-        wanted = parse_choices(types, known, "--types")
-        library = [a for a in library if a.type in wanted]
+    library = _typed(for_suite(read_attacks(attacks), suite) if attacks else extract_attacks(), types)
     rows = [row for _, row in read_lines(cases)]
     made, bases, skipped = SUPPORTED[suite](rows, library, chosen_positions, chosen_disguises, cycle)
     if not made:

@@ -58,31 +58,40 @@ def add_commands(data_app: typer.Typer) -> None:
 
     @data_app.command("inject")
     def inject(
-        suite: Annotated[str, typer.Argument(help="The suite: extract, or clarify (pressure test).")],
-        cases: Annotated[Path, typer.Argument(help="A JSONL case file of the suite; its normal cases are attacked.")],
+        suite: Annotated[str, typer.Argument(help="The suite: extract (new adversarial cases), abstain or partial "
+                                                  "(injections planted on the cases), clarify (pressure test).")],
+        cases: Annotated[Path, typer.Argument(help="extract, clarify: a JSONL case file (extract's normal cases are "
+                                                  "attacked); abstain: a knowledge base (.json, .jsonl, .csv), --out "
+                                                  "a .jsonl.")],
         out_file: Annotated[Path, typer.Option("--out", help="Where to write the input's cases and the new ones.")],
         attacks: Annotated[Path | None, typer.Option(
             help="A JSONL file of attacks: id, type, lang (en|zh), text, source[, target_sentiment] (default: the "
-                 "shipped library of 29).")] = None,
+                 "shipped library's attacks for the suite: 29 for extract, 47 for abstain).")] = None,
         types: Annotated[list[str] | None, typer.Option(
             "--types", help="Only attacks of these types, comma-separated (e.g. sentiment_override).")] = None,
         positions: Annotated[list[str] | None, typer.Option(
             help="Where the attack goes, comma-separated: start, middle, end (default: all three).")] = None,
         disguises: Annotated[list[str] | None, typer.Option(
             help="How it is dressed, comma-separated: plain, quoted, code_block, json_field, fake_system "
-                 "(default: plain).")] = None,
+                 "(default: plain; abstain: all five, as run --inject plants them).")] = None,
         cycle: Annotated[bool, typer.Option(
             "--cycle", help="One case per (case, attack), positions and disguises taken in turn, instead of one "
                             "per combination.")] = False,
     ) -> None:
         """Build adversarial cases: each normal case x attack x position x disguise, into a checked case file.
 
+        abstain: every QA pair gets one injection (the planner's, as run --inject plants them), run by --kb OUT.
+
         Example: knowgap data inject extract cases.jsonl --types sentiment_override --positions start,end --out a.jsonl
         """
         from knowgap.casefiles.inject import inject_cases
 
         result = inject_cases(suite, cases, out_file, attacks=attacks, positions=positions or ["start,middle,end"],
-                              disguises=disguises or ["plain"], types=types or [], cycle=cycle)
+                              disguises=disguises or None, types=types or [], cycle=cycle)
+        if result.in_place:
+            out.print(f"injections planted on {result.added} {suite} cases (planned from {result.attacks} attacks); "
+                      f"wrote {result.out} (checked)", markup=False)
+            return
         skipped = (f"; {result.skipped} (case, attack) pairs left out: the attack pushes for the sentiment the "
                    "review already has" if result.skipped else "")
         if suite == "clarify":  # the pressure test: the cases themselves carry it (docs/clarify.md)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowgap.engine.suite import Case
 from knowgap.errors import InputError
+from knowgap.injection.plan import Injection
 from knowgap.strictjsonl import CaseFileCheck, Problem, field_names, read_strict, read_text, validation_problems
 
 DATA = Path(str(files("knowgap.suites.abstain") / "data"))
@@ -36,6 +37,9 @@ class Fact(BaseModel):
     answer: str = Field(min_length=1)
     source: str = ""
     """Where it came from: file (and position for generated facts)."""
+    injections: list[Injection] = Field(default_factory=list)
+    """Instructions planted in the context when this fact's question is asked (``knowgap data inject abstain``);
+    never in the fact's own text."""
 
     def text(self) -> str:
         return f"Q: {self.question}\nA: {self.answer}"
@@ -66,6 +70,9 @@ class QAPair(BaseModel):
                                                "from (kept, not used).")
     answer_method: Literal["generator", "fact text"] | None = Field(
         None, description="knowgap generate abstain: how the answer was written (kept, not used).")
+    injections: list[Injection] | None = Field(
+        None, description="knowgap data inject abstain: instructions planted in a context fact when this QA pair's "
+                          "question is asked (the QA pair's own text is never changed).")
 
 
 class QAFile(BaseModel):
@@ -82,7 +89,8 @@ class QAFile(BaseModel):
 
 def _fact(pair: QAPair, kb: str, where: str, index: int) -> Fact:
     return Fact(id=pair.identifier or pair.id or f"{kb}_{index}", kb=pair.kb or kb, question=pair.question.strip(),
-                answer=pair.answer.strip(), source=pair.source or where)
+                answer=pair.answer.strip(), source=pair.source or where,
+                injections=pair.injections or [])
 
 
 def _json_pairs(path: Path) -> tuple[str | None, list[tuple[int, QAPair]], list[Problem]]:

@@ -33,10 +33,16 @@ PAPER_CONFIGS = [("direct", "basic")] + [(r, p) for r in ("long_context", "rag",
 
 
 def user_message(question: str, context: Sequence[Fact], prompt: str) -> str:
+    return context_message(question, [f.text() for f in context], prompt)
+
+
+def context_message(question: str, texts: Sequence[str], prompt: str) -> str:
+    """The target's message from the context facts' texts as shown (an injected run changes one, a defence
+    marks them)."""
     asked = f"In the narrator's view: {question}" if prompt == "opinion" else question
-    if not context:
+    if not texts:
         return f"Question: {asked}"
-    facts = "\n".join(f"Fact {i}: {f.text()}" for i, f in enumerate(context))
+    facts = "\n".join(f"Fact {i}: {text}" for i, text in enumerate(texts))
     return f"Context:\n{facts}\n\nQuestion: {asked}"
 
 

@@ -28,11 +28,15 @@ from knowgap.engine.suite import (
     TrialResult,
 )
 from knowgap.errors import KnowgapError
+from knowgap.injection.options import InjectionOptions, chosen_defences
+from knowgap.injection.placement import POSITIONS
+from knowgap.injection.plan import Injection
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest
 from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
+from knowgap.suites.abstain import injection
 from knowgap.suites.abstain.dataset import AbstainCase, Fact, QAPair, check_kb_file, kb_files, load_kb
 from knowgap.suites.abstain.metrics import COMPUTED, METRIC_NAMES, abstain_metrics, cluster_key
 from knowgap.suites.abstain.prompts import (
@@ -64,7 +68,7 @@ WINDOW_MARGIN = 64
 """Tokens of the window kept free for the chat template's role markers and the estimate's error."""
 
 
-class AbstainOptions(SuiteOptions):
+class AbstainOptions(InjectionOptions):
     kb: str = Field("policybench", description="Knowledge base: policybench, policybench:ICA (BTT, CPF, medishield), "
                                                 "or a .json/.jsonl/.csv file or folder of QA pairs.")
     all: bool = Field(False, description="Run the paper's 10 configurations (direct/basic + 3 retrievals x 3 "
@@ -94,10 +98,14 @@ class AbstainOptions(SuiteOptions):
     data: str | None = Field(None, description="--scenario other than loo: a question file (knowgap's JSONL, or "
                                                "SelfAware JSON / FalseQA CSV / SQuAD 2.0 JSON); default: the "
                                                "shipped set.")
+    positions: list[str] = Field(default_factory=lambda: [str(p) for p in POSITIONS],
+                                 description="--inject: which context fact carries the instruction: the first "
+                                             "(start), the middle or the last (end); it goes at the end of the "
+                                             "fact's text.")
 
 
-def config_id(retrieval: str, prompt: str) -> str:
-    return f"{retrieval}/{prompt}"
+def config_id(retrieval: str, prompt: str, defence: str = "none") -> str:
+    return f"{retrieval}/{prompt}" + ("" if defence == "none" else f"+{defence}")
 
 
 @register
@@ -109,8 +117,8 @@ class AbstainSuite(Suite):
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 4, "retrieval": ["direct", "rag"], "prompts": ["conservative"]}
     default_max_tokens = 200
-    metric_names = METRIC_NAMES | SCENARIO_METRICS
-    computed_metrics = COMPUTED
+    metric_names = METRIC_NAMES | SCENARIO_METRICS | injection.METRIC_NAMES
+    computed_metrics = COMPUTED | injection.COMPUTED
     options: AbstainOptions
     case_file_model = QAPair
     """A line of a JSONL knowledge base (``--kb FILE``; a CSV row or a JSON file's question has the same fields)."""
@@ -122,11 +130,15 @@ class AbstainSuite(Suite):
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)
         self._facts: list[Fact] | None = None
+        self._injections: dict[str, list[Injection]] | None = None
         self._target_window: int | None = None
         self._scenario_cases: list[ScenarioCase] | None = None
         if self.options.scenario == "loo" and self.options.data is not None:
             raise KnowgapError("abstain: --data is a --scenario question file (unknowable, false-premise, "
                                "unanswerable-context); the leave-one-out knowledge base is --kb")
+        if self.options.scenario != "loo" and (self.options.inject or self.options.defences != ["none"]):
+            raise KnowgapError("abstain: --inject and --defences apply to the leave-one-out run (--scenario loo), "
+                               f"not to --scenario {self.options.scenario}")
 
     @property
     def scenario(self) -> str | None:
@@ -160,6 +172,12 @@ class AbstainSuite(Suite):
             self._facts = load_kb(self.options.kb)
         return self._facts
 
+    def injections(self) -> dict[str, list[Injection]]:
+        """The injections of each case that carries some (:func:`.injection.planned_injections`)."""
+        if self._injections is None:
+            self._injections = injection.planned_injections(self.options, self.facts())
+        return self._injections
+
     def dataset_files(self) -> list[Path]:
         if self.scenario:
             return [Path(self.options.data).expanduser() if self.options.data else shipped_file(self.scenario)]
@@ -183,7 +201,12 @@ class AbstainSuite(Suite):
                                    f"prompts: {', '.join(PROMPTS)})")
             pairs = [(r, p) for r in self.options.retrieval for p in self.options.prompts
                      if not (r == "direct" and p != "basic" and "basic" in self.options.prompts)]
-        return [Configuration(id=config_id(r, p), params={"retrieval": r, "prompt": p}) for r, p in pairs]
+        defences = chosen_defences(self.options)
+        if self.options.inject:
+            self.injections()  # a bad --positions, --disguises, --attacks... is refused before any trial
+        return [Configuration(id=config_id(r, p, d), params={"retrieval": r, "prompt": p}
+                              | ({} if d == "none" else {"defence": d}))
+                for d in defences for r, p in pairs]
 
     def _held_out(self, case: AbstainCase) -> Fact:
         return next(f for f in self.facts() if f.id == case.id)
@@ -225,8 +248,10 @@ class AbstainSuite(Suite):
         assert isinstance(case, AbstainCase)
         retrieval, prompt = trial.config.params["retrieval"], trial.config.params["prompt"]
         context, info = await self._context(case, retrieval, prompt, ctx)
-        request = ChatRequest.simple(user_message(case.question, context, prompt), system=PROMPTS[prompt],
-                                     max_tokens=self.options.max_tokens, seed=ctx.seed)
+        defence = trial.config.params.get("defence", "none")
+        request = self._request(injection.system_prompt(prompt, defence),
+                                injection.target_message(case.question, [f.text() for f in context], prompt, defence),
+                                ctx)
         response = await ctx.generate("target", request)
         parsed = parse_answer(response.text)
         failed = isinstance(parsed, ParseFailure)
@@ -245,6 +270,12 @@ class AbstainSuite(Suite):
             outcome = await self._llm_outcome("abstention", {"question": case.question, "response": answer_text},
                                               ctx, output)
             abstained = None if outcome is None else outcome == "yes"
+        planted = self.injections().get(case.id)
+        if planted:
+            output["injection"] = await injection.run_injections(
+                planted, context, question=case.question, prompt=prompt, defence=defence,
+                clean={"raw": response.text, "answer": answer_text, "abstained": abstained},
+                ask=lambda system, user: self._injected_reply(case, system, user, ctx))
         invented = citation is not None and not (0 <= citation < len(context))
         tier = None
         if abstained is False:
@@ -252,6 +283,24 @@ class AbstainSuite(Suite):
         return TrialResult(output=output, scores={
             "abstained": abstained, "parse_failed": failed, "cited": citation is not None,
             "invented_citation": invented, "tier": tier})
+
+    def _request(self, system: str, user: str, ctx: TrialContext) -> ChatRequest:
+        return ChatRequest.simple(user, system=system, max_tokens=self.options.max_tokens, seed=ctx.seed)
+
+    async def _injected_reply(self, case: AbstainCase, system: str, user: str, ctx: TrialContext) -> dict[str, Any]:
+        """One injected run: the target's reply, the answer judged and whether it abstained (as the clean run)."""
+        response = await ctx.generate("target", self._request(system, user, ctx))
+        parsed = parse_answer(response.text)
+        answer = salvage_response(response.text) if isinstance(parsed, ParseFailure) else parsed.response
+        judged = judge_abstention(answer)
+        reply: dict[str, Any] = {"raw": response.text, "answer": answer, "abstained": judged.abstained,
+                                 "parse_failure": parsed.reason if isinstance(parsed, ParseFailure) else None,
+                                 "abstention": {"method": "offline", "phrase": judged.phrase, "reason": judged.reason}}
+        if self.options.abstention_judge == "llm":
+            outcome = await self._llm_outcome("abstention", {"question": case.question, "response": answer}, ctx,
+                                              reply)
+            reply["abstained"] = None if outcome is None else outcome == "yes"
+        return reply
 
     def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
         if isinstance(case, ScenarioCase):
@@ -277,7 +326,10 @@ class AbstainSuite(Suite):
             return {"abstention_precision": abstention, "abstention_recall": abstention, "abstention_f1": abstention,
                     "answer_accuracy": JudgeUse(judge="answer-overlap", version=ANSWER_OVERLAP_VERSION)}
         return {"abstention_rate": abstention,
-                "factuality_answered": use("factuality", FACTUALITY_VERSION, self.options.factuality_judge)}
+                "factuality_answered": use("factuality", FACTUALITY_VERSION, self.options.factuality_judge),
+                injection.CLEAN_TASK_SCORE: abstention,
+                injection.COLLAPSE: abstention.model_copy(update={"counts": None})}
+                # collapse counts among the clean run's abstentions: no Rogan-Gladen correction
 
     async def _llm_outcome(self, spec_name: str, record: dict[str, Any], ctx: TrialContext,
                            output: dict[str, Any]) -> str | None:
@@ -305,15 +357,18 @@ class AbstainSuite(Suite):
     def verdicts(self, record: TrialRecord) -> list[Verdict]:
         if "should_abstain" in record.scores:
             return scenario_verdicts(record)
-        return abstain_verdicts(record)
+        return abstain_verdicts(record) + injection.injection_verdicts(record)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         if self.scenario:
             cases = self.scenario_cases()
             return scenario_metrics(records, {c.id: c.group for c in cases}, {c.id: c.lang for c in cases})
         facts = self.facts()
+        records = list(records)
+        sources = {f.id: f.source for f in facts}
         return abstain_metrics(records, factuality_judge=self.options.factuality_judge,
-                               kb_of={f.id: f.kb for f in facts}, source_of={f.id: f.source for f in facts})
+                               kb_of={f.id: f.kb for f in facts}, source_of=sources) \
+            + injection.injection_metrics(records, lambda case_id: cluster_key(case_id, sources.get(case_id, "")))
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
         """A generated fact's questions cluster by document (:func:`.metrics.cluster_key`), others by case."""
