@@ -1,7 +1,10 @@
 """``knowgap data inject``: adversarial cases built from a suite's normal cases and a file of attacks.
 
-Only the ``extract`` suite has injected cases today (:data:`SUPPORTED`); another suite is refused with a line
-naming the ones that support it. For ``extract``, every normal case of the input gets one adversarial case per
+The suites of :data:`SUPPORTED` have injected cases; another suite is refused with a line naming the ones that
+support it. For ``partial`` the scenarios themselves carry their cases' injections (an ``injections`` field:
+:mod:`knowgap.suites.partial.inject_file`), written in place of the input's.
+
+For ``extract``, every normal case of the input gets one adversarial case per
 attack, position (``start``, ``middle``, ``end``) and disguise (``plain``, ``quoted``, ``code_block``,
 ``json_field``, ``fake_system``) -- or, with ``cycle``, one per attack, the positions and disguises taken in
 turn as the shipped cases are built. A ``sentiment_override`` attack pushing for the sentiment the review is
@@ -26,6 +29,7 @@ from knowgap.errors import InputError, KnowgapError, parse_choices
 from knowgap.injection.attacks import Attack, for_suite, read_attacks
 from knowgap.jsonl import read_lines
 from knowgap.suites.extract.attacks import DISGUISES, POSITIONS, adversarial_case, extract_attacks
+from knowgap.suites.partial.inject_file import inject_scenarios
 
 
 @dataclass
@@ -40,6 +44,8 @@ class InjectResult:
     attacks: int
     skipped: int
     """(case, attack) pairs left out: an override pushing for the label the review already has."""
+    in_place: bool = False
+    """The input's cases were written carrying their injections (``added`` of them), no case was added."""
 
 
 def _extract_variants(rows: list[dict[str, Any]], attacks: list[Attack], positions: list[str],
@@ -65,8 +71,11 @@ def _extract_variants(rows: list[dict[str, Any]], attacks: list[Attack], positio
 
 Builder = Callable[[list[dict[str, Any]], list[Attack], list[str], list[str], bool],
                    tuple[list[dict[str, Any]], int, int]]
-SUPPORTED: dict[str, Builder] = {"extract": _extract_variants}
+SUPPORTED: dict[str, Builder] = {"extract": _extract_variants, "partial": inject_scenarios}
 """The suites whose cases can carry an injected instruction, and how their adversarial cases are built."""
+IN_PLACE = frozenset({"partial"})
+"""Suites whose builder returns the input's cases themselves, carrying their injections (written instead of the
+input's cases, not after them)."""
 
 
 def inject_cases(suite: str, cases: Path, out: Path, *, attacks: Path | None = None,
@@ -79,7 +88,7 @@ def inject_cases(suite: str, cases: Path, out: Path, *, attacks: Path | None = N
     chosen_positions = parse_choices(positions, POSITIONS, "--positions")
     chosen_disguises = parse_choices(disguises, DISGUISES, "--disguises")
     raise_problems(check_file(suite, cases))
-    library = for_suite(read_attacks(attacks), suite) if attacks else extract_attacks()
+    library = for_suite(read_attacks(attacks), suite) if attacks or suite != "extract" else extract_attacks()
     if types:
         known = sorted({a.type for a in library})
         wanted = parse_choices(types, known, "--types")
@@ -90,6 +99,10 @@ def inject_cases(suite: str, cases: Path, out: Path, *, attacks: Path | None = N
         raise InputError(str(cases), "no adversarial case was made: the file holds no normal case to attack"
                          if not bases else "no adversarial case was made: every attack pushes for the "
                                            "sentiment its review already has")
+    if suite in IN_PLACE:
+        write_checked(suite, out, made)
+        return InjectResult(out=out, kept=0, added=bases, bases=bases, attacks=len(library), skipped=skipped,
+                            in_place=True)
     taken = {row.get("id") for row in rows}
     clash = [row["id"] for row in made if row["id"] in taken]
     if clash:

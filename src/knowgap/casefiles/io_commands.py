@@ -58,7 +58,8 @@ def add_commands(data_app: typer.Typer) -> None:
 
     @data_app.command("inject")
     def inject(
-        suite: Annotated[str, typer.Argument(help="The suite (only extract has injected cases today).")],
+        suite: Annotated[str, typer.Argument(help="The suite: extract (new adversarial cases) or partial (the "
+                                                        "scenarios' cases carry planted injections).")],
         cases: Annotated[Path, typer.Argument(help="A JSONL case file of the suite; its normal cases are attacked.")],
         out_file: Annotated[Path, typer.Option("--out", help="Where to write the input's cases and the new ones.")],
         attacks: Annotated[Path | None, typer.Option(
@@ -83,6 +84,11 @@ def add_commands(data_app: typer.Typer) -> None:
 
         result = inject_cases(suite, cases, out_file, attacks=attacks, positions=positions or ["start,middle,end"],
                               disguises=disguises or ["plain"], types=types or [], cycle=cycle)
+        if result.in_place:
+            out.print(f"planted {result.added} injections ({result.attacks} attacks) in the cases of {cases}",
+                      markup=False)
+            out.print(f"wrote the {suite} cases, carrying them, to {result.out} (checked)", markup=False)
+            return
         skipped = (f"; {result.skipped} (case, attack) pairs left out: the attack pushes for the sentiment the "
                    "review already has" if result.skipped else "")
         out.print(f"{result.added} adversarial cases from {result.bases} normal cases x {result.attacks} attacks"
