@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 import knowgap
 from knowgap.casefiles.inject import inject_cases
 from knowgap.casefiles.suite_formats import check_file
+from knowgap.cli import app
 from knowgap.engine.verdicts import hits
 from knowgap.injection.defences import MARK, guard_system
 from knowgap.models.base import ChatModel
@@ -168,11 +170,15 @@ def test_data_inject_partial_round_trip(runs_root: Path, tmp_path: Path) -> None
     source.write_text("".join(json.dumps(s.model_dump(exclude_defaults=True), ensure_ascii=False) + "\n"
                               for s in SCENARIOS[:2]), encoding="utf-8")
     out = tmp_path / "injected.jsonl"
-    result = inject_cases("partial", source, out, positions=["start", "middle", "end"],
-                          disguises=["plain", "quoted", "code_block", "json_field", "fake_system"])
-    assert result.in_place and check_file("partial", out) == []
+    said = CliRunner().invoke(app, ["data", "inject", "partial", str(source), "--out", str(out), "--disguises",
+                                    "plain,quoted,code_block,json_field,fake_system"])
+    assert said.exit_code == 0, said.output
+    checked = CliRunner().invoke(app, ["data", "check", "partial", str(out)])
+    assert checked.exit_code == 0 and check_file("partial", out) == [], checked.output
     carried = {json.loads(line)["scenario_id"]: json.loads(line)["injections"] for line in out.read_text().splitlines()}
-    assert result.added == sum(len(v) for v in carried.values()) > 0
+    planted = sum(len(v) for v in carried.values())
+    assert list(carried) == [s.scenario_id for s in SCENARIOS[:2]] and planted > 0
+    assert f"planted {planted} injections" in said.output
     from_file = run(runs_root, True, data=str(out), families=[])
     planned = run(runs_root, True, data=str(source), families=[], inject=True)
     stored = {r.case_id: r.output["injection"]["planted"] for r in knowgap.iter_trials(from_file.run_id, runs_root)}
