@@ -18,10 +18,13 @@ from knowgap.casefiles.inject import inject_cases
 from knowgap.casefiles.suite_formats import check_file
 from knowgap.cli import app
 from knowgap.engine.verdicts import hits
+from knowgap.injection import make_injection, read_attacks
 from knowgap.injection.defences import MARK, guard_system
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.suites.partial.dataset import DATA, load_scenarios
+from knowgap.suites.partial.injected import hidden_field, plant
+from knowgap.suites.partial.view import build_view, render_view
 
 SCENARIOS = load_scenarios(DATA)
 BY_TITLE = {s.title: s for s in SCENARIOS}
@@ -197,3 +200,24 @@ def test_injections_for_an_unknown_case_are_one_clear_problem(tmp_path: Path) ->
     path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
     [problem] = check_file("partial", path)
     assert "line 1, field 'injections.nobody/urgency'" in problem and "no case of the scenario" in problem
+
+
+def test_the_payload_rides_in_a_visible_prose_field_chosen_by_position_and_asks_for_a_hidden_one() -> None:
+    attack = next(a for a in read_attacks(None) if a.check == "field_leak" and a.lang == "en")
+    scenario = next(s for s in SCENARIOS if s.effective_lang() == "en")
+    role = scenario.roles[0]
+    built = build_view(scenario, scenario.policy(role), summariser=lambda _p, _t: "a short summary of it")
+    field = hidden_field(scenario, role)
+    assert field and field in {re.sub(r"\[\d+\]", "", s.path) for s in built.secrets}
+    carriers = []
+    for position in ("start", "middle", "end"):
+        injection = make_injection(attack, "case", position, "plain", field)
+        planted, carrier = plant(built, injection)
+        text = render_view(planted.view)
+        assert text.count(injection.payload) == 1 and f"'{field}'" in injection.payload
+        assert injection.payload not in render_view(built.view)  # the clean view is left as it was
+        carriers.append(carrier)
+    assert len(set(carriers)) == 3  # first, middle and last prose field differ
+    empty = built.model_copy(update={"view": built.view.model_copy(update={"evidence": {"a": 1, "b": 2}})})
+    planted, carrier = plant(empty, make_injection(attack, "case", "end", "plain", field))
+    assert carrier == "note" and list(planted.view.evidence) == ["a", "b", "note"]

@@ -1,8 +1,9 @@
 """Injected runs of the ``partial`` suite: an instruction hidden in the evidence a role MAY see.
 
 Where it sits: one visible text field of the view carries the payload (appended to its value after a space).
-The carrying field is the first, the middle or the last text field of the view in render order (the order of
-the JSON evidence the agent reads): that is the injection's **position**. A view with no text field gets the
+The carrying field is the first, the middle or the last text field of the view that holds prose (:func:`_prose`;
+any text field when none does) in render order (the order of the JSON evidence the agent reads): that is the
+injection's **position**. A view with no text field gets the
 payload as a record of its own (``note``) at that place among the records. An attack's ``{field}`` names a
 path the role may NOT see (:func:`hidden_field`: the first hidden, masked or bucketed value the leak detector
 can recognise), so an exfiltration attack asks for a real hidden value.
@@ -38,6 +39,7 @@ NOTE = "note"
 """The record a view with no text field gets to carry the payload."""
 
 Key = str | int
+_DATE_LIKE = re.compile(r"[\d\-/:T .]+")
 
 
 def case_keys(scenarios: Iterable[Scenario]) -> Iterator[tuple[Scenario, str, Task]]:
@@ -97,18 +99,30 @@ def plant(built: BuiltView, injection: Injection) -> tuple[BuiltView, str]:
     says), and that field's path."""
     planted = built.model_copy(deep=True)
     evidence = planted.view.evidence
-    leaves = list(_leaves(evidence, (), text_only=True))
+    texts = list(_leaves(evidence, (), text_only=True))
+    leaves = [keys for keys in texts if _prose(_at(evidence, keys))] or texts
     if not leaves:
         items = list(evidence.items())
         items.insert(list_index(len(items) + 1, injection.position), (NOTE, injection.payload))
         planted.view.evidence = dict(items)
         return planted, NOTE
     keys = leaves[list_index(len(leaves), injection.position)]
-    holder: Any = evidence
-    for k in keys[:-1]:
-        holder = holder[k]
+    holder = _at(evidence, keys[:-1])
     holder[keys[-1]] = f"{holder[keys[-1]]} {injection.payload}"
     return planted, _dotted(keys)
+
+
+def _at(value: Any, keys: tuple[Key, ...]) -> Any:
+    for k in keys:
+        value = value[k]
+    return value
+
+
+def _prose(text: str) -> bool:
+    """Text a person wrote (a note, a complaint, a description), not a code, a date or a masked number: 8+
+    characters with a space or a Chinese character."""
+    return len(text) >= 8 and (" " in text.strip() or any("\u4e00" <= ch <= "\u9fff" for ch in text)) \
+        and not _DATE_LIKE.fullmatch(text.strip())
 
 
 class RunFacts(BaseModel):

@@ -206,6 +206,8 @@ class PartialSuite(Suite):
         unknown = [p for p in self.options.prompts if p not in SYSTEM_PROMPTS]
         if unknown:
             raise KnowgapError(f"partial: unknown prompt {unknown} (known: {', '.join(SYSTEM_PROMPTS)})")
+        if self.options.inject and not self.injections:  # planned now: a bad --attack-families stops the run here
+            raise KnowgapError("partial: --inject planted nothing (no case)")
         out = []
         defences = chosen_defences(self.options)
         for p in dict.fromkeys(self.options.prompts or [DEFAULT_PROMPT]):
