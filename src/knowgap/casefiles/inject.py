@@ -7,6 +7,8 @@ its ``injections``); another suite is refused with a line naming the ones that s
 knowledge base of QA pairs: adding facts would break leave-one-out) every QA pair gets the planner's
 injections, planted in a context fact when its question is asked
 (:func:`knowgap.suites.abstain.injection.planted_kb_rows`).
+For ``partial`` the scenarios themselves carry their cases' injections (an ``injections`` field:
+:mod:`knowgap.suites.partial.inject_file`), written in place of the input's.
 
 For ``extract``, every normal case of the input gets one adversarial case per
 attack, position (``start``, ``middle``, ``end``) and disguise (``plain``, ``quoted``, ``code_block``,
@@ -35,6 +37,7 @@ from knowgap.injection.attacks import Attack, for_suite, read_attacks
 from knowgap.jsonl import read_lines
 from knowgap.suites.clarify.pressure import pressure_cases
 from knowgap.suites.extract.attacks import DISGUISES, POSITIONS, adversarial_case, extract_attacks
+from knowgap.suites.partial.inject_file import inject_scenarios
 
 
 @dataclass
@@ -76,8 +79,11 @@ def _extract_variants(rows: list[dict[str, Any]], attacks: list[Attack], positio
 
 Builder = Callable[[list[dict[str, Any]], list[Attack], list[str], list[str], bool],
                    tuple[list[dict[str, Any]], int, int]]
-SUPPORTED: dict[str, Builder] = {"extract": _extract_variants, "clarify": pressure_cases}
+SUPPORTED: dict[str, Builder] = {"extract": _extract_variants, "clarify": pressure_cases, "partial": inject_scenarios}
 """The suites whose cases can carry an injected instruction, and how their adversarial cases are built."""
+IN_PLACE = frozenset({"partial"})
+"""Suites whose builder returns the input's cases themselves, carrying their injections (written instead of the
+input's cases, not after them)."""
 
 
 def _abstain_planted(cases: Path, out: Path, attacks: Path | None, positions: list[str], disguises: list[str],
@@ -103,8 +109,8 @@ def _abstain_planted(cases: Path, out: Path, attacks: Path | None, positions: li
                         in_place=True)
 
 
-DEFAULT_DISGUISES = {"abstain": list(DISGUISES)}
-"""A suite's disguises when none is given (else plain): abstain's are run --inject's, so the plans match."""
+DEFAULT_DISGUISES = {"abstain": list(DISGUISES), "partial": list(DISGUISES)}
+"""Disguises when none is given (else plain): abstain's and partial's are run --inject's (the plans match)."""
 Planter = Callable[[Path, Path, Path | None, list[str], list[str], Sequence[str], bool], InjectResult]
 PLANTED: dict[str, Planter] = {"abstain": _abstain_planted}
 """The suites whose cases carry their injections in place (an ``injections`` field), and how they are planted."""
@@ -132,13 +138,18 @@ def inject_cases(suite: str, cases: Path, out: Path, *, attacks: Path | None = N
     if suite in PLANTED:
         return PLANTED[suite](cases, out, attacks, chosen_positions, chosen_disguises, types, cycle)
     raise_problems(check_file(suite, cases))
-    library = _typed(for_suite(read_attacks(attacks), suite) if attacks else extract_attacks(), types)
+    library = _typed(for_suite(read_attacks(attacks), suite) if attacks or suite != "extract" else extract_attacks(),
+                     types)
     rows = [row for _, row in read_lines(cases)]
     made, bases, skipped = SUPPORTED[suite](rows, library, chosen_positions, chosen_disguises, cycle)
     if not made:
         raise InputError(str(cases), "no adversarial case was made: the file holds no normal case to attack"
                          if not bases else "no adversarial case was made: every attack pushes for the "
                                            "sentiment its review already has")
+    if suite in IN_PLACE:
+        write_checked(suite, out, made)
+        return InjectResult(out=out, kept=0, added=bases, bases=bases, attacks=len(library), skipped=skipped,
+                            in_place=True)
     taken = {row.get("id") for row in rows}
     clash = [row["id"] for row in made if row["id"] in taken]
     if clash:

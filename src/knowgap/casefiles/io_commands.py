@@ -61,8 +61,8 @@ def add_commands(data_app: typer.Typer) -> None:
         suite: Annotated[str, typer.Argument(help="The suite: extract (new adversarial cases), abstain or partial "
                                                   "(injections planted on the cases), clarify (pressure test).")],
         cases: Annotated[Path, typer.Argument(help="extract, clarify: a JSONL case file (extract's normal cases are "
-                                                  "attacked); abstain: a knowledge base (.json, .jsonl, .csv), --out "
-                                                  "a .jsonl.")],
+                                                  "attacked); partial: a JSONL scenario file; abstain: a knowledge "
+                                                  "base (.json, .jsonl, .csv), --out a .jsonl.")],
         out_file: Annotated[Path, typer.Option("--out", help="Where to write the input's cases and the new ones.")],
         attacks: Annotated[Path | None, typer.Option(
             help="A JSONL file of attacks: id, type, lang (en|zh), text, source[, target_sentiment] (default: the "

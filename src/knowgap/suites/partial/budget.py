@@ -3,7 +3,8 @@
 The agent calls it through the engine's tool-use loop (:mod:`knowgap.engine.tools`), natively or as JSON text.
 Each granted or denied request costs its source's ``cost``; an unknown path costs nothing; a request the
 remaining tokens cannot pay is answered ``exhausted`` and costs nothing. Every request is logged as
-``{"path", "status", "cost", "protocol"}`` (stored in the trial's ``output.requests``).
+``{"path", "status", "cost", "protocol"}`` (stored in the trial's ``output.requests``). Under the ``datamark``
+defence the evidence served is datamarked like the view.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 from typing import Any
 
 from knowgap.engine.tools import Tool, ToolUse
+from knowgap.injection import mark_untrusted
 from knowgap.suites.partial.dataset import Scenario
 from knowgap.suites.partial.prompts import evidence_reply, request_evidence_tool
 from knowgap.suites.partial.scoring import Answer, parse_answer
@@ -23,8 +25,8 @@ TOOL = "request_evidence"
 class EvidenceDesk:
     """Serves one trial's ``request_evidence`` calls from ``built`` within ``budget`` query tokens."""
 
-    def __init__(self, built: BuiltView, scenario: Scenario, budget: int) -> None:
-        self.built, self.scenario, self.budget = built, scenario, budget
+    def __init__(self, built: BuiltView, scenario: Scenario, budget: int, defence: str = "none") -> None:
+        self.built, self.scenario, self.budget, self.defence = built, scenario, budget, defence
         self.lang = scenario.effective_lang()
         self.spent = 0
         self.requests: list[dict[str, Any]] = []
@@ -42,7 +44,7 @@ class EvidenceDesk:
             status, cost = "exhausted", 0
         self.spent += cost
         self.requests.append({"path": path, "status": status, "cost": cost, "protocol": use.protocol})
-        shown = json.dumps(value, ensure_ascii=False) if status == "granted" else ""
+        shown = mark_untrusted(json.dumps(value, ensure_ascii=False), self.defence) if status == "granted" else ""
         return evidence_reply(self.lang, path, status, shown, self.budget - self.spent, self.built.view.requestable)
 
     @property

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from knowgap.errors import InputError
+from knowgap.injection.plan import Injection
 from knowgap.strictjsonl import CaseFileCheck, Problem, ProblemsError, read_strict, validation_problems
 from knowgap.suites.partial.transforms import as_number
 
@@ -240,6 +241,9 @@ class Scenario(BaseModel):
     """Extra recognisable parts of a hidden value by path (a batch number inside a hidden note)."""
     policies: list[Policy] = Field(default_factory=list)
     tasks: list[Task] = Field(default_factory=list)
+    injections: dict[str, list[Injection]] = Field(default_factory=dict)
+    """Instructions planted in the evidence of cases, by ``ROLE/TASK_ID`` (written by ``knowgap data inject
+    partial``; each its own injected run, :mod:`.injected`)."""
 
     @field_validator("ground_truth")
     @classmethod
@@ -426,6 +430,11 @@ def scenario_rules(scenario: Scenario) -> list[tuple[str | None, str]]:
             if role != "full" and role not in roles:
                 out.append((f"tasks.{t}.oracle.{role}", f"{record}, task '{task.id}': oracle for unknown role "
                             f"'{role}' (roles: {sorted(roles)})"))
+    cases = {f"{role}/{task.id}" for task in scenario.tasks for role in scenario.roles if role in task.oracle}
+    for key in scenario.injections:
+        if key not in cases:
+            out.append((f"injections.{key}", f"{record}: injections for '{key}', which is no case of the scenario "
+                        f"(ROLE/TASK_ID, one of: {', '.join(sorted(cases)) or 'none'})"))
     return out
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.stats import cluster_resample, group_by_cluster
+from knowgap.suites.partial import injection_metrics
 from knowgap.suites.partial.prompts import DEFAULT_PROMPT, RUBRIC_CRITERIA
 from knowgap.suites.partial.scoring import ece, macro_f1
 
@@ -67,14 +68,14 @@ DESCRIBED = {
 }
 PRETEST = ("full_view_accuracy", "accuracy_drop_points", "drop_below_band", "drop_above_band", "full_view_too_weak",
            "well_calibrated")
-METRIC_NAMES = frozenset({*DESCRIBED, *PRETEST})
+METRIC_NAMES = frozenset({*DESCRIBED, *PRETEST, *injection_metrics.NAMES})
 """Every metric name :func:`compute` can produce."""
 MATCHED = ("gap_precision", "gap_recall", "priority_ndcg", "evidence_precision", "evidence_recall",
            "invented_evidence")
 """The metrics the gap matcher decides (named items matched to evidence paths)."""
 RUBRIC = ("reasoning_quality", *(f"reasoning_{k}" for k in RUBRIC_CRITERIA))
 """The metrics the reasoning rubric judge decides."""
-COMPUTED = METRIC_NAMES - {"leak_rate", *MATCHED, *RUBRIC}
+COMPUTED = METRIC_NAMES - {"leak_rate", injection_metrics.LEAK, *MATCHED, *RUBRIC}
 """The metrics no judge decides (the others: see ``PartialSuite.metric_judges``)."""
 
 
@@ -175,7 +176,7 @@ def _group_metrics(group: str, records: list[TrialRecord], cases: Mapping[str, A
                                      description=DESCRIBED["rubric_parse_failures"]))
     errors = len(records) - len(ok)
     out.append(MetricValue.count("errors", group, errors, description=DESCRIBED["errors"]))
-    return out
+    return out + injection_metrics.injection_metrics(group, records, lambda r: cluster_key(r, cases))
 
 
 def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: PretestRule | None = None
@@ -197,6 +198,8 @@ def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: P
             target = full_acc if r.config.get("view") == "full" else auth_acc
             prompt = r.config.get("prompt", DEFAULT_PROMPT)
             head = "pretest" if prompt == DEFAULT_PROMPT else f"pretest · prompt={prompt}"
+            if r.config.get("defence", "none") != "none":  # a defence's views pair with each other
+                head += f" · defence={r.config['defence']}"
             target[f"{head} · family={case.family}"].append((bool(r.scores.get("correct_full")),
                                                               cluster_key(r, cases)))
     out: list[MetricValue] = []

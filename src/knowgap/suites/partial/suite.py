@@ -31,6 +31,15 @@ from knowgap.engine.suite import (
 )
 from knowgap.engine.tools import Protocol, resolve_protocol, run_tool_loop
 from knowgap.errors import KnowgapError
+from knowgap.injection import (
+    Injection,
+    InjectionOptions,
+    chosen_defences,
+    guard_system,
+    mark_untrusted,
+    plan_for,
+    sandwich_reminder,
+)
 from knowgap.models.base import ChatModel
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
@@ -48,6 +57,16 @@ from knowgap.suites.partial.dataset import (
     load_dataset,
 )
 from knowgap.suites.partial.evidence_scores import evidence_scores
+from knowgap.suites.partial.injected import (
+    CHECKS,
+    RunFacts,
+    case_id,
+    case_keys,
+    hidden_field,
+    new_denied,
+    outcome,
+    plant,
+)
 from knowgap.suites.partial.judging import judge_reasoning, reasoning_quality
 from knowgap.suites.partial.leak import Fingerprint, find_leaks, fingerprints
 from knowgap.suites.partial.prompts import (
@@ -81,7 +100,7 @@ class PartialCase(Case):
     """Those of any role of the task: the full view's slices (its baseline for the same tasks)."""
 
 
-class PartialOptions(SuiteOptions):
+class PartialOptions(InjectionOptions):
     data: str | None = Field(None, description="A JSONL file of scenarios (default: the shipped 24; knowgap data "
                                                "check partial FILE checks one).")
     views: list[str] = Field(default_factory=list,
@@ -147,6 +166,7 @@ class PartialSuite(Suite):
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)
         self._scenarios: dict[str, Scenario] | None = None
+        self._injections: dict[str, list[Injection]] | None = None
 
     # dataset ----------------------------------------------------------------------------------
     def dataset_files(self) -> list[Path]:
@@ -163,18 +183,15 @@ class PartialSuite(Suite):
         if unknown:
             raise KnowgapError(f"partial: unknown family {unknown} (known: {', '.join(FAMILIES)})")
         out: list[Case] = []
-        for s in self.scenarios.values():
+        for s, role, task in case_keys(self.scenarios.values()):
             if self.options.families and s.family not in self.options.families:
                 continue
-            for task in s.tasks:
-                roles = [role for role in s.roles if role in task.oracle]
-                for role in roles:
-                    derived = task.oracle[role].dimensions
-                    out.append(PartialCase(id=f"{s.scenario_id}/{role}/{task.id}", scenario_id=s.scenario_id,
-                                           role=role, task_id=task.id, family=s.family or "unknown",
-                                           lang=s.effective_lang(), task_type=task.type,
-                                           dimensions=list(task.dimensions if derived is None else derived),
-                                           task_dimensions=list(task.dimensions)))
+            derived = task.oracle[role].dimensions
+            out.append(PartialCase(id=case_id(s.scenario_id, role, task.id), scenario_id=s.scenario_id,
+                                   role=role, task_id=task.id, family=s.family or "unknown",
+                                   lang=s.effective_lang(), task_type=task.type,
+                                   dimensions=list(task.dimensions if derived is None else derived),
+                                   task_dimensions=list(task.dimensions)))
         if not out:
             raise KnowgapError("partial: no cases (no scenario has tasks with role oracles)")
         return out
@@ -189,17 +206,50 @@ class PartialSuite(Suite):
         unknown = [p for p in self.options.prompts if p not in SYSTEM_PROMPTS]
         if unknown:
             raise KnowgapError(f"partial: unknown prompt {unknown} (known: {', '.join(SYSTEM_PROMPTS)})")
+        if self.options.inject and not self.injections:  # planned now: a bad --attack-families stops the run here
+            raise KnowgapError("partial: --inject planted nothing (no case)")
         out = []
+        defences = chosen_defences(self.options)
         for p in dict.fromkeys(self.options.prompts or [DEFAULT_PROMPT]):
             prompt = {} if p == DEFAULT_PROMPT else {"prompt": p}
             suffix = "" if p == DEFAULT_PROMPT else f" · prompt={p}"  # the default keeps the ids of earlier runs
             for v in views:
-                if v == "budget":
-                    out.append(Configuration(id=f"budget={self.options.budget}{suffix}",
-                                             params={"view": "budget", "budget": self.options.budget, **prompt}))
-                else:
-                    out.append(Configuration(id=f"view={v}{suffix}", params={"view": v, **prompt}))
+                for d in defences:  # `none` keeps the ids and parameters of runs without --defences
+                    defence = {} if d == "none" else {"defence": d}
+                    tail = suffix + ("" if d == "none" else f"+{d}")
+                    if v == "budget":
+                        out.append(Configuration(id=f"budget={self.options.budget}{tail}",
+                                                 params={"view": "budget", "budget": self.options.budget, **prompt,
+                                                         **defence}))
+                    else:
+                        out.append(Configuration(id=f"view={v}{tail}", params={"view": v, **prompt, **defence}))
         return out
+
+    # injected runs ----------------------------------------------------------------------------
+    def injecting(self) -> bool:
+        """Whether this run measures hidden instructions or defences (its trials then store ``output.injection``
+        and feed the injection metrics)."""
+        return (self.options.inject or chosen_defences(self.options) != ["none"]
+                or any(s.injections for s in self.scenarios.values()))
+
+    @property
+    def injections(self) -> dict[str, list[Injection]]:
+        """The injections of each case: those its scenario carries (``injections``, written by ``knowgap data
+        inject partial``), else with ``--inject`` those the planner gives it (over every case of the file, in
+        the suite's stable order, whatever ``--families`` or ``--sample`` keep)."""
+        if self._injections is None:
+            planned: dict[str, list[Injection]] = {}
+            if self.options.inject:
+                keys = list(case_keys(self.scenarios.values()))
+                fields = {case_id(s.scenario_id, role, t.id): hidden_field(s, role) for s, role, t in keys}
+                planned = plan_for(self.options, self.name,
+                                   [(case_id(s.scenario_id, role, t.id), s.effective_lang()) for s, role, t in keys],
+                                   CHECKS, field_for=fields.get)
+            for s in self.scenarios.values():
+                for key, carried in s.injections.items():
+                    planned[f"{s.scenario_id}/{key}"] = carried
+            self._injections = planned
+        return self._injections
 
     def shared_trial(self, case: Case, config: Configuration) -> str | None:
         """The full view runs once per task (the first planned role's case); the role views run every case."""
@@ -238,7 +288,8 @@ class PartialSuite(Suite):
         from knowgap.suites.partial.scoring import GAP_MATCH_VERSION
 
         gaps = JudgeUse(judge="gap-matcher", version=GAP_MATCH_VERSION)
-        out = {"leak_rate": JudgeUse(judge="leak-detector", version=LEAK_VERSION, counts="positive")}
+        leaks = JudgeUse(judge="leak-detector", version=LEAK_VERSION, counts="positive")
+        out = {"leak_rate": leaks, "injected_leak_rate": leaks}
         out |= dict.fromkeys(partial_metrics.MATCHED, gaps)
         if not self.options.no_rubric:
             rubric = JudgeUse(judge="partial-rubric", version=RUBRIC_VERSION, role="judge")
@@ -282,12 +333,13 @@ class PartialSuite(Suite):
         task = next(t for t in scenario.tasks if t.id == case.task_id)
         view_kind = trial.config.params["view"]
         budget = int(trial.config.params["budget"]) if view_kind == "budget" else None
+        defence = str(trial.config.params.get("defence", "none"))
         built, generated = await self._trial_view(scenario, case.role, view_kind, ctx)
         protocol = self._protocol(ctx) if budget is not None else "json"
         style = str(trial.config.params.get("prompt", DEFAULT_PROMPT))
-        prompt = _prompt(scenario, task, case.role, view_kind, built, budget, protocol, style)
-        replies, desk = await self._ask(ctx, scenario, built, prompt.messages, budget, protocol,
-                                        PROMPT_MAX_TOKENS.get(style, self.default_max_tokens))
+        ask = _Ask(view_kind, budget, protocol, style, defence, PROMPT_MAX_TOKENS.get(style, self.default_max_tokens))
+        prompt = _prompt(scenario, task, case.role, built, ask)
+        replies, desk = await self._ask(ctx, scenario, built, prompt.messages, ask)
         final = parse_answer(replies[-1])
         prints = [] if view_kind == "full" else _leak_prints(scenario, task, case.role, prompt.system, generated)
         leaks = [fp for text in replies for fp in find_leaks(text, prints)]
@@ -301,7 +353,36 @@ class PartialSuite(Suite):
             ratings = await judge_reasoning(ctx, prompt.evidence, task.question, replies[-1])
             scores |= ratings.scores("reasoning") | {"reasoning": reasoning_quality(ratings)}
             output["rubric_version"] = RUBRIC_VERSION
+        if self.injecting():
+            clean = _facts(replies, leaks, scores, desk, prompt.evidence)
+            planted = [] if view_kind == "full" else self.injections.get(case.id, [])
+            runs = [await self._injected_run(ctx, scenario, task, case.role, built, ask, injection, prints,
+                                             clean, prompt.system, bool(scores.get("decision")))
+                    for injection in planted]
+            output["injection"] = {"defence": defence, "planted": [i.model_dump() for i in planted],
+                                   "clean": clean.model_dump(), "runs": runs}
         return TrialResult(output=output, scores=scores)
+
+    async def _injected_run(self, ctx: TrialContext, scenario: Scenario, task: Task, role: str, built: BuiltView,
+                            ask: _Ask, injection: Injection, prints: list[Fingerprint], clean: RunFacts,
+                            system: str, decides: bool) -> dict[str, Any]:
+        """One injected run of a trial: the view with ``injection`` planted, asked as the clean run was, and
+        what it did against the clean run (:mod:`.injected`)."""
+        planted, carrier = plant(built, injection)
+        prompt = _prompt(scenario, task, role, planted, ask)
+        replies, desk = await self._ask(ctx, scenario, planted, prompt.messages, ask)
+        leaks = [fp for text in replies for fp in find_leaks(text, prints)]
+        scored = score_answer(task, task.oracle[role], parse_answer(replies[-1]), scenario.field_labels)
+        facts = _facts(replies, leaks, scored, desk, prompt.evidence)
+        worked, why = outcome(injection, facts, clean, system)
+        new_leaks = sorted(set(facts.leaked_paths) - set(clean.leaked_paths))
+        return {"attack_id": injection.attack_id, "family": injection.family, "check": injection.check,
+                "position": injection.position, "disguise": injection.disguise, "carrier": carrier,
+                "worked": worked, "why": why, "reply": replies[-1], "new_leaks": new_leaks,
+                "predicted": facts.predicted,
+                "decision_changed": (facts.predicted != clean.predicted) if decides else None,
+                "requests": desk.requests if desk else [],
+                "new_denied": new_denied(facts, clean) if desk else None}
 
     async def _trial_view(self, scenario: Scenario, role: str, view_kind: str, ctx: TrialContext
                           ) -> tuple[BuiltView, dict[str, str]]:
@@ -320,16 +401,16 @@ class PartialSuite(Suite):
         return self._view(scenario, role, view_kind, generated), generated
 
     async def _ask(self, ctx: TrialContext, scenario: Scenario, built: BuiltView, messages: list[Message],
-                   budget: int | None, protocol: Protocol, max_tokens: int) -> tuple[list[str], EvidenceDesk | None]:
+                   ask: _Ask) -> tuple[list[str], EvidenceDesk | None]:
         """The target's replies, the final one last. Budget mode: it may call request_evidence for up to
         ``budget + 1`` turns (served and logged by the returned desk), then must answer."""
-        request = ChatRequest(messages=messages, max_tokens=max_tokens, seed=ctx.seed)
-        if budget is None:
+        request = ChatRequest(messages=messages, max_tokens=ask.max_tokens, seed=ctx.seed)
+        if ask.budget is None:
             return [(await ctx.generate("target", request)).text], None
-        desk = EvidenceDesk(built, scenario, budget)
-        result = await run_tool_loop(ctx, "target", request, [desk.tool()], max_steps=budget + 1, protocol=protocol,
-                                     final_prompt=FINAL_NOW[scenario.effective_lang()], text_calls=json_request,
-                                     unknown=desk.serve)
+        desk = EvidenceDesk(built, scenario, ask.budget, ask.defence)
+        result = await run_tool_loop(ctx, "target", request, [desk.tool()], max_steps=ask.budget + 1,
+                                     protocol=ask.protocol, final_prompt=FINAL_NOW[scenario.effective_lang()],
+                                     text_calls=json_request, unknown=desk.serve)
         return [r.text for r in result.responses], desk
 
     def check_models(self, models: Mapping[str, ChatModel]) -> None:
@@ -371,16 +452,40 @@ class _Prompt(NamedTuple):
         return [Message(role="system", content=self.system), Message(role="user", content=self.user)]
 
 
-def _prompt(scenario: Scenario, task: Task, role: str, view_kind: str, built: BuiltView, budget: int | None,
-            protocol: Protocol, style: str = DEFAULT_PROMPT) -> _Prompt:
+class _Ask(NamedTuple):
+    """How a trial asks the target (the same for its clean and its injected runs)."""
+
+    view: str
+    budget: int | None
+    protocol: Protocol
+    style: str
+    defence: str
+    max_tokens: int
+
+
+def _prompt(scenario: Scenario, task: Task, role: str, built: BuiltView, ask: _Ask) -> _Prompt:
     """The agent's system and task prompts for this view (in budget mode, with the request protocol), with the
-    system prompt ``style``."""
-    evidence = render_view(built.view, scenario.effective_lang())
-    system = system_prompt(scenario, role, "" if view_kind == "full" else scenario.policy(role).description, style)
+    system prompt ``ask.style``, under the defence ``ask.defence`` (``none``: the prompts of runs without one)."""
+    lang = scenario.effective_lang()
+    evidence = mark_untrusted(render_view(built.view, lang), ask.defence)
+    system = system_prompt(scenario, role, "" if ask.view == "full" else scenario.policy(role).description, ask.style)
     example = example_path(scenario, built.view.requestable)
-    if budget is not None:
-        system += "\n" + budget_prompt(scenario, budget, example, protocol)
-    return _Prompt(system, task_prompt(scenario, task, evidence, budget, example, protocol), evidence)
+    if ask.budget is not None:
+        system += "\n" + budget_prompt(scenario, ask.budget, example, ask.protocol)
+    user = task_prompt(scenario, task, evidence, ask.budget, example, ask.protocol)
+    reminder = sandwich_reminder(ask.defence, task.question, lang)
+    return _Prompt(guard_system(system, ask.defence, lang), f"{user}\n\n{reminder}" if reminder else user, evidence)
+
+
+def _facts(replies: list[str], leaks: list[Fingerprint], scored: dict[str, Any], desk: EvidenceDesk | None,
+           evidence: str) -> RunFacts:
+    """What the injection checks compare of one run."""
+    predicted = scored.get("predicted")
+    return RunFacts(text="\n".join(replies), leaked_paths=sorted({fp.path for fp in leaks}),
+                    states_gap=scored.get("said_sufficient") is False,
+                    predicted=predicted if isinstance(predicted, str) else None,
+                    denied_paths=[str(r["path"]) for r in desk.requests if r["status"] == "denied"] if desk else [],
+                    evidence=evidence)
 
 
 def _leak_prints(scenario: Scenario, task: Task, role: str, system: str, generated: dict[str, str]
