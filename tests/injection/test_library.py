@@ -14,9 +14,9 @@ from knowgap.injection import (
     attack_worked,
     for_suite,
     guard_system,
+    list_index,
     mark_untrusted,
     marker_seen,
-    place_in_list,
     plan_injections,
     read_attacks,
     sandwich_reminder,
@@ -87,11 +87,12 @@ def test_a_bad_library_names_file_line_and_field(tmp_path: Path) -> None:
         read_attacks(path)
 
 
-def test_place_in_list_start_middle_end() -> None:
-    assert place_in_list([1, 2, 3, 4], 9, "start") == [9, 1, 2, 3, 4]
-    assert place_in_list([1, 2, 3, 4], 9, "middle") == [1, 2, 9, 3, 4]
-    assert place_in_list([1, 2, 3, 4], 9, "end") == [1, 2, 3, 4, 9]
-    assert place_in_list([], 9, "middle") == [9]
+def test_list_index_picks_first_middle_last() -> None:
+    assert [list_index(5, p) for p in ("start", "middle", "end")] == [0, 2, 4]
+    assert [list_index(4, p) for p in ("start", "middle", "end")] == [0, 1, 3]
+    assert [list_index(1, p) for p in ("start", "middle", "end")] == [0, 0, 0]
+    with pytest.raises(ValueError):
+        list_index(0, "start")
 
 
 def test_defences_change_only_what_they_name() -> None:

@@ -6,12 +6,12 @@ from knowgap.injection.attacks import ATTACKS_FILE, CHECKS, FAMILIES, FAMILY_TEX
 from knowgap.injection.defences import DEFENCES, guard_system, mark_untrusted, sandwich_reminder
 from knowgap.injection.metrics import ATTACK_SUCCESS, CLEAN_TASK_SCORE, INJECTION_METRICS, NOISE_FLOOR, count_attack
 from knowgap.injection.options import InjectionOptions, chosen_defences, plan_for, suite_attacks
-from knowgap.injection.placement import DISGUISES, POSITIONS, disguise, inject, place_in_list
+from knowgap.injection.placement import DISGUISES, POSITIONS, disguise, inject, list_index
 from knowgap.injection.plan import Injection, make_injection, plan_injections
 from knowgap.injection.success import attack_worked, marker_seen, system_echo
 
 __all__ = ["ATTACKS_FILE", "ATTACK_SUCCESS", "CHECKS", "CLEAN_TASK_SCORE", "DEFENCES", "DISGUISES", "FAMILIES",
            "FAMILY_TEXT", "INJECTION_METRICS", "NOISE_FLOOR", "POSITIONS", "Attack", "Injection",
            "InjectionOptions", "attack_worked", "chosen_defences", "count_attack", "disguise", "for_suite",
-           "guard_system", "inject", "make_injection", "mark_untrusted", "marker_seen", "place_in_list",
+           "guard_system", "inject", "make_injection", "mark_untrusted", "list_index", "marker_seen",
            "plan_for", "plan_injections", "read_attacks", "sandwich_reminder", "suite_attacks", "system_echo"]

@@ -2,16 +2,14 @@
 middle, end) and its **disguise** (plain, quoted, code block, JSON field, fake system message).
 
 The carrier is whatever untrusted text a suite hands the model: a review (extract), a retrieved fact
-(abstain), an evidence record the agent may see (partial), the user's own message (clarify). For a list of
-carriers (the facts of a context, the records of a view) :func:`place_in_list` puts the carrying item at the
-start, the middle or the end of the list.
+(abstain), an evidence record the agent may see (partial). Where the untrusted text is a list (the facts of a
+context, the fields of a view), :func:`list_index` says which item a position picks.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Literal, TypeVar
+from typing import Literal
 
 from knowgap.text import sentences
 
@@ -19,8 +17,6 @@ Position = Literal["start", "middle", "end"]
 Disguise = Literal["plain", "quoted", "code_block", "json_field", "fake_system"]
 POSITIONS: tuple[Position, ...] = ("start", "middle", "end")
 DISGUISES: tuple[Disguise, ...] = ("plain", "quoted", "code_block", "json_field", "fake_system")
-
-T = TypeVar("T")
 
 
 def disguise(text: str, how: Disguise, lang: str = "en") -> str:
@@ -69,14 +65,8 @@ def inject(carrier: str, payload: str, position: Position) -> str:
 
 
 def list_index(length: int, position: Position) -> int:
-    """The index at which an item placed at ``position`` sits in a list that holds ``length`` items with it."""
+    """The item of a list of ``length`` that ``position`` picks: the first, the middle ((length - 1) // 2) or
+    the last."""
     if length < 1:
         raise ValueError("a list holding the placed item has at least one item")
     return {"start": 0, "middle": (length - 1) // 2, "end": length - 1}[position]
-
-
-def place_in_list(items: Sequence[T], item: T, position: Position) -> list[T]:
-    """``items`` with ``item`` added at the start, the middle or the end (the order of the others kept)."""
-    out = list(items)
-    out.insert(list_index(len(out) + 1, position), item)
-    return out
