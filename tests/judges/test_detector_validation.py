@@ -33,6 +33,7 @@ OFFLINE: dict[str, Callable[..., ValidityCard]] = {
     "gap-matcher": dv.validate_gap_matcher,
     "answer-match": dv.validate_answer_match,
     "extract-takeover": dv.validate_extract_takeover,
+    "abstention-scenarios": dv.validate_abstention_scenarios,
 }
 
 
@@ -48,6 +49,8 @@ def _labels(name: str) -> list[bool]:
         return [it.match for it in labelled_sets.gap_items()[0]]
     if name == "extract-takeover":
         return [it.takeover for it in labelled_sets.takeover_items()[0]]
+    if name == "abstention-scenarios":  # gold: the agreed labels
+        return [it.label_a.abstained for it in labelled_sets.abstention_scenario_items()[0] if it.agreed]
     return [it.correct for it in labelled_sets.answer_match_items()[0]]
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from knowgap.suites import BUILTIN, get_suite
 
-CATALOGUE = {"abstention", "abstention-llm", "factuality", "factuality-llm", "answer-match", "answer-overlap",
+CATALOGUE = {"abstention", "abstention-scenarios", "abstention-llm", "factuality", "factuality-llm", "answer-match",
+             "answer-overlap",
              "clarification", "dangerous-assertion", "citation-check", "element-coverage", "clarify-rubric",
              "clarify-correctness", "clarify-correctness-approx", "extract-claims", "faithfulness",
              "summary-coverage", "partial-rubric", "leak-detector", "gap-matcher", "clarify-silent-failure",

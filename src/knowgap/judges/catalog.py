@@ -74,6 +74,13 @@ CATALOG: tuple[CatalogJudge, ...] = (
                  metrics=("abstain.abstention_rate", "abstain.abstention_precision", "abstain.abstention_recall",
                           "abstain.abstention_f1", "starter.abstention_unanswerable", "starter.over_abstention",
                           "starter.accuracy")),
+    CatalogJudge("abstention-scenarios", "offline",
+                 "did the response decline to answer? (the abstention detector, on the abstain scenarios' replies)",
+                 "knowgap.judges.abstention:VERSION", "abstained",
+                 "judges/data/labelled/abstention_scenarios.jsonl (real 1.5B replies to false-premise, unknowable "
+                 "and unanswerable-context questions, two independent annotators)",
+                 _detector("abstention-scenarios"), needs_data=False,
+                 metrics=("abstain.abstention_precision", "abstain.abstention_recall", "abstain.abstention_f1")),
     CatalogJudge("abstention-llm", "model", "did the response decline to answer? (LLM, judges/data/abstention.yaml)",
                  "spec:abstention", "abstained", _PB + ", label abstention",
                  "knowgap.judges.validation:validate_abstention_llm", metrics=("abstain.abstention_rate",)),

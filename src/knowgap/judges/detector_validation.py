@@ -15,6 +15,9 @@ The labelled sets (details and provenance in ``judges/data/labelled/SOURCES.md``
   conclusion on the same topic, and the case's own clarifying questions without a conclusion (incorrect);
 - ``extract-claims`` (model): SummEdits summaries (read from ``data_dir``, not shipped) plus the extract suite's
   handwritten faithful / unfaithful review summaries;
+- ``abstention-scenarios``: the offline abstention detector on real replies of ``local:qwen2.5-1.5b`` to the abstain
+  scenarios (false-premise, unknowable, unanswerable-context), labelled by two independent annotators
+  (``labelled/abstention_scenarios.jsonl``; the agreed label is gold, a disagreement is left out);
 - ``leak-detector`` / ``gap-matcher`` / ``answer-match``: texts written and labelled for this project against
   the partial suite's scenarios and the starter cases (``labelled/partial_leaks.jsonl``, ``partial_gaps.jsonl``,
   ``answer_match.jsonl``).
@@ -34,6 +37,7 @@ from knowgap.judges.labelled_sets import (
     DEFAULT_MODEL_LIMIT,
     LegalAnswer,
     Progress,
+    abstention_scenario_items,
     answer_match_items,
     clarify_answer_items,
     extract_claim_items,
@@ -44,7 +48,8 @@ from knowgap.judges.labelled_sets import (
     takeover_items,
 )
 
-__all__ = ["DEFAULT_JUDGE_MODEL", "validate_answer_match", "validate_answer_overlap", "validate_clarification",
+__all__ = ["DEFAULT_JUDGE_MODEL", "validate_abstention_scenarios",
+           "validate_answer_match", "validate_answer_overlap", "validate_clarification",
            "validate_clarify_correctness", "validate_clarify_correctness_approx", "validate_dangerous_assertion",
            "validate_extract_claims", "validate_extract_takeover", "validate_gap_matcher", "validate_leak_detector"]
 
@@ -365,3 +370,59 @@ _ANSWER_NOTES = ("Responses to the 8 answerable starter questions (zh + en) writ
                  "model answers: the accepted string, other number or word forms, paraphrases; wrong values, "
                  "near-misses that contain the accepted string (145 for 45, 1600 for 160), other facts of the "
                  "context. Labelled by the author. Synthetic, and near-misses are over-represented.")
+
+
+# --- abstain: the abstention detector on the scenarios' replies -------------------------------------------------
+
+
+def validate_abstention_scenarios(data_dir: Path | None = None, limit: int | None = None,
+                                  judge_model: str | None = None, progress: Progress | None = None,
+                                  *, path: Path | None = None) -> ValidityCard:
+    """The offline abstention detector (the ``abstention`` judge, same version) on real replies to the abstain
+    scenarios, gold = the two annotators' agreed label; ``extra`` gives per scenario ``n_S``, ``positives_S``,
+    ``sensitivity_S``, ``specificity_S`` and ``balanced_accuracy_S``, and the annotators' agreement and kappa.
+    ``path``: another file in the same format (tests)."""
+    from knowgap.judges.abstention import VERSION, judge_abstention
+
+    items, path = abstention_scenario_items(path)
+    annotators = binary_measures(confusion_of([it.label_a.abstained for it in items],
+                                              [it.label_b.abstained for it in items])[0])
+    agreed = [it for it in items if it.agreed]
+    chosen = stratified([it.label_a.abstained for it in agreed], limit)
+    rows = [agreed[i] for i in chosen]
+    labels = [r.label_a.abstained for r in rows]
+    verdicts: dict[int, bool] = {}
+
+    def decide(i: int) -> bool:
+        verdicts[i] = judge_abstention(rows[i].response).abstained
+        return verdicts[i]
+
+    left_out = len(items) - len(agreed)
+    card = _offline("abstention-scenarios", VERSION, "abstained", path.name, sha256_files([path]), labels, decide,
+                    progress, groups=[r.scenario for r in rows],
+                    method=_method(len(agreed), chosen, limit, "replies the two annotators agree on")
+                    + f"; {left_out} of {len(items)} replies left out (the annotators disagree)",
+                    notes=_SCENARIO_NOTES.format(agree=len(agreed), n=len(items),
+                                                 kappa=annotators["kappa"].value or 0.0,
+                                                 positives=sum(labels), left_out=left_out))
+    for scenario in sorted({r.scenario for r in rows}):
+        members = [i for i, r in enumerate(rows) if r.scenario == scenario]
+        measures = binary_measures(confusion_of([verdicts[i] for i in members], [labels[i] for i in members])[0])
+        card.extra[f"n_{scenario}"] = float(len(members))
+        card.extra[f"positives_{scenario}"] = float(sum(labels[i] for i in members))
+        for measure in ("sensitivity", "specificity", "balanced_accuracy"):
+            card.extra[f"{measure}_{scenario}"] = measures[measure]
+    card.extra["annotator_agreement"] = annotators["agreement"]
+    card.extra["annotator_kappa"] = annotators["kappa"]
+    return card
+
+
+_SCENARIO_NOTES = (
+    "Real replies of local:qwen2.5-1.5b (knowgap run abstain --scenario S --sample 40 --seed 0, 40 per "
+    "scenario), labelled abstained yes/no by two annotators working independently, who did not see the "
+    "detector's verdicts (rule: SOURCES.md). They agree on {agree} of {n} (Cohen's kappa {kappa:.2f}); the "
+    "agreed label is gold and the disagreements ({left_out}) are left out. Positives are few: the 1.5B rarely "
+    "abstains ({positives} agreed positives), so sensitivity (overall and per scenario) has wide intervals and "
+    "each scenario's balanced accuracy rests on a handful of positives; specificity is the well-measured half. "
+    "The detector was written against PolicyBench and not changed for this set. extra: per scenario n, "
+    "positives, sensitivity, specificity, balanced accuracy; the annotators' agreement and kappa.")

@@ -312,3 +312,37 @@ class AnswerLabel(_Item):
 def answer_match_items() -> tuple[list[AnswerLabel], Path]:
     path = LABELLED_DIR / "answer_match.jsonl"
     return [item for _, item in read_models(path, AnswerLabel, what="labelled responses")], path
+
+
+# --- abstain: the scenarios' responses (abstained or not) -----------------------------------------------------
+
+
+class AbstentionLabel(_Item):
+    abstained: bool = Field(description="the reply does not answer as posed: says it cannot be answered, or "
+                                        "rejects the question's premise")
+    disputable: bool = Field(description="the annotator found the reply borderline")
+    reason: str
+
+
+class AbstentionScenarioItem(_Item):
+    """A real reply of a model to an abstain scenario question, labelled by two independent annotators."""
+
+    id: str
+    scenario: str = Field(description="false-premise / unknowable / unanswerable-context")
+    question: str
+    context: str | None = None
+    response: str
+    label_a: AbstentionLabel
+    label_b: AbstentionLabel
+    source: str = Field(description="the model and run the reply comes from")
+
+    @property
+    def agreed(self) -> bool:
+        return self.label_a.abstained == self.label_b.abstained
+
+
+def abstention_scenario_items(path: Path | None = None) -> tuple[list[AbstentionScenarioItem], Path]:
+    """Every labelled reply (agreed or not: the validator keeps the agreed ones as gold); ``path`` default: the
+    shipped ``abstention_scenarios.jsonl``."""
+    path = path or LABELLED_DIR / "abstention_scenarios.jsonl"
+    return [item for _, item in read_models(path, AbstentionScenarioItem, what="labelled replies")], path

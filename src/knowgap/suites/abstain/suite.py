@@ -323,6 +323,8 @@ class AbstainSuite(Suite):
         if self.scenario:
             from knowgap.suites.abstain.scenario_answers import ANSWER_OVERLAP_VERSION
 
+            if self.options.abstention_judge != "llm":  # the same detector, with its card on the scenarios' replies
+                abstention = abstention.model_copy(update={"judge": "abstention-scenarios"})
             return {"abstention_precision": abstention, "abstention_recall": abstention, "abstention_f1": abstention,
                     "answer_accuracy": JudgeUse(judge="answer-overlap", version=ANSWER_OVERLAP_VERSION)}
         return {"abstention_rate": abstention,
