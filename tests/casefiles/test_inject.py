@@ -123,8 +123,8 @@ def test_a_bad_attacks_file_lists_every_problem(tmp_path: Path, files: tuple[Pat
 def test_refusals(files: tuple[Path, Path], tmp_path: Path) -> None:
     cases, attacks = files
     out = tmp_path / "out.jsonl"
-    with pytest.raises(KnowgapError, match=r"suite 'starter' has no injected cases yet \(supported: .*extract"):
-        inject_cases("starter", cases, out, attacks=attacks)
+    with pytest.raises(KnowgapError, match=r"suite 'my-suite' has no injected cases yet \(supported: .*extract"):
+        inject_cases("my-suite", cases, out, attacks=attacks)
     with pytest.raises(KnowgapError, match=r"--positions 'top': unknown \(known: start, middle, end\)"):
         inject_cases("extract", cases, out, attacks=attacks, positions=["start,top"])
     with pytest.raises(KnowgapError, match=r"--disguises 'json': unknown \(did you mean 'json_field'\?\)"):

@@ -9,6 +9,8 @@ injections, planted in a context fact when its question is asked
 (:func:`knowgap.suites.abstain.injection.planted_kb_rows`).
 For ``partial`` the scenarios themselves carry their cases' injections (an ``injections`` field:
 :mod:`knowgap.suites.partial.inject_file`), written in place of the input's.
+For ``starter`` every case of the case file gets the planner's injections (an ``injections`` field), planted
+in its context when it is run (:func:`knowgap.suites.starter.injection.planted_rows`).
 
 For ``extract``, every normal case of the input gets one adversarial case per
 attack, position (``start``, ``middle``, ``end``) and disguise (``plain``, ``quoted``, ``code_block``,
@@ -109,10 +111,32 @@ def _abstain_planted(cases: Path, out: Path, attacks: Path | None, positions: li
                         in_place=True)
 
 
-DEFAULT_DISGUISES = {"abstain": list(DISGUISES), "partial": list(DISGUISES)}
-"""Disguises when none is given (else plain): abstain's and partial's are run --inject's (the plans match)."""
+def _starter_planted(cases: Path, out: Path, attacks: Path | None, positions: list[str], disguises: list[str],
+                     types: Sequence[str], cycle: bool) -> InjectResult:
+    """starter: the case file's cases, each with its injections in the context (see the module)."""
+    from knowgap.suites.starter.dataset import load_cases
+    from knowgap.suites.starter.injection import CHECKS, planted_rows
+
+    if cycle:
+        raise KnowgapError("knowgap data inject starter: --cycle is for extract (starter's injections are always "
+                           "planned in turn, one per case)")
+    loaded = load_cases(cases)
+    carrying = [c.id for c in loaded if c.injections]
+    if carrying:
+        raise InputError(str(cases), f"case '{carrying[0]}', field 'injections': the file already carries "
+                                     "injections (inject into a case file without them)")
+    library = _typed(for_suite(read_attacks(attacks), "starter", checks=CHECKS), types)
+    rows = planted_rows(loaded, library, positions=positions, disguises=disguises)  # type: ignore[arg-type]
+    write_checked("starter", out, rows)
+    return InjectResult(out=out, kept=0, added=len(rows), bases=len(rows), attacks=len(library), skipped=0,
+                        in_place=True)
+
+
+DEFAULT_DISGUISES = {"abstain": list(DISGUISES), "partial": list(DISGUISES), "starter": list(DISGUISES)}
+"""Disguises when none is given (else plain): abstain's, partial's and starter's are run --inject's (the plans
+match)."""
 Planter = Callable[[Path, Path, Path | None, list[str], list[str], Sequence[str], bool], InjectResult]
-PLANTED: dict[str, Planter] = {"abstain": _abstain_planted}
+PLANTED: dict[str, Planter] = {"abstain": _abstain_planted, "starter": _starter_planted}
 """The suites whose cases carry their injections in place (an ``injections`` field), and how they are planted."""
 
 

@@ -58,22 +58,25 @@ def add_commands(data_app: typer.Typer) -> None:
 
     @data_app.command("inject")
     def inject(
-        suite: Annotated[str, typer.Argument(help="The suite: extract (new adversarial cases), abstain or partial "
-                                                  "(injections planted on the cases), clarify (pressure test).")],
+        suite: Annotated[str, typer.Argument(help="The suite: extract (new adversarial cases), abstain, partial or "
+                                                  "starter (injections planted on the cases), clarify (pressure "
+                                                  "test).")],
         cases: Annotated[Path, typer.Argument(help="extract, clarify: a JSONL case file (extract's normal cases are "
                                                   "attacked); partial: a JSONL scenario file; abstain: a knowledge "
-                                                  "base (.json, .jsonl, .csv), --out a .jsonl.")],
+                                                  "base (.json, .jsonl, .csv), --out a .jsonl; starter: its JSONL "
+                                                  "case file.")],
         out_file: Annotated[Path, typer.Option("--out", help="Where to write the input's cases and the new ones.")],
         attacks: Annotated[Path | None, typer.Option(
             help="A JSONL file of attacks: id, type, lang (en|zh), text, source[, target_sentiment] (default: the "
-                 "shipped library's attacks for the suite: 29 for extract, 47 for abstain).")] = None,
+                 "shipped library's attacks for the suite: 29 for extract, 47 for abstain and for starter).")] = None,
         types: Annotated[list[str] | None, typer.Option(
             "--types", help="Only attacks of these types, comma-separated (e.g. sentiment_override).")] = None,
         positions: Annotated[list[str] | None, typer.Option(
             help="Where the attack goes, comma-separated: start, middle, end (default: all three).")] = None,
         disguises: Annotated[list[str] | None, typer.Option(
             help="How it is dressed, comma-separated: plain, quoted, code_block, json_field, fake_system "
-                 "(default: plain; abstain: all five, as run --inject plants them).")] = None,
+                 "(default: plain; abstain, partial, starter: all five, as run --inject plants "
+                 "them).")] = None,
         cycle: Annotated[bool, typer.Option(
             "--cycle", help="One case per (case, attack), positions and disguises taken in turn, instead of one "
                             "per combination.")] = False,
@@ -81,6 +84,7 @@ def add_commands(data_app: typer.Typer) -> None:
         """Build adversarial cases: each normal case x attack x position x disguise, into a checked case file.
 
         abstain: every QA pair gets one injection (the planner's, as run --inject plants them), run by --kb OUT.
+        starter: every case gets one injection in its context (likewise), run by run starter --data OUT.
 
         Example: knowgap data inject extract cases.jsonl --types sentiment_override --positions start,end --out a.jsonl
         """

@@ -1,4 +1,5 @@
 """The starter dataset: 16 short context questions (zh + en), half answered by their context, half not.
+A case may carry ``injections`` (written by ``knowgap data inject starter``).
 
 One JSON object per line (``data/cases.jsonl``), validated strictly by :class:`StarterCase` (unknown fields and
 coerced values are refused: :mod:`knowgap.strictjsonl`); an answerable case lists the accepted answers.
@@ -13,6 +14,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from knowgap.engine.suite import Case
+from knowgap.injection.plan import Injection
 from knowgap.strictjsonl import CaseFileCheck, read_strict
 
 DATA = Path(str(files("knowgap.suites.starter") / "data" / "cases.jsonl"))
@@ -26,6 +28,8 @@ class StarterCase(Case):
     question: str
     answerable: bool
     answers: list[str] = Field(default_factory=list)
+    injections: list[Injection] = Field(default_factory=list, description="Instructions planted in the context "
+                                        "(``knowgap data inject starter``): each its own injected run.")
 
 
 def _answers(case: StarterCase) -> list[tuple[str | None, str]]:

@@ -3,6 +3,8 @@
 Each case gives a short context and a question; half the questions are answered by the context, half are
 not (the right behaviour is to say so). Two system prompts are compared: ``plain`` and ``grounded``.
 Scores: did the model abstain, and, where the context answers, did it give the answer.
+``--inject`` also runs each case with an instruction hidden in its context, ``--defences`` compares defences
+(:mod:`.injection`).
 """
 
 from __future__ import annotations
@@ -19,22 +21,24 @@ from knowgap.engine.suite import (
     Configuration,
     JudgeUse,
     Suite,
-    SuiteOptions,
     Trial,
     TrialContext,
     TrialResult,
 )
 from knowgap.errors import KnowgapError
+from knowgap.injection.options import InjectionOptions, chosen_defences
+from knowgap.injection.plan import Injection
 from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
+from knowgap.suites.starter import injection
 from knowgap.suites.starter.dataset import DATA, StarterCase, check_cases, load_cases
 from knowgap.suites.starter.metrics import METRIC_NAMES, starter_metrics
-from knowgap.suites.starter.prompts import PROMPTS, target_request
+from knowgap.suites.starter.prompts import PROMPTS, system_prompt, target_request
 from knowgap.suites.starter.scoring import score_response
 from knowgap.suites.starter.verdicts import starter_verdicts
 
 
-class StarterOptions(SuiteOptions):
+class StarterOptions(InjectionOptions):
     data: str | None = Field(None, description="A JSONL file of cases in the starter format (default: the shipped 16; "
                                                "knowgap data check starter FILE checks one).")
     prompts: list[str] = Field(default_factory=lambda: list(PROMPTS),
@@ -48,10 +52,15 @@ class StarterSuite(Suite):
     Options = StarterOptions
     demo_options: ClassVar[dict[str, Any]] = {}
     default_max_tokens = 96
-    metric_names = METRIC_NAMES
-    computed_metrics = frozenset({"errors"})
+    metric_names = METRIC_NAMES | injection.METRIC_NAMES
+    computed_metrics = frozenset({"errors"}) | injection.COMPUTED
     options: StarterOptions
     case_file_model = StarterCase
+
+    def __init__(self, options: StarterOptions) -> None:
+        super().__init__(options)
+        self._cases: list[StarterCase] | None = None
+        self._injections: dict[str, list[Injection]] | None = None
 
     @classmethod
     def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
@@ -63,28 +72,60 @@ class StarterSuite(Suite):
 
         abstention = JudgeUse(judge="abstention", version=ABSTENTION_VERSION, counts="positive")
         # accuracy: an accepted answer (answer-match) and no abstention; not one judge's verdict, so no correction
-        return {"abstention_unanswerable": abstention, "over_abstention": abstention,
-                "accuracy": JudgeUse(judge="answer-match", version=ANSWER_MATCH_VERSION)}
+        match = JudgeUse(judge="answer-match", version=ANSWER_MATCH_VERSION)
+        # clean_task_score: accuracy or abstention by the case, as accuracy not one judge's verdict: no correction
+        return {"abstention_unanswerable": abstention, "over_abstention": abstention, "accuracy": match,
+                injection.CLEAN_TASK_SCORE: match}
 
     def dataset_files(self) -> list[Path]:
         return [Path(self.options.data) if self.options.data else DATA]
 
+    def _starter_cases(self) -> list[StarterCase]:
+        if self._cases is None:
+            self._cases = load_cases(self.dataset_files()[0])
+        return self._cases
+
     def cases(self) -> list[Case]:
-        return list(load_cases(self.dataset_files()[0]))
+        return list(self._starter_cases())
+
+    def injections(self) -> dict[str, list[Injection]]:
+        """The injections of each case that carries some (:func:`.injection.planned_injections`)."""
+        if self._injections is None:
+            self._injections = injection.planned_injections(self.options, self._starter_cases())
+        return self._injections
 
     def configurations(self) -> list[Configuration]:
         unknown = [p for p in self.options.prompts if p not in PROMPTS]
         if unknown:
             raise KnowgapError(f"starter: unknown prompt {unknown} (known: {', '.join(PROMPTS)})")
-        return [Configuration(id=f"prompt={p}", params={"prompt": p}) for p in self.options.prompts]
+        defences = chosen_defences(self.options)
+        if self.options.inject:
+            self.injections()  # a bad --positions, --disguises, --attacks... is refused before any trial
+        return [Configuration(id=f"prompt={p}" + ("" if d == "none" else f"+{d}"),
+                              params={"prompt": p} | ({} if d == "none" else {"defence": d}))
+                for d in defences for p in self.options.prompts]
 
     async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
         case = trial.case
         assert isinstance(case, StarterCase)
-        request = target_request(case, trial.config.params["prompt"], max_tokens=self.default_max_tokens,
-                                 seed=ctx.seed)
-        response = await ctx.generate("target", request)
-        output, scores = score_response(case, response.text)
+        prompt, defence = trial.config.params["prompt"], trial.config.params.get("defence", "none")
+
+        async def ask(context: str | None) -> tuple[str, str]:
+            """The target's (system prompt, reply) on the case, with ``context`` in place of its own."""
+            request = target_request(case, prompt, max_tokens=self.default_max_tokens, seed=ctx.seed,
+                                     defence=defence, context=context)
+            return system_prompt(prompt, defence), (await ctx.generate("target", request)).text
+
+        _, text = await ask(None)
+        output, scores = score_response(case, text)
+        planted = self.injections().get(case.id)
+        if planted:
+            async def injected(context: str | None) -> tuple[str, str, bool]:
+                system, reply = await ask(context)
+                return system, reply, bool(score_response(case, reply)[1]["abstained"])
+
+            clean = {"raw": text, "abstained": scores["abstained"], "right": injection.right(case, scores)}
+            output["injection"] = await injection.run_injections(case, planted, clean, injected)
         return TrialResult(output=output, scores=scores)
 
     def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
@@ -94,7 +135,8 @@ class StarterSuite(Suite):
         return {"accepted answers": "\n".join(case.answers)}
 
     def verdicts(self, record: TrialRecord) -> list[Verdict]:
-        return starter_verdicts(record)
+        return starter_verdicts(record) + injection.injection_verdicts(record)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        return starter_metrics(records)
+        records = list(records)
+        return starter_metrics(records) + injection.injection_metrics(records)
