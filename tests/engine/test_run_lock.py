@@ -47,6 +47,23 @@ def _wait(what: str, check: Callable[[], bool], proc: subprocess.Popen[bytes] | 
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _settled(count: Callable[[], int], proc: subprocess.Popen[bytes], quiet: float = 1.0) -> int:
+    """``count()`` once it has not changed for ``quiet`` seconds: every worker of the stuck run has sent its call
+    (under load the last ones arrive after the first is held)."""
+    last, since = count(), time.monotonic()
+    deadline = since + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = count()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return now
+        if proc.poll() is not None:
+            raise AssertionError(f"the run exited ({proc.returncode}) while its calls settled")
+    raise AssertionError("the stuck run's calls did not settle")
+
+
 def _lines(file: Path) -> int:
     return file.read_bytes().count(b"\n") if file.exists() else 0
 
@@ -80,7 +97,7 @@ def test_second_writer_stops_naming_the_holder_and_calls_no_model(tmp_path: Path
         first, run_dir = _start_stuck_run(srv.spec, runs, kg_home, tmp_path)
         try:
             _wait("calls are held", lambda: any(e["outcome"] == "held" for e in srv.entries()), first)
-            requests_before = len(srv.entries())
+            requests_before = _settled(lambda: len(srv.entries()), first)
             for args in (["resume", run_dir.name], ["run", "starter", "--resume", run_dir.name]):
                 second = knowgap_cli(*args, "--runs-dir", str(runs), "-q", env={"KNOWGAP_HOME": str(kg_home)},
                                      cwd=tmp_path, timeout=120)
