@@ -202,3 +202,13 @@ def test_loo_is_the_leave_one_out_run_unchanged(tmp_path: Path, small_kb: Path, 
                                                                     for m in runs[1].metrics]
     with pytest.raises(KnowgapError, match="--data is a --scenario question file"):
         knowgap.run("abstain", models={"target": reply}, options={**base, "data": "x.csv"}, runs_root=runs_root)
+
+
+def test_inject_and_defences_are_refused_with_a_scenario() -> None:
+    from knowgap.errors import KnowgapError
+    from knowgap.suites.abstain.suite import AbstainOptions, AbstainSuite
+
+    for extra in ({"inject": True}, {"defences": ["none", "guarded"]}):
+        with pytest.raises(KnowgapError, match="apply to the leave-one-out run"):
+            AbstainSuite(AbstainOptions(scenario="unknowable", **extra))
+    AbstainSuite(AbstainOptions(scenario="unknowable"))
