@@ -88,27 +88,36 @@ IN_PLACE = frozenset({"partial"})
 input's cases, not after them)."""
 
 
+def _planted(suite: str, unit: str, container: str, load: Callable[[Path], Sequence[Any]], checks: Sequence[str],
+             plant: Callable[..., list[dict[str, Any]]], cases: Path, out: Path, attacks: Path | None,
+             positions: list[str], disguises: list[str], types: Sequence[str], cycle: bool) -> InjectResult:
+    """``suite``'s cases (each a ``unit`` of a ``container``, read by ``load``), each with the planner's
+    injections from the attacks with ``checks``, planted by ``plant`` (see the module)."""
+    if cycle:
+        raise KnowgapError(f"knowgap data inject {suite}: --cycle is for extract ({suite}'s injections are always "
+                           f"planned in turn, one per {unit})")
+    loaded = load(cases)
+    carrying = [c.id for c in loaded if c.injections]
+    if carrying:
+        raise InputError(str(cases), f"{unit} '{carrying[0]}', field 'injections': the file already carries "
+                                     f"injections (inject into a {container} without them)")
+    library = _typed(for_suite(read_attacks(attacks), suite, checks=checks), types)
+    rows = plant(loaded, library, positions=positions, disguises=disguises)
+    write_checked(suite, out, rows)
+    return InjectResult(out=out, kept=0, added=len(rows), bases=len(rows), attacks=len(library), skipped=0,
+                        in_place=True)
+
+
 def _abstain_planted(cases: Path, out: Path, attacks: Path | None, positions: list[str], disguises: list[str],
                      types: Sequence[str], cycle: bool) -> InjectResult:
     """abstain: the knowledge base's QA pairs, each with its injections (see the module)."""
     from knowgap.suites.abstain.dataset import load_file
     from knowgap.suites.abstain.injection import CHECKS, planted_kb_rows
 
-    if cycle:
-        raise KnowgapError("knowgap data inject abstain: --cycle is for extract (abstain's injections are always "
-                           "planned in turn, one per QA pair)")
-    if out.suffix.lower() != ".jsonl":
+    if not cycle and out.suffix.lower() != ".jsonl":
         raise KnowgapError(f"knowgap data inject abstain: --out {out} must be a .jsonl file (one QA pair a line)")
-    facts = load_file(cases)
-    carrying = [f.id for f in facts if f.injections]
-    if carrying:
-        raise InputError(str(cases), f"QA pair '{carrying[0]}', field 'injections': the file already carries "
-                                     "injections (inject into a knowledge base without them)")
-    library = _typed(for_suite(read_attacks(attacks), "abstain", checks=CHECKS), types)
-    rows = planted_kb_rows(facts, library, positions=positions, disguises=disguises)  # type: ignore[arg-type]
-    write_checked("abstain", out, rows)
-    return InjectResult(out=out, kept=0, added=len(rows), bases=len(rows), attacks=len(library), skipped=0,
-                        in_place=True)
+    return _planted("abstain", "QA pair", "knowledge base", load_file, CHECKS, planted_kb_rows, cases, out, attacks,
+                    positions, disguises, types, cycle)
 
 
 def _starter_planted(cases: Path, out: Path, attacks: Path | None, positions: list[str], disguises: list[str],
@@ -117,19 +126,8 @@ def _starter_planted(cases: Path, out: Path, attacks: Path | None, positions: li
     from knowgap.suites.starter.dataset import load_cases
     from knowgap.suites.starter.injection import CHECKS, planted_rows
 
-    if cycle:
-        raise KnowgapError("knowgap data inject starter: --cycle is for extract (starter's injections are always "
-                           "planned in turn, one per case)")
-    loaded = load_cases(cases)
-    carrying = [c.id for c in loaded if c.injections]
-    if carrying:
-        raise InputError(str(cases), f"case '{carrying[0]}', field 'injections': the file already carries "
-                                     "injections (inject into a case file without them)")
-    library = _typed(for_suite(read_attacks(attacks), "starter", checks=CHECKS), types)
-    rows = planted_rows(loaded, library, positions=positions, disguises=disguises)  # type: ignore[arg-type]
-    write_checked("starter", out, rows)
-    return InjectResult(out=out, kept=0, added=len(rows), bases=len(rows), attacks=len(library), skipped=0,
-                        in_place=True)
+    return _planted("starter", "case", "case file", load_cases, CHECKS, planted_rows, cases, out, attacks,
+                    positions, disguises, types, cycle)
 
 
 DEFAULT_DISGUISES = {"abstain": list(DISGUISES), "partial": list(DISGUISES), "starter": list(DISGUISES)}
