@@ -82,3 +82,19 @@ def test_a_perfect_score_on_a_small_set_still_gets_an_interval_below_one() -> No
     ba, kappa = card.balanced_accuracy, card.kappa
     assert ba is not None and ba.value == 1.0 and ba.ci_low is not None and ba.ci_low < 0.95
     assert kappa is not None and kappa.ci_low is not None and kappa.ci_low < 0.95
+
+
+def test_a_corrupt_measured_card_is_ignored_with_a_warning_naming_file_and_field(caplog) -> None:
+    card = _card(tp=9, fn=1, fp=1, tn=9)
+    path = save_card(card)
+    broken = path.read_text(encoding="utf-8").replace('"n": 20', '"n": "twenty"')
+    assert broken != path.read_text(encoding="utf-8")
+    path.write_text(broken, encoding="utf-8")
+    with caplog.at_level("WARNING", logger="knowgap.judges"):
+        assert find_card("toy", "toy_v1") is None
+    assert str(path) in caplog.text and "n:" in caplog.text
+    path.write_text("{not json", encoding="utf-8")
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="knowgap.judges"):
+        assert find_card("toy", "toy_v1") is None
+    assert str(path) in caplog.text

@@ -20,6 +20,7 @@ Cards ship with knowgap in ``judges/cards/*.json``; ``knowgap judge validate`` w
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 from collections.abc import Iterable, Sequence
 from datetime import date
@@ -28,9 +29,12 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from knowgap.engine.stats import wilson
+from knowgap.errors import first_validation_error
+
+log = logging.getLogger("knowgap.judges")
 
 REPORTABLE_BALANCED_ACCURACY = 0.80
 """A judge below this balanced accuracy (or without a card) produces screens, not reportable numbers."""
@@ -246,10 +250,16 @@ def measured_dir() -> Path:
 
 
 def _read(path: Path) -> ValidityCard | None:
+    """The card in ``path``; None, with a warning naming the file and the field, when it cannot be read (the
+    judge then counts as having no card there, so its metrics show as screens, never silently as reportable)."""
     try:
         return ValidityCard.model_validate_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    except ValidationError as exc:
+        where, message = first_validation_error(exc)
+        log.warning("ignoring the judge card %s: %s: %s", path, where or "(the file)", message)
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring the judge card %s: %s", path, exc)
+    return None
 
 
 def find_card(judge: str, version: str, judge_model: str | None = None) -> ValidityCard | None:
