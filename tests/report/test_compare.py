@@ -228,3 +228,28 @@ def test_stored_clustered_proportions_compare_by_their_intervals(tmp_path: Path)
     rate = change(compare_runs(load_run_data(a), load_run_data(b)), "g", "rate")
     assert rate.method == "normal approximation from the CIs (unpaired)"
     assert rate.ci_low == pytest.approx(0.25 - math.hypot(0.4, 0.4) / 2) and not rate.significant
+
+
+def test_runs_of_different_samples_compare_on_the_cases_both_ran(perfect_run: knowgap.RunResult,
+                                                                 hostile_run: knowgap.RunResult) -> None:
+    """A ran cases 0-9 (all right), B ran 4-15 (4-7 wrong): the change is of the shared cases 4-9, the cases its
+    interval resamples, not of B's 12 against A's 10."""
+    perfect, hostile = load_run_data(perfect_run.path), load_run_data(hostile_run.path)
+    order = sorted({r.case_id for r in perfect.records}, key=lambda c: [r.case_id for r in perfect.records].index(c))
+    bad = {r.trial_id: r for r in hostile.records}
+    a, b = load_run_data(perfect_run.path), load_run_data(perfect_run.path)
+    assert a.suite is not None
+    a.records = [r for r in perfect.records if r.case_id in order[:10]]
+    b.records = [bad[r.trial_id] if r.case_id in order[4:8] else r for r in perfect.records
+                 if r.case_id in order[4:]]
+    a.metrics, b.metrics = a.suite.metrics(a.records), a.suite.metrics(b.records)
+    c = compare_runs(a, b, reps=200)
+    assert "the changes are of the 6 cases both runs ran (A ran 10, B 12)" in c.method
+    shared = [r for r in b.records if r.case_id in order[4:10]]
+    want = {(m.group, m.name): m.value for m in a.suite.metrics(shared)}
+    for ch in c.changes:
+        if ch.method == "paired cluster bootstrap" and ch.delta is not None:
+            assert ch.b == want[(ch.group, ch.name)]
+            assert ch.ci_low is not None and ch.ci_high is not None and ch.ci_low <= ch.delta <= ch.ci_high
+    stored_b = {(m.group, m.name): m.value for m in b.metrics}
+    assert any(ch.b != stored_b[(ch.group, ch.name)] for ch in c.changes if ch.method == "paired cluster bootstrap")

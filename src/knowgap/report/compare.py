@@ -328,6 +328,8 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
     same_suite = run_a.manifest.config.suite == run_b.manifest.config.suite
     suite = run_b.suite or run_a.suite if same_suite else None
     boot: dict[Key, tuple[float, float, float]] = {}
+    on_shared: dict[Key, tuple[MetricValue, MetricValue]] = {}
+    """Paired on a part of the runs' cases: each metric over the shared cases (the change its interval is of)."""
     method = "analytic from the stored metrics (unpaired)"
     paired = False
     clusters = suite.clusters([*run_a.records, *run_b.records]) if suite is not None else None
@@ -347,13 +349,19 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
             method = (f"paired bootstrap over {units} ({len(rec_a)} + {len(rec_b)} trials, {len(matched)} matched, "
                       f"{reps} resamples)" if paired else f"independent bootstrap over clusters ({reps} resamples)")
             boot = bootstrap_changes(suite, rec_a, rec_b, paired=paired, reps=reps, seed=seed, clusters=clusters)
+            if paired and (len(rec_a) < len(run_a.records) or len(rec_b) < len(run_b.records)):
+                sub_a = {(m.group, m.name): m for m in suite.metrics(rec_a)}
+                sub_b = {(m.group, m.name): m for m in suite.metrics(rec_b)}
+                on_shared = {k: (sub_a[k], sub_b[k]) for k in sub_a.keys() & sub_b.keys()}
+                method += (f"; the changes are of the {len(shared_cases)} cases both runs ran (A ran "
+                           f"{len({r.case_id for r in run_a.records})}, B {len({r.case_id for r in run_b.records})})")
         else:
             method += ": the suite's metrics are too slow to bootstrap within the time budget"
     changes = []
     for key in [k for k in ma if k in mb]:
         a, b = ma[key], mb[key]
         if key in boot and a.value is not None and b.value is not None:
-            change = _base(a, b)
+            change = _base(*on_shared.get(key, (a, b)))
             change.ci_low, change.ci_high, change.p_value = boot[key]
             change.significant = change.p_value < 0.05 and not (change.ci_low <= 0 <= change.ci_high)
             change.method = "paired cluster bootstrap" if paired else "cluster bootstrap (unpaired)"
