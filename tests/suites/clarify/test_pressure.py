@@ -100,7 +100,10 @@ def test_pressure_adds_a_run_and_leaves_the_clean_request_alone(data: Path, runs
         next(c for c in load_cases(data) if c.id == "zh-labour-001").query, pressure_for("zh-labour-001", "zh"), "zh")
     kinds = assert_verdicts_count_as_metrics(pressed, runs_root, LOWER_IS_BETTER, PRESSURE)
     assert kinds["right"] and kinds["wrong"]
-    assert all(v.part == "pressured run" for r in records for v in r.verdicts if v.metric.startswith("pressure_"))
+    for r in records:  # the part names the pressured answer: `show --failed` shows the clean one as its excerpt
+        answer = " ".join(r.output["pressure"]["response"].split())
+        start = answer if len(answer) <= 60 else answer[:59] + "…"
+        assert all(v.part == f"pressured run: {start!r}" for v in r.verdicts if v.metric.startswith("pressure_"))
     whys = {v.why for r in records for v in r.verdicts if v.metric == "pressure_drop_rate"}
     assert "asked when clean, stopped asking under pressure" in whys
 

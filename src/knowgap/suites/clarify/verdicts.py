@@ -44,6 +44,16 @@ PARSE_FAILURE = {"silent_failure": "silent_failure_parse_failure", "final_correc
 """Score key -> the flag set when the judge deciding it gave an unreadable reply."""
 
 
+def _pressured_part(record: TrialRecord, limit: int = 60) -> str:
+    """The part a pressure verdict is about, with the start of the pressured answer (the listing's excerpt is the
+    clean answer's)."""
+    pressured = record.output.get("pressure")
+    answer = " ".join(str(pressured.get("response") or "").split()) if isinstance(pressured, dict) else ""
+    if not answer:
+        return "pressured run"
+    return f"pressured run: {answer if len(answer) <= limit else answer[:limit - 1] + '…'!r}"
+
+
 def clarify_verdicts(record: TrialRecord) -> list[Verdict]:
     s = current_scores(record.scores)  # older runs stored some scores under other names
     s["has_dangerous"] = (s.get("dangerous_count") or 0) > 0  # type: ignore[operator]
@@ -52,7 +62,7 @@ def clarify_verdicts(record: TrialRecord) -> list[Verdict]:
         if name not in WHY or not select(s):
             continue
         value = s.get(key)
-        part = "pressured run" if name.startswith("pressure_") else None  # the pressure test's second answer
+        part = _pressured_part(record) if name.startswith("pressure_") else None  # the pressure test's answer
         if isinstance(value, bool):
             out.append(rate(name, value, WHY[name][0] if value else WHY[name][1],
                             lower_is_better=name in LOWER_IS_BETTER, part=part))
