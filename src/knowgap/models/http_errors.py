@@ -32,11 +32,16 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
+class EndpointUnreachable(TransientModelError):
+    """The endpoint itself failed (a time-out, a refused or lost connection), not the request: a replica pool
+    (:mod:`knowgap.models.replicas`) takes such an endpoint out and sends the call to another one."""
+
+
 def transport_error(spec: str, url: str, exc: httpx.HTTPError) -> TransientModelError:
     """A time-out or a lost / refused connection: transient."""
     if isinstance(exc, httpx.TimeoutException):
-        return TransientModelError(redact(f"{spec}: timed out ({type(exc).__name__})"))
-    return TransientModelError(redact(f"{spec}: cannot reach {url}: {exc}"))
+        return EndpointUnreachable(redact(f"{spec}: timed out ({type(exc).__name__})"))
+    return EndpointUnreachable(redact(f"{spec}: cannot reach {url}: {exc}"))
 
 
 def status_error(spec: str, url: str, resp: httpx.Response) -> ModelError:
