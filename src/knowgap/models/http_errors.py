@@ -41,7 +41,7 @@ def transport_error(spec: str, url: str, exc: httpx.HTTPError) -> TransientModel
     """A time-out or a lost / refused connection: transient."""
     if isinstance(exc, httpx.TimeoutException):
         return EndpointUnreachable(redact(f"{spec}: timed out ({type(exc).__name__})"))
-    return EndpointUnreachable(redact(f"{spec}: cannot reach {url}: {exc}"))
+    return EndpointUnreachable(redact(f"{spec}: cannot reach {url}: {exc or type(exc).__name__}"))
 
 
 def status_error(spec: str, url: str, resp: httpx.Response) -> ModelError:

@@ -92,6 +92,7 @@ class Replica:
     retry_at: float = 0.0
     backoff_s: float = BACKOFF_START_S
     reason: str = ""
+    """Why it was last taken out."""
     inflight: set[asyncio.Future[ChatResponse]] = field(default_factory=set)
     probe: asyncio.Task[None] | None = None
 
@@ -154,7 +155,8 @@ class ReplicaPool(ChatModel):
                 continue
             except EndpointUnreachable as exc:
                 replica.failures += 1
-                self._take_out(replica, str(exc).removeprefix(f"{replica.model.spec}: "))
+                self._take_out(replica, str(exc).removeprefix(f"{replica.model.spec}: ").removeprefix(
+                    f"cannot reach {redact(replica.model.base_url)}: "))
 
     async def _send(self, replica: Replica, request: ChatRequest) -> ChatResponse:
         call = asyncio.ensure_future(replica.model.chat(request))
@@ -205,10 +207,10 @@ class ReplicaPool(ChatModel):
         replica.down = True
         replica.taken_out += 1
         replica.taken_out_at = _utc_now()
-        replica.retry_at = self._clock() + replica.backoff_s
+        wait = self._back_off(replica)
         moved = [c for c in replica.inflight if not c.done()]
         log.warning("%s: replica %s taken out (%s); probed again in %.0f s; %d call(s) in flight on it go to "
-                    "another replica", redact(self.spec), replica.url, replica.reason, replica.backoff_s, len(moved))
+                    "another replica", redact(self.spec), replica.url, replica.reason, wait, len(moved))
         for call in moved:
             call.cancel()
 
@@ -220,11 +222,17 @@ class ReplicaPool(ChatModel):
         finally:
             replica.probe = None
         if alive:
-            replica.down, replica.reason = False, ""
+            replica.down = False
             log.warning("%s: replica %s answers again; back in use", redact(self.spec), replica.url)
         else:
-            replica.backoff_s = min(BACKOFF_CAP_S, replica.backoff_s * 2)
-            replica.retry_at = self._clock() + replica.backoff_s
+            self._back_off(replica)
+
+    def _back_off(self, replica: Replica) -> float:
+        """Probe ``replica`` after its back-off, which doubles (up to the cap) until a call succeeds there."""
+        wait = replica.backoff_s
+        replica.retry_at = self._clock() + wait
+        replica.backoff_s = min(BACKOFF_CAP_S, wait * 2)
+        return wait
 
     async def aclose(self) -> None:
         for replica in self.replicas:
