@@ -21,12 +21,14 @@ import pytest
 from knowgap import api
 from knowgap.engine.cache import ResponseCache
 from knowgap.engine.gateway import ModelGateway, RetryPolicy
-from knowgap.engine.runner import RunResult
+from knowgap.engine.runner import Runner, RunResult, resume_config
+from knowgap.errors import KnowgapError
 from knowgap.models.errors import ModelUnavailableError
 from knowgap.models.registry import create_model
 from knowgap.models.replicas import ReplicaPool
 from knowgap.models.types import ChatRequest
 from knowgap.paths import cache_path
+from knowgap.suites import get_suite
 from tests.fakes.fake_openai_server import FakeServer, fake_server
 from tests.helpers import free_port, knowgap_cli
 
@@ -156,12 +158,35 @@ def test_a_replica_killed_mid_run_loses_and_repeats_no_trial(tmp_path: Path, run
         assert [r.answered for r in alive] == [answered(s) for s in others], "each answer was used once"
         assert sum(r.answered for r in pool.replicas) == 96
         assert all(r.answered > dead.answered for r in alive)
+        assert result.manifest.models["target"]["replicas"] == ", ".join(s.base_url for s in (victim, *others))
 
         # the same metrics as one healthy server
         single = api.run("starter", models={"target": others[0].spec}, repeats=3, concurrency=6, use_cache=False,
                          runs_root=runs_root)
         assert single.status == "finished" and single.provider_calls == 96
         assert metric_values(single) == metric_values(result)
+
+
+@pytest.mark.server
+def test_adding_a_replica_keeps_the_cache_and_lets_the_run_resume(tmp_path: Path, runs_root: Path) -> None:
+    with servers(tmp_path / "servers", 0.0, 0.0) as (first, second):
+        options = {"sample": 4, "prompts": ["grounded"]}
+        alone = api.run("starter", models={"target": first.spec}, options=options, runs_root=runs_root)
+        assert alone.status == "finished" and alone.provider_calls == 4
+        spec = pool_spec(first.base_url, second.base_url)
+        pooled = api.run("starter", models={"target": spec}, options=options, runs_root=runs_root)
+        assert pooled.status == "finished" and pooled.provider_calls == 0, "every answer came from the cache"
+        assert metric_values(pooled) == metric_values(alone)
+
+        config, _ = resume_config(alone.run_id, runs_root=runs_root)
+        config.models = {"target": spec}
+        resumed = Runner(config=config, suite_cls=get_suite("starter"), runs_root=runs_root, progress=False)
+        assert resumed.run(resume=alone.run_id).status == "finished"
+        config.models = {"target": pool_spec(second.base_url, first.base_url)}
+        reordered = Runner(config=config, suite_cls=get_suite("starter"), runs_root=runs_root, progress=False)
+        with pytest.raises(KnowgapError, match="changed since it started"):
+            reordered.run(resume=alone.run_id)
+        assert answered(first) == 4 and answered(second) == 0
 
 
 @pytest.mark.server
