@@ -4,8 +4,9 @@
 serving the same model. Each call goes to the live replica with the fewest calls outstanding (ties in turn),
 so a slow replica gets fewer calls. A replica whose connection is refused, lost or timed out (an
 :class:`~knowgap.models.http_errors.EndpointUnreachable`), or under which a call was abandoned (the gateway's
-per-call time-out), is taken out: the failed call and every call still in flight on it go to another live
-replica at once, so a trial's call is answered once and cached once. A replica taken out is probed
+per-call time-out), is taken out and the failed call goes to another live replica at once. Calls in flight on
+it fail at once when its server died (and move the same way); after a time-out, when they might hang too, they
+are moved at once. So a trial's call is answered once and cached once. A replica taken out is probed
 (``GET /models``) after 1 s, then 2, 4... up to 30 s, and used again once it answers. An HTTP error status
 (429, 5xx) is the request's, not the replica's: it goes back to the gateway's retry as with one endpoint.
 When no replica is live (and none answers its probe), the call fails with a transient error naming every
@@ -156,7 +157,7 @@ class ReplicaPool(ChatModel):
             except EndpointUnreachable as exc:
                 replica.failures += 1
                 self._take_out(replica, str(exc).removeprefix(f"{replica.model.spec}: ").removeprefix(
-                    f"cannot reach {redact(replica.model.base_url)}: "))
+                    f"cannot reach {redact(replica.model.base_url)}: "), move_calls=exc.timed_out)
 
     async def _send(self, replica: Replica, request: ChatRequest) -> ChatResponse:
         call = asyncio.ensure_future(replica.model.chat(request))
@@ -169,7 +170,7 @@ class ReplicaPool(ChatModel):
             if task is not None and task.cancelling():  # our caller gave up: the per-call time-out, or the run stops
                 replica.failures += 1
                 self._take_out(replica, "a call was abandoned (no answer within the per-call time-out, or the run "
-                                        "stopped)")
+                                        "stopped)", move_calls=True)
                 raise
             replica.failures += 1
             raise _Moved from None  # the replica was taken out under this call
@@ -200,19 +201,24 @@ class ReplicaPool(ChatModel):
         order = {id(r): (i - self._turn) % n for i, r in enumerate(self.replicas)}
         return min(live, key=lambda r: (r.outstanding, order[id(r)]))
 
-    def _take_out(self, replica: Replica, reason: str) -> None:
+    def _take_out(self, replica: Replica, reason: str, *, move_calls: bool) -> None:
+        """No new call goes to ``replica`` until it answers a probe. ``move_calls`` (it did not answer in time, so it
+        may hold others that never will): its calls in flight go to another replica now. After a refused or lost
+        connection they are left alone: on a dead server they fail at once and move then; on a live one (a single
+        stale connection) they finish."""
         replica.reason = redact(reason)
+        moved = [c for c in replica.inflight if not c.done()] if move_calls else []
+        for call in moved:
+            call.cancel()
         if replica.down:
             return
         replica.down = True
         replica.taken_out += 1
         replica.taken_out_at = _utc_now()
         wait = self._back_off(replica)
-        moved = [c for c in replica.inflight if not c.done()]
-        log.warning("%s: replica %s taken out (%s); probed again in %.0f s; %d call(s) in flight on it go to "
-                    "another replica", redact(self.spec), replica.url, replica.reason, wait, len(moved))
-        for call in moved:
-            call.cancel()
+        log.warning("%s: replica %s taken out (%s); probed again in %.0f s%s", redact(self.spec), replica.url,
+                    replica.reason, wait, f"; {len(moved)} call(s) in flight on it moved to another replica"
+                    if moved else "")
 
     async def _probe(self, replica: Replica) -> None:
         try:
