@@ -260,6 +260,24 @@ def test_a_hung_replica_is_taken_out_when_a_call_is_abandoned(tmp_path: Path) ->
 
 
 @pytest.mark.server
+def test_an_http_error_status_is_retried_by_the_gateway_without_taking_the_replica_out(tmp_path: Path) -> None:
+    with ExitStack() as stack:
+        failing = stack.enter_context(fake_server(tmp_path / "servers", "--fault-every", "1", "--fault-kind", "500",
+                                                  name="failing"))
+        healthy = stack.enter_context(fake_server(tmp_path / "servers", name="healthy"))
+        spec = pool_spec(failing.base_url, healthy.base_url)
+        gateway = ModelGateway(run_id="status", retry=RetryPolicy(max_retries=3, base_s=0.0, cap_s=0.0))
+        try:
+            records = [gateway.call_sync(spec, "target", ChatRequest.simple(f"question {i}")) for i in range(6)]
+            pool = gateway.client(spec).model
+        finally:
+            gateway.close()
+        assert [r.error for r in records] == [None] * 6 and answered(healthy) == 6
+        assert isinstance(pool, ReplicaPool) and pool.replicas[0].taken_out == 0
+        assert sum(r.attempts for r in records) - 6 == len(failing.entries()) > 0, "each 500 cost one gateway retry"
+
+
+@pytest.mark.server
 def test_all_replicas_down_errors_the_trials_naming_them_and_exits_3(tmp_path: Path) -> None:
     ports = [free_port(), free_port()]  # nothing listens on them
     spec = f"openai-compat:m@http://user:s3cret-pw@127.0.0.1:{ports[0]}/v1,http://127.0.0.1:{ports[1]}/v1"
