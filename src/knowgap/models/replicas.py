@@ -80,7 +80,7 @@ class Replica:
 
     model: OpenAIChatModel
     url: str
-    """Its base URL without credentials (for messages, logs and the manifest)."""
+    """Its base URL without credentials, redacted (for messages, logs and the manifest)."""
     outstanding: int = 0
     answered: int = 0
     failures: int = 0
@@ -116,7 +116,7 @@ class ReplicaPool(ChatModel):
         self.spec = spec
         self.model = model
         self.replicas = [Replica(OpenAIChatModel.openai_compat(f"openai-compat:{model}@{redact(url)}", model, url),
-                                 url_without_credentials(url)) for url in urls]
+                                 redact(url_without_credentials(url))) for url in urls]
         self.default_concurrency = OpenAIChatModel.default_concurrency * len(urls)
         """Each endpoint's default, times the endpoints."""
         self._clock = clock
