@@ -80,9 +80,10 @@ def test_a_comma_list_is_a_pool_with_the_first_urls_identity(monkeypatch: pytest
     ("http://a/v1,", "replica 2 of 2 is empty (a stray comma?)"),
     ("http://a/v1,,http://b/v1", "replica 2 of 3 is empty"),
     ("http://a/v1?tags=x,y", "replica 2 of 2, 'y', is not an http:// or https:// URL; replicas are separated by "
-                             "commas, so write a comma inside a URL as %2C"),
+                             "commas, so write a comma inside a URL (or in a ${NAME} it names) as %2C"),
     ("http://a/v1,ftp://b/v1", "replica 2 of 2, 'ftp://b/v1', is not an http"),
-    ("http://a:1/v1,http://u:pw@A:1/v1/", "replica 2 of 2 repeats replica 1 (http://a:1/v1); list each once"),
+    ("http://a/v1,http://b:port/v1", "replica 2 of 2, 'http://b:port/v1', is not a valid URL (Port could not be "),
+    ("http://a:1/v1,http://u:pw@A:1/v1/", "replica 2 of 2 repeats replica 1 ('http://a:1/v1'); list each once"),
 ])
 def test_a_bad_replica_list_names_the_item(rest: str, expected: str) -> None:
     with pytest.raises(ModelUnavailableError) as info:
@@ -90,6 +91,15 @@ def test_a_bad_replica_list_names_the_item(rest: str, expected: str) -> None:
     message = str(info.value)
     assert message.startswith("bad model spec 'openai-compat:m@") and expected in message
     assert "pw" not in message
+
+
+def test_a_secret_with_a_comma_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROXY_AUTH", "user:pa,ssword-tail")
+    with pytest.raises(ModelUnavailableError) as info:
+        create_model("openai-compat:m@http://${PROXY_AUTH}@a/v1,http://b/v1")
+    message = str(info.value)
+    assert "replica 1 of 3, (hidden: the spec names environment variables), is not a valid URL" in message
+    assert "ssword" not in message and "${PROXY_AUTH}" in message
 
 
 def test_a_comma_inside_a_url_is_written_percent_2c() -> None:

@@ -48,20 +48,30 @@ def split_replica_urls(spec: str, text: str) -> list[str]:
     """The URLs of ``text`` (``URL1,URL2,...``). ModelUnavailableError naming the item when one is empty, not an
     http(s) URL (a comma inside a URL is written %2C) or listed twice."""
     items = [item.strip() for item in text.split(SEPARATOR)]
-    shown = redact(spec)
     seen: dict[str, int] = {}
+
+    def shown(item: str) -> str:
+        # ``text`` has its ${NAME} references filled in: a piece of one (a secret holding a comma) is not shown
+        return "(hidden: the spec names environment variables)" if "${" in spec else f"'{redact(item)}'"
+
     for number, item in enumerate(items, 1):
-        where = f"bad model spec '{shown}': replica {number} of {len(items)}"
+        where = f"bad model spec '{redact(spec)}': replica {number} of {len(items)}"
         if not item:
             raise ModelUnavailableError(f"{where} is empty (a stray comma?); expected "
                                         "openai-compat:MODEL@URL1,URL2,... with every URL starting with http(s)://")
         if not item.startswith(("http://", "https://")):
             raise ModelUnavailableError(
-                f"{where}, '{redact(item)}', is not an http:// or https:// URL; replicas are separated by commas, "
-                "so write a comma inside a URL as %2C")
-        endpoint = url_without_credentials(item)
+                f"{where}, {shown(item)}, is not an http:// or https:// URL; replicas are separated by commas, "
+                "so write a comma inside a URL (or in a ${NAME} it names) as %2C")
+        try:
+            endpoint = url_without_credentials(item)
+        except ValueError as exc:  # a port that is not a number, a bad IPv6 literal
+            why = "unreadable" if "${" in spec else str(exc)
+            raise ModelUnavailableError(f"{where}, {shown(item)}, is not a valid URL ({why}); a comma inside a URL "
+                                        "(or in a ${NAME} it names) is written %2C") from None
         if endpoint in seen:
-            raise ModelUnavailableError(f"{where} repeats replica {seen[endpoint]} ({endpoint}); list each once")
+            raise ModelUnavailableError(f"{where} repeats replica {seen[endpoint]} ({shown(endpoint)}); "
+                                        "list each once")
         seen[endpoint] = number
     return items
 
