@@ -130,7 +130,9 @@ def metric_values(result: RunResult) -> list[tuple[str, str, float | None, int]]
 
 @pytest.mark.server
 @pytest.mark.slow
-def test_a_replica_killed_mid_run_loses_and_repeats_no_trial(tmp_path: Path, runs_root: Path) -> None:
+def test_a_replica_killed_mid_run_loses_and_repeats_no_trial(tmp_path: Path, runs_root: Path,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("WARNING", logger="knowgap.models")
     with servers(tmp_path / "servers", 0.1, 0.1, 0.1) as (victim, *others):
         spec = pool_spec(victim.base_url, *(s.base_url for s in others))
         pool = pool_of(spec)
@@ -169,6 +171,10 @@ def test_a_replica_killed_mid_run_loses_and_repeats_no_trial(tmp_path: Path, run
         assert sum(r.answered for r in pool.replicas) == 96
         assert all(r.answered > dead.answered for r in alive)
         assert result.manifest.models["target"]["replicas"] == ", ".join(s.base_url for s in (victim, *others))
+        lines = [r.getMessage() for r in caplog.records]
+        assert sum(f"replica {victim.base_url} taken out" in line for line in lines) == 1
+        (summary,) = (line for line in lines if ": replicas: " in line)
+        assert f"{victim.base_url}: {dead.answered} answered, {dead.failures} failed, taken out 1x" in summary
 
         # the same metrics as one healthy server
         single = api.run("starter", models={"target": others[0].spec}, repeats=3, concurrency=6, use_cache=False,
