@@ -292,7 +292,7 @@ def models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
     for s in statuses:
         if not s.installed:
             out.print(f"{s.spec}: not installed: {s.install_hint}", markup=False)
-    out.print("Other providers: openai:MODEL, openai-compat:MODEL@URL, anthropic:MODEL, scripted:FILE, "
+    out.print("Other providers: openai:MODEL, openai-compat:MODEL@URL[,URL...], anthropic:MODEL, scripted:FILE, "
               "local:PATH.gguf")
 
 

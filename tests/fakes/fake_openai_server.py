@@ -292,12 +292,13 @@ class FakeServer:
 
 
 @contextmanager
-def fake_server(workdir: Path, *flags: str, name: str = "server") -> Iterator[FakeServer]:
-    """Start the fake server in a subprocess, wait until it answers, stop it (always) on exit."""
+def fake_server(workdir: Path, *flags: str, name: str = "server", port: int | None = None) -> Iterator[FakeServer]:
+    """Start the fake server in a subprocess (on ``port``, default a free one), wait until it answers, stop it
+    (always) on exit."""
     from tests.helpers import REPO, free_port, wait_for_http  # the server itself stays standard-library only
 
     workdir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     log = workdir / f"{name}.log.jsonl"
     stderr = (workdir / f"{name}.stderr").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "tests.fakes.fake_openai_server", "--port", str(port),

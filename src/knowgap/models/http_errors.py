@@ -32,11 +32,21 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
+class EndpointUnreachable(TransientModelError):
+    """The endpoint itself failed (a time-out, a refused or lost connection), not the request: a replica pool
+    (:mod:`knowgap.models.replicas`) takes such an endpoint out and sends the call to another one."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+        """No answer in time (rather than a refused or lost connection): the endpoint may hold other calls."""
+
+
 def transport_error(spec: str, url: str, exc: httpx.HTTPError) -> TransientModelError:
     """A time-out or a lost / refused connection: transient."""
     if isinstance(exc, httpx.TimeoutException):
-        return TransientModelError(redact(f"{spec}: timed out ({type(exc).__name__})"))
-    return TransientModelError(redact(f"{spec}: cannot reach {url}: {exc}"))
+        return EndpointUnreachable(redact(f"{spec}: timed out ({type(exc).__name__})"), timed_out=True)
+    return EndpointUnreachable(redact(f"{spec}: cannot reach {url}: {exc or type(exc).__name__}"))
 
 
 def status_error(spec: str, url: str, resp: httpx.Response) -> ModelError:

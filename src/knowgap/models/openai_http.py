@@ -167,6 +167,15 @@ class OpenAIChatModel(ChatModel):
                         completion_tokens=int(usage.get("completion_tokens") or 0)),
             latency_s=latency, finish_reason=choice.get("finish_reason"), model=self.spec)
 
+    async def answers(self, timeout_s: float) -> bool:
+        """Whether the server answers at all (``GET /models``, any status below 500, within ``timeout_s``):
+        the probe of a replica taken out of a pool (:mod:`knowgap.models.replicas`)."""
+        try:
+            resp = await self._http().get(f"{self.base_url}/models", timeout=timeout_s)
+        except httpx.HTTPError:
+            return False
+        return resp.status_code < 500
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()

@@ -1,16 +1,17 @@
 """Model specs are strings, the same everywhere (``--model``, ``--judge``, ``--generator``, YAML).
 
-=============================  ==================================================================
-``local:qwen2.5-1.5b``          embedded pack, in-process llama.cpp (the default target)
-``local:qwen2.5-0.5b``          the small embedded pack (fast; used by the tests)
-``local:PATH.gguf``             any GGUF file, in-process llama.cpp
-``openai:MODEL``                OpenAI (OPENAI_API_KEY, optional OPENAI_BASE_URL)
-``openai-compat:MODEL@URL``     any OpenAI-compatible server; URL is its base, e.g. http://127.0.0.1:8000/v1
-``anthropic:MODEL``             Anthropic (ANTHROPIC_API_KEY; extra ``knowgap[anthropic]``)
-``scripted:FILE``               deterministic responses from a file (tests, replays)
-``python:MODULE:FUNCTION``      your own system as a Python callable (``knowgap.models.python_callable``)
-``http:URL`` / ``URL``          your own system behind a JSON endpoint (``knowgap.models.http_json``)
-=============================  ==================================================================
+===============================  ==================================================================
+``local:qwen2.5-1.5b``           embedded pack, in-process llama.cpp (the default target)
+``local:qwen2.5-0.5b``           the small embedded pack (fast; used by the tests)
+``local:PATH.gguf``              any GGUF file, in-process llama.cpp
+``openai:MODEL``                 OpenAI (OPENAI_API_KEY, optional OPENAI_BASE_URL)
+``openai-compat:MODEL@URL``      any OpenAI-compatible server; URL is its base, e.g. http://127.0.0.1:8000/v1
+``openai-compat:MODEL@URL,...``  one model on several such servers (replicas; ``knowgap.models.replicas``)
+``anthropic:MODEL``              Anthropic (ANTHROPIC_API_KEY; extra ``knowgap[anthropic]``)
+``scripted:FILE``                deterministic responses from a file (tests, replays)
+``python:MODULE:FUNCTION``       your own system as a Python callable (``knowgap.models.python_callable``)
+``http:URL`` / ``URL``           your own system behind a JSON endpoint (``knowgap.models.http_json``)
+===============================  ==================================================================
 
 More providers register with :func:`register_provider`, or come from an installed package that declares a
 ``knowgap.providers`` entry point (prefix -> factory, e.g. ``toy = "my_package.models:make_toy"``), imported the
@@ -67,6 +68,9 @@ def _openai_compat(spec: str, rest: str) -> ChatModel:
     if not sep or not model or not url:
         raise ModelUnavailableError(
             f"bad model spec '{spec}': expected openai-compat:MODEL@URL, e.g. openai-compat:qwen@http://127.0.0.1:8000/v1")
+    if "," in url:  # several endpoints serving the model: a replica pool
+        from knowgap.models.replicas import ReplicaPool
+        return ReplicaPool.parse(spec, model, url)
     return OpenAIChatModel.openai_compat(spec, model, url)
 
 
