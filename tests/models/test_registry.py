@@ -151,6 +151,16 @@ def test_openai_compat_bad_url_scheme(no_keys: pytest.MonkeyPatch, spec: str) ->
     assert "\n" not in message
 
 
+@pytest.mark.parametrize(("url", "expected"), [("http://h:port/v1", "bad URL after '@' (Port could not be cast"),
+                                               ("http://user:s3cret@h:99999/v1", "(Port out of range"),
+                                               ("http://:80/v1", "names no host")])
+def test_openai_compat_bad_port_or_host_is_a_clear_error(no_keys: pytest.MonkeyPatch, url: str,
+                                                         expected: str) -> None:
+    with pytest.raises(ModelUnavailableError) as info:
+        create_model(f"openai-compat:m@{url}")
+    assert expected in str(info.value) and "s3cret" not in str(info.value)
+
+
 def test_split_spec() -> None:
     assert split_spec("local:/models/a:b.gguf") == ("local", "/models/a:b.gguf")
     assert split_spec("openai-compat:m@http://h:1/v1") == ("openai-compat", "m@http://h:1/v1")

@@ -10,6 +10,7 @@ import json
 import os
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -96,6 +97,13 @@ class OpenAIChatModel(ChatModel):
     def openai_compat(cls, spec: str, model: str, url: str) -> OpenAIChatModel:
         if not url.startswith(("http://", "https://")):
             raise ModelUnavailableError(f"{spec}: the URL after '@' must start with http:// or https://")
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError on a port that is not a number in 0-65535
+        except ValueError as exc:
+            raise ModelUnavailableError(f"{redact(spec)}: bad URL after '@' ({exc})") from None
+        if not parts.hostname:
+            raise ModelUnavailableError(f"{redact(spec)}: the URL after '@' names no host")
         return cls(spec, model, url, api_key=os.environ.get("OPENAI_API_KEY"), compat=True)
 
     def _http(self) -> httpx.AsyncClient:
