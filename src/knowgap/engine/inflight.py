@@ -1,0 +1,64 @@
+"""Identical calls in flight at once are made once: the first goes to the model, the others wait for its record.
+
+Two calls are identical when their response-cache keys are (:func:`knowgap.engine.cache.cache_key`: the model's
+identity, the whole request, the repeat index). The response cache already answers an identical call that comes
+after one has finished; :class:`InFlight` covers the window while the first is still running, which is when the
+duplicates of a concurrent run arrive (extract's clean runs of every adversarial variant of one review, abstain's
+HyDE call under each system prompt, a judge asked the same thing by several trials). It works with the cache off
+too (a gateway without one, ``--no-cache``).
+
+What the waiters get back (:func:`follower_record`, applied by the gateway): a record of their own (their role) with a copy of the first
+call's response marked ``cached`` (like a cache hit: a call, a cached call, no tokens, latency or cost in the usage,
+which counts each provider call once). When the first call failed for good (after its own retries), every waiter
+gets the same error, also marked ``cached``; they do not retry it again: the error is the one the same request got
+a moment ago (a permanent one would recur, a transient one has just used up its retries).
+
+The first call runs as its own task, so it finishes (and lands in the cache) even when the trial that started it
+is cancelled while others wait for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from knowgap.engine.records import CallRecord, ModelUsage
+
+
+def follower_record(first: CallRecord, role: str, usage: ModelUsage) -> CallRecord:
+    """The record of a call answered by an identical one in flight: ``first``'s outcome, for ``role``, marked
+    cached (the provider was not asked again), counted in ``role``'s ``usage`` as a cache hit (or a failed call)."""
+    if first.response is None:
+        usage.failed_calls += 1
+        response = None
+    else:
+        usage.calls += 1
+        usage.cached_calls += 1
+        response = first.response.model_copy(update={"cached": True}, deep=True)
+    return CallRecord(role=role, model=first.model, request=first.request, response=response, error=first.error,
+                      cached=True)
+
+
+class InFlight:
+    """The calls of one model now in flight, by cache key; ``run`` makes each key's call once at a time."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, asyncio.Task[CallRecord]] = {}
+        self.shared = 0
+        """Calls answered by an identical call in flight (not sent to the model)."""
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    async def run(self, key: str, call: Callable[[], Awaitable[CallRecord]],
+                  follow: Callable[[CallRecord], CallRecord]) -> CallRecord:
+        """``call()``'s record; when a call with ``key`` is already in flight, ``follow`` of that call's record
+        instead (the gateway's :func:`follower_record`)."""
+        first = self._calls.get(key)
+        if first is not None:
+            self.shared += 1
+            return follow(await asyncio.shield(first))
+        task = asyncio.ensure_future(call())
+        self._calls[key] = task
+        task.add_done_callback(lambda _: self._calls.pop(key, None))
+        return await asyncio.shield(task)
