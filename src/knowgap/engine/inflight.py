@@ -7,11 +7,12 @@ duplicates of a concurrent run arrive (extract's clean runs of every adversarial
 HyDE call under each system prompt, a judge asked the same thing by several trials). It works with the cache off
 too (a gateway without one, ``--no-cache``).
 
-What the waiters get back (:func:`follower_record`, applied by the gateway): a record of their own (their role) with a copy of the first
-call's response marked ``cached`` (like a cache hit: a call, a cached call, no tokens, latency or cost in the usage,
-which counts each provider call once). When the first call failed for good (after its own retries), every waiter
-gets the same error, also marked ``cached``; they do not retry it again: the error is the one the same request got
-a moment ago (a permanent one would recur, a transient one has just used up its retries).
+What the waiters get back (:func:`follower_record`, applied by the gateway): a record of their own (their role)
+with a copy of the first call's response marked ``cached`` (like a cache hit: a call and a cached call, with no
+tokens, latency or cost in the usage, which so counts each provider call once). When the first call failed for good
+(after its own retries), every waiter gets the same error, also marked ``cached`` and counted as a failed call; they
+do not try again: the same request failed a moment ago (a permanent error would recur, a transient one has just
+used up its retries).
 
 The first call runs as its own task, so it finishes (and lands in the cache) even when the trial that started it
 is cancelled while others wait for it.
