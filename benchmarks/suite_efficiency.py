@@ -21,6 +21,14 @@ by own time (the model runs on the llama thread and shows there as waiting).
 
 The script prints the machine's load average before and after: a ratio measured while other jobs run the CPU says
 little (the model slows, so the ratio rises, while the rest slows too).
+
+``--coalescing [--suites abstain,extract,clarify,partial,starter] [--concurrency 32] [--delay-ms 20]`` measures
+instead what making identical in-flight calls once (:mod:`knowgap.engine.inflight`) saves: each suite runs twice
+(``--sample`` cases, ``use_cache=False``) on an in-process model that answers every request after ``--delay-ms``
+(so calls overlap as an HTTP server's do; the embedded model runs one call at a time), once with coalescing off
+and once on. Reported per suite: the calls the trials asked for, the requests that reached the model, the distinct
+ones among them, and the calls saved. abstain runs its HyDE retrieval under three system prompts (its one request
+repeated across configurations).
 """
 
 from __future__ import annotations
@@ -41,6 +49,10 @@ from _shared import print_table, write_json
 
 PACK = "qwen2.5-0.5b"
 TARGET_SHARE = 0.95
+DELAYED_SPEC = "delayed:bench"
+SUITE_OPTIONS: dict[str, dict[str, Any]] = {"abstain": {"retrieval": ["hyde"],
+                                                        "prompts": ["basic", "conservative", "opinion"]}}
+REPLY = '{"summary": "ok", "sentiment": "positive", "conflicting_signals": false} I cannot answer from the context.'
 
 
 def _seconds(stamp: str) -> float:
@@ -59,14 +71,72 @@ def _option(text: str) -> tuple[str, Any]:
         return key, value.split(",") if "," in value else value
 
 
+def coalescing(suites: list[str], sample: int, concurrency: int, delay_s: float) -> list[dict[str, Any]]:
+    """Each suite run with in-flight coalescing off, then on: calls asked, requests sent, distinct requests."""
+    import asyncio
+
+    import knowgap
+    from knowgap.engine.inflight import InFlight
+    from knowgap.models.base import ChatModel
+    from knowgap.models.types import ChatRequest, ChatResponse, Usage
+    from knowgap.suites import get_suite
+
+    class Delayed(ChatModel):
+        spec = DELAYED_SPEC
+        default_concurrency = concurrency
+
+        def __init__(self) -> None:
+            self.sent: list[str] = []
+
+        async def chat(self, request: ChatRequest) -> ChatResponse:
+            self.sent.append(request.fingerprint())
+            await asyncio.sleep(delay_s)
+            return ChatResponse(text=REPLY, usage=Usage(prompt_tokens=10, completion_tokens=5), latency_s=delay_s)
+
+    out = []
+    for suite in suites:
+        options = {"sample": sample, **SUITE_OPTIONS.get(suite, {})}
+        row: dict[str, Any] = {"suite": suite, "options": options}
+        for enabled in (False, True):
+            InFlight.enabled = enabled
+            model = Delayed()
+            with tempfile.TemporaryDirectory() as tmp:
+                t = time.perf_counter()
+                result = knowgap.run(suite, models=dict.fromkeys(get_suite(suite).roles, DELAYED_SPEC),
+                                     options=options, providers={DELAYED_SPEC: model}, concurrency=concurrency,
+                                     use_cache=False, runs_root=tmp, progress=False)
+                wall = time.perf_counter() - t
+                asked = sum(len(r.calls) for r in knowgap.iter_trials(result.run_id, runs_root=tmp))
+            side = "on" if enabled else "off"
+            row |= {"asked": asked, "distinct": len(set(model.sent)), f"sent_{side}": len(model.sent),
+                    f"wall_{side}_s": wall}
+        InFlight.enabled = True
+        out.append(row)
+    print_table(["suite", "calls asked", "sent (off)", "sent (on)", "distinct", "saved"],
+                [(r["suite"], r["asked"], r["sent_off"], r["sent_on"], r["distinct"], r["sent_off"] - r["sent_on"])
+                 for r in out],
+                title=f"identical in-flight calls made once: --sample {sample}, --concurrency {concurrency}, "
+                      f"model answers after {delay_s * 1000:.0f} ms")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", default="starter")
     parser.add_argument("--sample", type=int, default=4)
     parser.add_argument("--option", action="append", default=[], help="a suite option, KEY=VALUE (repeatable)")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--coalescing", action="store_true", help="measure in-flight coalescing instead")
+    parser.add_argument("--suites", default="abstain,extract,clarify,partial,starter")
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--delay-ms", type=float, default=20.0)
     parser.add_argument("--json")
     args = parser.parse_args()
+    if args.coalescing:
+        rows = coalescing(args.suites.split(","), args.sample, args.concurrency, args.delay_ms / 1000)
+        write_json(args.json, {"coalescing": rows, "sample": args.sample, "concurrency": args.concurrency,
+                               "delay_ms": args.delay_ms})
+        return 0
 
     import knowgap
     from knowgap.models.local import LocalModel

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import ClassVar
 
 from knowgap.engine.records import CallRecord, ModelUsage
 
@@ -43,6 +44,9 @@ def follower_record(first: CallRecord, role: str, usage: ModelUsage) -> CallReco
 class InFlight:
     """The calls of one model now in flight, by cache key; ``run`` makes each key's call once at a time."""
 
+    enabled: ClassVar[bool] = True
+    """False sends every call to the model (benchmarks/suite_efficiency.py --coalescing measures both ways)."""
+
     def __init__(self) -> None:
         self._calls: dict[str, asyncio.Task[CallRecord]] = {}
         self.shared = 0
@@ -55,6 +59,8 @@ class InFlight:
                   follow: Callable[[CallRecord], CallRecord]) -> CallRecord:
         """``call()``'s record; when a call with ``key`` is already in flight, ``follow`` of that call's record
         instead (the gateway's :func:`follower_record`)."""
+        if not self.enabled:
+            return await call()
         first = self._calls.get(key)
         if first is not None:
             self.shared += 1
