@@ -89,25 +89,27 @@ def test_a_transient_failure_is_retried_by_the_first_call_only() -> None:
     assert all(r.error and "gave up after 3 attempts" in r.error for r in records)
 
 
-def test_waiters_get_the_answer_when_the_first_caller_is_cancelled(tmp_path: Path) -> None:
+def test_when_the_first_caller_is_cancelled_a_waiting_call_is_made_in_its_place(tmp_path: Path) -> None:
     model = Slow(delay=0.1)
     cache = ResponseCache(tmp_path / "cache.sqlite")
     gw = gateway(model, cache)
 
-    async def main() -> knowgap.CallRecord:
+    async def main() -> list[knowgap.CallRecord]:
         first = asyncio.ensure_future(gw.call("test:slow", "target", ChatRequest.simple("a")))
         await asyncio.sleep(0.01)
-        second = asyncio.ensure_future(gw.call("test:slow", "target", ChatRequest.simple("a")))
+        waiting = [asyncio.ensure_future(gw.call("test:slow", role, ChatRequest.simple("a")))
+                   for role in ("target", "judge")]
         await asyncio.sleep(0.01)
         first.cancel()
-        record = await second
+        records = list(await asyncio.gather(*waiting))
         assert first.cancelled()
-        return record
+        return records
 
-    record = asyncio.run(main())
-    assert record.response is not None and record.response.text == "re: a" and record.cached
-    later = asyncio.run(gw.call("test:slow", "target", ChatRequest.simple("a")))
-    assert later.cached and model.calls == 1, "the cancelled caller's call finished into the cache"
+    records = asyncio.run(main())
+    assert [r.response.text if r.response else None for r in records] == ["re: a", "re: a"]
+    assert [r.cached for r in records] == [False, True], "the first waiting call made it; the other waited for it"
+    assert model.calls == 2, "the cancelled call and the one made in its place"
+    assert len(gw.client("test:slow").inflight) == 0
     cache.close()
 
 

@@ -14,8 +14,8 @@ tokens, latency or cost in the usage, which so counts each provider call once). 
 do not try again: the same request failed a moment ago (a permanent error would recur, a transient one has just
 used up its retries).
 
-The first call runs as its own task, so it finishes (and lands in the cache) even when the trial that started it
-is cancelled while others wait for it.
+When the trial that made the first call is cancelled before the call ends, the call is abandoned (as without
+coalescing) and the first call waiting for it is made in its place (the others then wait for that one).
 """
 
 from __future__ import annotations
@@ -41,6 +41,29 @@ def follower_record(first: CallRecord, role: str, usage: ModelUsage) -> CallReco
                       cached=True)
 
 
+class _Abandoned(Exception):
+    """The first call's caller was cancelled before its call ended: a waiting call makes the call itself."""
+
+
+class _Flight:
+    """One call in flight: the futures of the identical calls waiting for its record (made only when one waits)."""
+
+    __slots__ = ("waiters",)
+
+    def __init__(self) -> None:
+        self.waiters: list[asyncio.Future[CallRecord]] = []
+
+    def settle(self, record: CallRecord | None, error: BaseException | None = None) -> None:
+        for waiter in self.waiters:
+            if waiter.done():  # its caller was cancelled
+                continue
+            if error is None:
+                assert record is not None
+                waiter.set_result(record)
+            else:
+                waiter.set_exception(error)
+
+
 class InFlight:
     """The calls of one model now in flight, by cache key; ``run`` makes each key's call once at a time."""
 
@@ -48,7 +71,7 @@ class InFlight:
     """False sends every call to the model (benchmarks/suite_efficiency.py --coalescing measures both ways)."""
 
     def __init__(self) -> None:
-        self._calls: dict[str, asyncio.Task[CallRecord]] = {}
+        self._calls: dict[str, _Flight] = {}
         self.shared = 0
         """Calls answered by an identical call in flight (not sent to the model)."""
 
@@ -58,14 +81,31 @@ class InFlight:
     async def run(self, key: str, call: Callable[[], Awaitable[CallRecord]],
                   follow: Callable[[CallRecord], CallRecord]) -> CallRecord:
         """``call()``'s record; when a call with ``key`` is already in flight, ``follow`` of that call's record
-        instead (the gateway's :func:`follower_record`)."""
+        instead (the gateway's :func:`follower_record`). A call with no identical one in flight costs two dict
+        operations (no task, no future)."""
         if not self.enabled:
             return await call()
-        first = self._calls.get(key)
-        if first is not None:
+        flight = self._calls.get(key)
+        if flight is not None:
+            waiter: asyncio.Future[CallRecord] = asyncio.get_running_loop().create_future()
+            flight.waiters.append(waiter)
+            try:
+                first = await waiter
+            except _Abandoned:
+                return await self.run(key, call, follow)
             self.shared += 1
-            return follow(await asyncio.shield(first))
-        task = asyncio.ensure_future(call())
-        self._calls[key] = task
-        task.add_done_callback(lambda _: self._calls.pop(key, None))
-        return await asyncio.shield(task)
+            return follow(first)
+        flight = self._calls[key] = _Flight()
+        try:
+            record = await call()
+        except asyncio.CancelledError:
+            del self._calls[key]
+            flight.settle(None, _Abandoned())
+            raise
+        except BaseException as exc:  # a bug below the gateway: every waiting call sees it, as the first did
+            del self._calls[key]
+            flight.settle(None, exc)
+            raise
+        del self._calls[key]
+        flight.settle(record)
+        return record
