@@ -16,7 +16,8 @@ with and without loading the model (the load is timed apart, before the run: ``L
 records' timestamps: setup (``knowgap.run`` until the first trial starts: suite, dataset, manifest, the
 identity's sha256), non-model time inside trials (prompt building, scoring, rule judges, embeddings: the trials'
 ``duration_s`` minus their calls' latency), between trials (store appends, the progress bar, scheduling) and after
-the last trial (metrics, report.md and report.html). ``--profile`` adds the main thread's cProfile, top functions
+the last trial (metrics, report.md and report.html); the phases assume trials run one at a time, as the embedded
+model's default concurrency of 1 makes them. ``--profile`` adds the main thread's cProfile, top functions
 by own time (the model runs on the llama thread and shows there as waiting).
 
 The script prints the machine's load average before and after: a ratio measured while other jobs run the CPU says
