@@ -14,6 +14,7 @@ from knowgap.engine.cache import ResponseCache
 from knowgap.engine.gateway import ModelGateway, RetryPolicy
 from knowgap.models.errors import PermanentModelError, TransientModelError
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
+from tests.fakes.fake_openai_server import fake_server
 from tests.fakes.models import FakeModel
 
 
@@ -143,3 +144,17 @@ def test_a_suite_run_sends_each_distinct_request_once(runs_root: Path, use_cache
     assert sum(u.calls for u in usage) == len(calls) and sum(u.failed_calls for u in usage) == 0
     assert sum(u.cached_calls for u in usage) == len(calls) - len(sent)
     assert sum(u.prompt_tokens for u in usage) == 10 * len(sent), "tokens of the provider calls only"
+
+
+@pytest.mark.server
+def test_an_http_server_answers_each_distinct_request_of_a_run_once(tmp_path: Path, runs_root: Path) -> None:
+    """The same through openai-compat: a real server process (tests/fakes) that answers after 50 ms logs every
+    request it served; an extract run at concurrency 16 asks some requests twice, the server serves each once."""
+    with fake_server(tmp_path, "--delay", "0.05") as srv:
+        result = knowgap.run("extract", models={"target": srv.spec}, options={"sample": 12}, runs_root=runs_root,
+                             concurrency=16, use_cache=False)
+        served = srv.served_ok()
+    assert served and set(served.values()) == {1}, "no request served twice"
+    calls = [c for r in knowgap.iter_trials(result.run_id, runs_root=runs_root) for c in r.calls]
+    assert len(calls) > len(served), "some requests were asked more than once"
+    assert sum(not c.cached for c in calls) == len(served) == result.provider_calls
