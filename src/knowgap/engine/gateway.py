@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from knowgap.engine.cache import ResponseCache, cache_key
+from knowgap.engine.inflight import InFlight, follower_record
 from knowgap.engine.records import CallRecord, ModelUsage
 from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
@@ -76,18 +77,25 @@ class ModelClient:
         self.usage: dict[str, ModelUsage] = {}
         self.provider_calls = 0
         """Calls that reached the provider (cache hits excluded, retries included)."""
+        self.inflight = InFlight()
+        """Identical calls in flight at once are made once (:mod:`knowgap.engine.inflight`)."""
 
     def _account(self, role: str) -> ModelUsage:
         return self.usage.setdefault(role, ModelUsage())
 
     async def call(self, role: str, request: ChatRequest, repeat: int) -> CallRecord:
+        """One call; one identical to a call in flight waits for that call's record (:mod:`.inflight`)."""
+        key = cache_key(self.identity, request, repeat)
+        return await self.inflight.run(key, lambda: self._call(role, request, key),
+                                       lambda first: follower_record(first, role, self._account(role)))
+
+    async def _call(self, role: str, request: ChatRequest, key: str) -> CallRecord:
         usage = self._account(role)
         if request.top_logprobs and not self.model.supports_logprobs:
             usage.failed_calls += 1
             return CallRecord(role=role, model=self.spec, request=request,
                               error=f"{redact(self.spec)}: this provider cannot return token log-probabilities "
                                     "(ChatRequest.top_logprobs); use a local: or openai-compat: model")
-        key = cache_key(self.identity, request, repeat)
         if self.cache is not None:
             hit = self.cache.get(key, run_id=None if self.use_cache else self.run_id)
             if hit is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -21,10 +22,14 @@ from typing import Any
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError
 from knowgap.models.identity import remembered_sha256
+from knowgap.models.llama_threads import ThreadChoice, current_choice
 from knowgap.models.packs import PACKS, ensure_pack
 from knowgap.models.types import ChatRequest, ChatResponse, TokenLogprob, TopLogprob, Usage
 
+log = logging.getLogger("knowgap.models")
 _LOADED: dict[str, tuple[Any, threading.Lock]] = {}
+_THREADS: dict[str, ThreadChoice] = {}
+"""The threads each loaded model runs with, and why (same keys as ``_LOADED``)."""
 _LOAD_LOCK = threading.Lock()
 _LLAMA_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="knowgap-llama")
 DEFAULT_CTX = int(os.environ.get("KNOWGAP_N_CTX", "4096"))
@@ -110,21 +115,29 @@ def _without_amx_buffers() -> Iterator[None]:
         llama_module.llama_cpp.llama_model_default_params = original
 
 
+def _key(path: Path, n_ctx: int) -> str:
+    return f"{path.resolve()}::{n_ctx}"
+
+
 def load_llama(path: Path, n_ctx: int = DEFAULT_CTX) -> tuple[Any, threading.Lock]:
-    """Load (once per process) the llama.cpp model at ``path``."""
-    key = f"{path.resolve()}::{n_ctx}"
+    """Load (once per process) the llama.cpp model at ``path``, with threads chosen now
+    (:mod:`knowgap.models.llama_threads`)."""
+    key = _key(path, n_ctx)
     with _LOAD_LOCK:
         if key not in _LOADED:
             llama_cls = _import_llama()
-            threads = int(os.environ.get("KNOWGAP_N_THREADS", str(os.cpu_count() or 2)))
+            choice = current_choice()
+            log.info("llama.cpp threads for %s: %d (%s)", path.name, choice.threads, choice.why)
             try:
                 with _without_amx_buffers():
-                    llm = llama_cls(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+                    llm = llama_cls(model_path=str(path), n_ctx=n_ctx, n_threads=choice.threads,
+                                    n_threads_batch=choice.threads, verbose=False)
             except Exception as exc:  # llama.cpp raises ValueError/RuntimeError on a bad file
                 raise ModelUnavailableError(f"llama.cpp could not load {path}: {exc}") from exc
             if PREFIX_CACHE_MB > 0:
                 llm.set_cache(prefix_cache(PREFIX_CACHE_MB))
             _LOADED[key] = (llm, threading.Lock())
+            _THREADS[key] = choice
         return _LOADED[key]
 
 
@@ -263,4 +276,8 @@ class LocalModel(ChatModel):
             info["pack"] = self.target
         else:
             info["path"] = self.target
+        choice = _THREADS.get(_key(self._path, self.n_ctx)) if self._path is not None else None
+        if choice is not None:  # loaded (prepare() loads it before a run describes it)
+            info["threads"] = str(choice.threads)
+            info["threads_why"] = choice.why
         return info
