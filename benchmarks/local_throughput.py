@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                      s["tokens_per_call_s"] or 0.0, f"{s['ratio']:.1%}", f"{same}/{len(reference)}"))
     ratio = summary["knowgap"]["ratio"]
     print(f"\nlocal throughput: {PACK}, {args.prompts} prompts x {args.rounds} rounds per side, max_tokens "
-          f"{args.max_tokens}, temperature 0, n_threads {os.environ.get('KNOWGAP_N_THREADS', os.cpu_count())} "
+          f"{args.max_tokens}, temperature 0, n_threads {llm.n_threads} "
           f"(model load {load_s:.1f}s)")
     print_table(["side", "tokens", "seconds", "tokens/s", "median pass", "tokens/s in call", "vs direct",
                  "same text"], rows)
