@@ -173,6 +173,11 @@ class RunConfig(RunSettings):
 
     suite: str
     options: dict[str, Any] = Field(default_factory=dict)
+    executor: Literal["local", "ray"] = Field(
+        default="local", description="Where trials run: local (this process) or ray (a Ray cluster's workers; "
+                                     "the run store and the response cache stay with this process).")
+    ray_address: str | None = Field(default=None, description="The Ray cluster to join with executor ray "
+                                                               "(HOST:PORT or auto); none: start or join a local Ray.")
 
 
 class ErrorCause(BaseModel):
