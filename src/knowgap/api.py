@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from knowgap.engine.cache import ResponseCache
-from knowgap.engine.records import Manifest, MetricValue, RunConfig, TrialRecord
+from knowgap.engine.records import Executor, Manifest, MetricValue, RunConfig, TrialRecord
 from knowgap.engine.runner import RunResult, resume_config, start_run
 from knowgap.engine.store import RunStore
 from knowgap.engine.store import list_runs as _list_runs
@@ -37,7 +37,7 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
         repeats: int = 1, seed: int = 0, concurrency: int | None = None, use_cache: bool = True,
         timeout_s: float = 300.0, max_retries: int = 6, prices: Mapping[str, tuple[float, float]] | None = None,
         runs_root: str | Path | None = None, providers: Mapping[str, ChatModel] | None = None,
-        progress: bool = False, executor: str = "local", ray_address: str | None = None) -> RunResult:
+        progress: bool = False, executor: Executor = "local", ray_address: str | None = None) -> RunResult:
     """Run ``suite`` and return its metrics; every trial is stored under ``runs_root/<run-id>/``.
 
     ``models`` maps roles (target, judge, generator) to model specs; ``providers`` maps a spec to a ready
@@ -66,7 +66,7 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
 
 def resume(run_id: str, *, runs_root: str | Path | None = None,
            providers: Mapping[str, ChatModel] | None = None, progress: bool = False,
-           specs: Sequence[str] = (), executor: str | None = None, ray_address: str | None = None) -> RunResult:
+           specs: Sequence[str] = (), executor: Executor | None = None, ray_address: str | None = None) -> RunResult:
     """Continue a crashed or interrupted run: finished trials are kept, the rest are run.
 
     A model spec that held a credential (``http://user:KEY@host``) is stored redacted; pass it whole in

@@ -83,7 +83,7 @@ def load_suite(path: str) -> type[Suite]:
     obj: Any = importlib.import_module(module)
     for part in name.split("."):
         obj = getattr(obj, part)
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def check_ray_run(config: RunConfig, suite_cls: type[Suite], providers: Mapping[str, ChatModel]) -> None:
@@ -132,7 +132,7 @@ class RemoteCache(ResponseCache):
         self.path = Path("<ray cache server>")
 
     def get(self, key: str, *, run_id: str | None = None) -> ChatResponse | None:
-        return import_ray().get(self.server.get.remote(key, run_id))  # type: ignore[no-any-return]
+        return import_ray().get(self.server.get.remote(key, run_id))
 
     def put(self, key: str, spec: str, run_id: str, response: ChatResponse, identity: str | None = None) -> None:
         import_ray().get(self.server.put.remote(key, spec, run_id, response, identity))
