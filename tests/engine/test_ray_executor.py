@@ -26,11 +26,8 @@ from knowgap.errors import KnowgapError
 from tests.fakes.models import Fixed
 from tests.helpers import REPO
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                       reason="Ray is not installed (pip install 'knowgap[ray]'; the dev extra installs it)"),
-]
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                               reason="Ray is not installed (pip install 'knowgap[ray]'; the dev extra installs it)")
 
 # The target: a Python function whose answer depends only on the request, so every executor gets the same
 # answer for the same trial; DELAY keeps trials in flight long enough to remove a node under them.
@@ -97,6 +94,8 @@ def stored_ids(run_folder: Path) -> list[str]:
     return [json.loads(line)["trial_id"] for line in lines]
 
 
+@needs_ray
+@pytest.mark.slow
 def test_ray_run_equals_an_in_process_run_and_shares_its_cache(cluster: Any, tmp_path: Path,
                                                                runs_root: Path) -> None:
     spec = target(tmp_path)
@@ -126,6 +125,8 @@ def test_ray_run_equals_an_in_process_run_and_shares_its_cache(cluster: Any, tmp
     assert metrics(again_ray) == metrics(local)
 
 
+@needs_ray
+@pytest.mark.slow
 def test_a_worker_node_removed_mid_run_loses_no_trial(cluster: Any, tmp_path: Path, runs_root: Path,
                                                       caplog: pytest.LogCaptureFixture) -> None:
     import ray
@@ -168,6 +169,8 @@ def test_a_worker_node_removed_mid_run_loses_no_trial(cluster: Any, tmp_path: Pa
     assert metrics(on_ray) == metrics(local)
 
 
+@needs_ray
+@pytest.mark.slow
 def test_an_interrupted_ray_run_resumes_from_the_cli(cluster: Any, tmp_path: Path, runs_root: Path) -> None:
     spec = target(tmp_path, delay=0.3)
     env = {**os.environ, **LOOPBACK}
@@ -206,6 +209,16 @@ def test_an_interrupted_ray_run_resumes_from_the_cli(cluster: Any, tmp_path: Pat
     assert [m.model_dump() for m in resumed_metrics] == metrics(local)
 
 
+def test_without_ray_a_ray_run_says_how_to_install_it(tmp_path: Path, runs_root: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError, as without the package
+    with pytest.raises(KnowgapError, match=r"pip install 'knowgap\[ray\]'"):
+        knowgap.run("starter", models={"target": target(tmp_path)}, runs_root=runs_root, executor="ray")
+    assert not runs_root.exists()  # refused before a run folder was made
+    assert knowgap.run("starter", models={"target": target(tmp_path)}, runs_root=runs_root).ok  # local still runs
+
+
+@needs_ray
 def test_ray_refuses_providers_given_as_objects(runs_root: Path) -> None:
     with pytest.raises(KnowgapError, match="providers given as Python objects"):
         knowgap.run("starter", models={"target": "mine:m"}, providers={"mine:m": Fixed("x", spec="mine:m")},
