@@ -24,7 +24,7 @@ from knowgap.engine.cache import ResponseCache
 from knowgap.engine.store import TRIALS
 from knowgap.errors import KnowgapError
 from tests.fakes.models import Fixed
-from tests.helpers import REPO
+from tests.helpers import REPO, free_port
 
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason="Ray is not installed (pip install 'knowgap[ray]'; the dev extra installs it)")
@@ -224,3 +224,17 @@ def test_ray_refuses_providers_given_as_objects(runs_root: Path) -> None:
         knowgap.run("starter", models={"target": "mine:m"}, providers={"mine:m": Fixed("x", spec="mine:m")},
                     runs_root=runs_root, executor="ray")
     assert not runs_root.exists()  # refused before a run folder was made
+
+
+@needs_ray
+@pytest.mark.parametrize(("address", "message"), [
+    (f"127.0.0.1:{free_port()}", "no Ray cluster answers there"),
+    ("ray://10.0.0.1:10001", r"Ray Client \(ray://\) is not supported"),
+    ("headnode", "expected HOST:PORT"),
+])
+def test_a_bad_ray_address_is_named_before_anything_runs(tmp_path: Path, runs_root: Path, address: str,
+                                                         message: str) -> None:
+    with pytest.raises(KnowgapError, match=message):
+        knowgap.run("starter", models={"target": target(tmp_path)}, runs_root=runs_root, executor="ray",
+                    ray_address=address)
+    assert not runs_root.exists()

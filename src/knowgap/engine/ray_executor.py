@@ -28,6 +28,7 @@ import asyncio
 import importlib
 import logging
 import os
+import socket
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -88,7 +89,7 @@ def load_suite(path: str) -> type[Suite]:
 
 def check_ray_run(config: RunConfig, suite_cls: type[Suite], providers: Mapping[str, ChatModel]) -> None:
     """Refuse a Ray run that cannot work, before anything is created: Ray missing, a suite that workers cannot
-    import, providers given as objects (they cannot be sent), a Ray Client address."""
+    import, providers given as objects (they cannot be sent), an address where no cluster answers."""
     import_ray()
     suite_path(suite_cls)
     if providers:
@@ -96,10 +97,25 @@ def check_ray_run(config: RunConfig, suite_cls: type[Suite], providers: Mapping[
                            f"Python objects ({', '.join(sorted(redact(s) for s in providers))}) cannot be sent "
                            "there: name the model by a spec (python:MODULE:FUNCTION for your own code) or use "
                            "executor local")
-    if config.ray_address and config.ray_address.startswith("ray://"):
-        raise KnowgapError(f"--ray-address {config.ray_address}: Ray Client (ray://) is not supported, because the "
-                           "driver keeps the run store and the response cache on its own disk; run knowgap on a "
-                           "node of the cluster and pass --ray-address HOST:PORT (or auto)")
+    if config.ray_address not in (None, "auto"):
+        check_reachable(config.ray_address)
+
+
+def check_reachable(address: str) -> None:
+    """A clear error for a Ray address nobody answers at (Ray itself retries for minutes)."""
+    if address.startswith("ray://"):
+        raise KnowgapError(f"--ray-address {address}: Ray Client (ray://) is not supported, because the driver "
+                           "keeps the run store and the response cache on its own disk; run knowgap on a node of "
+                           "the cluster and pass --ray-address HOST:PORT (or auto)")
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise KnowgapError(f"--ray-address {address}: expected HOST:PORT of the cluster's head (e.g. "
+                           "10.0.0.1:6379) or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as exc:
+        raise KnowgapError(f"--ray-address {address}: no Ray cluster answers there ({exc.strerror or exc}); "
+                           "start one with ray start --head, or check the address") from None
 
 
 def worker_env(config: RunConfig) -> dict[str, str]:
@@ -177,7 +193,9 @@ class TrialWorker:
 @dataclass
 class _Worker:
     handle: Any
+    node_id: str
     node: str
+    """The node's address and id, for messages."""
     in_flight: int = 0
     alive: bool = True
 
@@ -198,7 +216,6 @@ class RayExecutor:
         self.cache_file = cache_file
         self.ray = import_ray()
         self.workers: list[_Worker] = []
-        self.used_nodes: set[str] = set()
         self.provider_calls = 0
         """Calls that reached a provider on the workers still alive at the end."""
 
@@ -207,7 +224,11 @@ class RayExecutor:
         ray = self.ray
         started = not ray.is_initialized()
         if started:
-            ray.init(address=self.config.ray_address, logging_level=logging.WARNING)
+            try:
+                ray.init(address=self.config.ray_address, logging_level=logging.WARNING)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise KnowgapError(f"cannot start or join Ray (--ray-address {self.config.ray_address or 'none'}): "
+                                   f"{_first_line(exc)}") from None
         cache_server = None
         try:
             if self.cache_file is not None:
@@ -234,22 +255,23 @@ class RayExecutor:
         return actor.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
 
     async def _start_workers(self, cache_server: Any, per_worker: int, identities: Mapping[str, str]) -> int:
-        """A worker on every alive node with a CPU not used yet; returns how many started."""
+        """A worker on every alive node with a CPU and no live worker; returns how many were started."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         ray = self.ray
+        busy = {w.node_id for w in self.workers if w.alive}
         nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= 1
-                 and n["NodeID"] not in self.used_nodes]
+                 and n["NodeID"] not in busy]
         actor = ray.remote(TrialWorker)
         started = []
         for node in nodes:
-            self.used_nodes.add(node["NodeID"])
             handle = actor.options(
                 num_cpus=1, max_concurrency=2 * per_worker + 1, max_restarts=0, max_task_retries=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
             ).remote(self.config, suite_path(type(self.runner.suite)), self.runner.gateway.run_id, cache_server,
                      worker_env(self.config), os.getcwd(), os.environ.get("KNOWGAP_HOME"))
-            started.append(_Worker(handle=handle, node=node.get("NodeManagerAddress", node["NodeID"])))
+            started.append(_Worker(handle=handle, node_id=node["NodeID"],
+                                   node=f"{node.get('NodeManagerAddress', '?')} ({node['NodeID'][:8]})"))
         for worker in started:
             try:
                 theirs = await worker.handle.identities.remote()
