@@ -229,21 +229,24 @@ class RayExecutor:
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise KnowgapError(f"cannot start or join Ray (--ray-address {self.config.ray_address or 'none'}): "
                                    f"{_first_line(exc)}") from None
-        cache_server = None
+        cache_server, graceful = None, False
         try:
             if self.cache_file is not None:
                 cache_server = self._on_driver_node(ray.remote(CacheServer)).remote(str(self.cache_file))
             per_worker = self.config.concurrency or max(c.limit for c in clients.values())
             identities = {role: client.identity for role, client in clients.items()}
-            await self._start_workers(cache_server, per_worker, identities)
+            if not await self._start_workers(cache_server, per_worker, identities):
+                raise KnowgapError("the Ray cluster has no alive node with a CPU for a knowgap worker "
+                                   f"({len(ray.nodes())} nodes known); start Ray with --num-cpus 1 or more")
             label = redact(f"{self.runner.suite.name} · {self.config.models.get('target', '')} · "
                            f"ray, {len(self.workers)} workers")
             with TrialProgress(label, total, done, enabled=self.runner.progress) as bar:
                 await self._drive(store, trials, bar, cache_server, per_worker, identities)
             calls = [w.handle.provider_calls.remote() for w in self.workers if w.alive]
             self.provider_calls = sum(await asyncio.gather(*calls))
+            graceful = True
         finally:
-            self._stop(cache_server)
+            self._stop(cache_server, graceful)
             if started:
                 ray.shutdown()
 
@@ -297,21 +300,20 @@ class RayExecutor:
         return isinstance(exc, (errors.NodeDiedError, errors.WorkerCrashedError, errors.ObjectLostError,
                                 errors.LocalRayletDiedError))
 
-    def _stop(self, cache_server: Any) -> None:
+    def _stop(self, cache_server: Any, graceful: bool) -> None:
+        """Close the workers' models and the cache file (``graceful``: the run ended with no trial in flight),
+        then kill the actors; after an error or Ctrl-C they are killed at once, their trials unfinished."""
         ray = self.ray
-        for worker in self.workers:
-            if worker.alive:
-                try:
-                    ray.get(worker.handle.close.remote(), timeout=30)
-                except Exception as exc:  # closing is best effort: the actor is killed anyway
-                    log.debug("closing the Ray worker on %s: %s", worker.node, exc)
-            ray.kill(worker.handle)
-        if cache_server is not None:
+        if graceful:
+            closing = [w.handle.close.remote() for w in self.workers if w.alive]
+            if cache_server is not None:
+                closing.append(cache_server.close.remote())
             try:
-                ray.get(cache_server.close.remote(), timeout=30)
-            except Exception as exc:
-                log.debug("closing the Ray cache server: %s", exc)
-            ray.kill(cache_server)
+                ray.get(closing, timeout=60)
+            except Exception as exc:  # closing is best effort: the actors are killed anyway
+                log.debug("closing the Ray workers: %s", exc)
+        for handle in [w.handle for w in self.workers] + ([cache_server] if cache_server is not None else []):
+            ray.kill(handle)
 
     # trials -----------------------------------------------------------------------------------
     async def _drive(self, store: RunStore, trials: Iterator[Trial], bar: TrialProgress, cache_server: Any,
