@@ -24,7 +24,7 @@ from knowgap.engine.cache import ResponseCache
 from knowgap.engine.store import TRIALS
 from knowgap.errors import KnowgapError
 from tests.fakes.models import Fixed
-from tests.helpers import REPO, free_port
+from tests.helpers import REPO, free_port, knowgap_cli
 
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason="Ray is not installed (pip install 'knowgap[ray]'; the dev extra installs it)")
@@ -45,7 +45,8 @@ def answer(request):
     return ["I don't know.", "According to the context, it is 20:00.", "30", "上下文中没有提到。"][pick]
 '''
 # Ray rewrites 127.0.0.1 in an address to the machine's outward IP, where a cluster bound to 127.0.0.1 is not
-# listening; with this setting (read when ray is imported) it keeps the loopback address.
+# listening; with this setting (read when ray is imported: the nodes and the CLI's processes) it keeps the
+# loopback address.
 LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
 
@@ -57,7 +58,10 @@ def cluster() -> Iterator[Any]:
             mp.setenv(name, value)
         # the nodes' worker processes import knowgap and the tests' helpers from this checkout
         mp.setenv("PYTHONPATH", os.pathsep.join([str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")]))
+        from ray._private import ray_constants
         from ray.cluster_utils import Cluster
+
+        mp.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)  # the same, when ray was imported before
 
         ray_cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1"})
         try:
@@ -237,4 +241,12 @@ def test_a_bad_ray_address_is_named_before_anything_runs(tmp_path: Path, runs_ro
     with pytest.raises(KnowgapError, match=message):
         knowgap.run("starter", models={"target": target(tmp_path)}, runs_root=runs_root, executor="ray",
                     ray_address=address)
+    assert not runs_root.exists()
+
+
+def test_cli_ray_address_needs_the_ray_executor(tmp_path: Path, runs_root: Path) -> None:
+    result = knowgap_cli("run", "starter", "--model", target(tmp_path), "--executor", "local", "--ray-address",
+                         "10.0.0.1:6379", "--runs-dir", str(runs_root), "--quiet")
+    assert result.returncode == 2
+    assert "--ray-address 10.0.0.1:6379 is for --executor ray" in result.stderr + result.stdout
     assert not runs_root.exists()
