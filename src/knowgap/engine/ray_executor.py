@@ -123,6 +123,17 @@ def worker_env(config: RunConfig) -> dict[str, str]:
     return {n: os.environ[n] for n in sorted(names) if n in os.environ}
 
 
+async def execute_on_ray(runner: Runner, store: RunStore, trials: Iterator[Trial], total: int, done: int,
+                         clients: Mapping[str, ModelClient]) -> None:
+    """The runner's hook: run ``trials`` on Ray, store each as it returns, count the workers' provider calls."""
+    cache = runner.gateway.cache
+    executor = RayExecutor(runner, cache.path if cache is not None else None)
+    try:
+        await executor.execute(store, trials, total, done, clients)
+    finally:
+        runner.remote_provider_calls = executor.provider_calls
+
+
 class CacheServer:
     """The response cache of a Ray run, in one process on the driver's node: the only writer of the file."""
 

@@ -364,12 +364,8 @@ class Runner:
                                  clients: Mapping[str, ModelClient]) -> None:
         try:
             if self.config.executor == "ray":
-                from knowgap.engine.ray_executor import RayExecutor
-                executor = RayExecutor(self, self.gateway.cache.path if self.gateway.cache is not None else None)
-                try:
-                    await executor.execute(store, self.iter_trials(cases, finished), total, len(finished), clients)
-                finally:
-                    self.remote_provider_calls = executor.provider_calls
+                from knowgap.engine.ray_executor import execute_on_ray
+                await execute_on_ray(self, store, self.iter_trials(cases, finished), total, len(finished), clients)
             else:
                 await self._execute(store, self.iter_trials(cases, finished), total, len(finished), clients)
         finally:
