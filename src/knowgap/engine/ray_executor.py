@@ -30,10 +30,10 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from knowgap.engine.cache import ResponseCache
 from knowgap.engine.progress import TrialProgress
@@ -47,8 +47,7 @@ from knowgap.models.types import ChatResponse
 from knowgap.redaction import redact
 
 if TYPE_CHECKING:
-    from knowgap.engine.gateway import ModelClient
-    from knowgap.engine.runner import Runner
+    from knowgap.engine.gateway import ModelClient, ModelGateway
 
 log = logging.getLogger("knowgap.run")
 
@@ -59,6 +58,21 @@ FORWARDED_ENV = ("KNOWGAP_N_CTX", "KNOWGAP_N_THREADS", "KNOWGAP_PREFIX_CACHE_MB"
                  "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
 """The driver's environment the workers get (with every ``${NAME}`` the model specs name): model settings that
 change answers, and provider credentials (sent in the actors' arguments, never written to a file or a log)."""
+
+
+class TrialRunner(Protocol):
+    """What this module uses of ``knowgap.engine.runner.Runner`` (which imports this module: the worker gets the
+    class itself in its arguments, so the import points one way)."""
+
+    config: RunConfig
+    suite: Suite
+    progress: bool
+    gateway: ModelGateway
+    remote_provider_calls: int
+
+    def _clients(self, run_id: str, cache: ResponseCache | None) -> dict[str, ModelClient]: ...
+
+    async def _run_one(self, trial: Trial, clients: Mapping[str, ModelClient]) -> TrialRecord: ...
 
 
 def import_ray() -> Any:
@@ -123,7 +137,7 @@ def worker_env(config: RunConfig) -> dict[str, str]:
     return {n: os.environ[n] for n in sorted(names) if n in os.environ}
 
 
-async def execute_on_ray(runner: Runner, store: RunStore, trials: Iterator[Trial], total: int, done: int,
+async def execute_on_ray(runner: TrialRunner, store: RunStore, trials: Iterator[Trial], total: int, done: int,
                          clients: Mapping[str, ModelClient]) -> None:
     """The runner's hook: run ``trials`` on Ray, store each as it returns, count the workers' provider calls."""
     cache = runner.gateway.cache
@@ -172,16 +186,14 @@ class TrialWorker:
     """One node's worker: the suite, a gateway over the driver's cache, and a private event loop on which its
     trials run concurrently (the actor's threads only wait for them)."""
 
-    def __init__(self, config: RunConfig, suite: str, run_id: str, cache: Any, env: Mapping[str, str],
-                 cwd: str, home: str | None) -> None:
+    def __init__(self, runner_cls: Callable[..., TrialRunner], config: RunConfig, suite: str, run_id: str,
+                 cache: Any, env: Mapping[str, str], cwd: str, home: str | None) -> None:
         os.environ.update(env)
         if home is not None and Path(home).is_dir():  # the driver's KNOWGAP_HOME, when this node sees it
             os.environ["KNOWGAP_HOME"] = home
         if Path(cwd).is_dir():  # relative paths in specs and options mean what they mean to the driver
             os.chdir(cwd)
-        from knowgap.engine.runner import Runner
-
-        self.runner = Runner(config=config, suite_cls=load_suite(suite), runs_root=Path(cwd), progress=False)
+        self.runner = runner_cls(config=config, suite_cls=load_suite(suite), runs_root=Path(cwd), progress=False)
         self.clients = self.runner._clients(run_id, RemoteCache(cache) if cache is not None else None)
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, name="knowgap-ray-trials", daemon=True).start()
@@ -221,7 +233,7 @@ class _Flight:
 class RayExecutor:
     """Runs a runner's trials on Ray workers and stores them from the driver (see the module's docstring)."""
 
-    def __init__(self, runner: Runner, cache_file: Path | None) -> None:
+    def __init__(self, runner: TrialRunner, cache_file: Path | None) -> None:
         self.runner = runner
         self.config = runner.config
         self.cache_file = cache_file
@@ -282,8 +294,8 @@ class RayExecutor:
             handle = actor.options(
                 num_cpus=1, max_concurrency=2 * per_worker + 1, max_restarts=0, max_task_retries=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
-            ).remote(self.config, suite_path(type(self.runner.suite)), self.runner.gateway.run_id, cache_server,
-                     worker_env(self.config), os.getcwd(), os.environ.get("KNOWGAP_HOME"))
+            ).remote(type(self.runner), self.config, suite_path(type(self.runner.suite)), self.runner.gateway.run_id,
+                     cache_server, worker_env(self.config), os.getcwd(), os.environ.get("KNOWGAP_HOME"))
             started.append(_Worker(handle=handle, node_id=node["NodeID"],
                                    node=f"{node.get('NodeManagerAddress', '?')} ({node['NodeID'][:8]})"))
         for worker in started:
