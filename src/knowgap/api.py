@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from knowgap.engine.cache import ResponseCache
-from knowgap.engine.records import Manifest, MetricValue, RunConfig, TrialRecord
+from knowgap.engine.records import Executor, Manifest, MetricValue, RunConfig, TrialRecord
 from knowgap.engine.runner import RunResult, resume_config, start_run
 from knowgap.engine.store import RunStore
 from knowgap.engine.store import list_runs as _list_runs
@@ -30,18 +30,22 @@ from knowgap.report.markdown import write_report
 from knowgap.suites import available, get_suite
 
 _FLAGS = {"timeout_s": "--timeout", "max_retries": "--max-retries", "repeats": "--repeats",
-          "concurrency": "--concurrency"}
+          "concurrency": "--concurrency", "executor": "--executor", "ray_address": "--ray-address"}
 
 
 def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None,
         repeats: int = 1, seed: int = 0, concurrency: int | None = None, use_cache: bool = True,
         timeout_s: float = 300.0, max_retries: int = 6, prices: Mapping[str, tuple[float, float]] | None = None,
         runs_root: str | Path | None = None, providers: Mapping[str, ChatModel] | None = None,
-        progress: bool = False) -> RunResult:
+        progress: bool = False, executor: Executor = "local", ray_address: str | None = None) -> RunResult:
     """Run ``suite`` and return its metrics; every trial is stored under ``runs_root/<run-id>/``.
 
     ``models`` maps roles (target, judge, generator) to model specs; ``providers`` maps a spec to a ready
-    ChatModel object (for models that are not reachable by spec, e.g. your own Python callable).
+    ChatModel object (for models that are not reachable by spec, e.g. your own Python callable; not with
+    ``executor="ray"``, which builds every model from its spec on the workers).
+
+    ``executor="ray"`` runs the trials on a Ray cluster's workers (``ray_address``: the cluster to join; None
+    starts or joins a local Ray), this process keeping the run store and the response cache (docs/scale.md).
 
     Trial errors do not raise: the result's ``status`` is ``finished``, ``finished_with_errors`` or ``failed``
     (``ok`` is True only for ``finished``) and ``error_causes`` says why trials errored. A bad setting
@@ -50,24 +54,42 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
     try:
         config = RunConfig(suite=suite, options=dict(options or {}), models=dict(models or {}), repeats=repeats,
                            seed=seed, concurrency=concurrency, use_cache=use_cache, timeout_s=timeout_s,
-                           max_retries=max_retries, prices=dict(prices or {}))
+                           max_retries=max_retries, prices=dict(prices or {}), executor=executor,
+                           ray_address=ray_address)
     except ValidationError as exc:
         field, message = first_validation_error(exc)
         raise KnowgapError(f"bad run setting {field} ({_FLAGS.get(field, field)}): {message}, "
                            f"got {exc.errors()[0].get('input')!r}") from None
+    _check_ray_address(config)
     return _start(config, get_suite(config.suite), runs_root=runs_root, providers=providers, progress=progress)
 
 
 def resume(run_id: str, *, runs_root: str | Path | None = None,
            providers: Mapping[str, ChatModel] | None = None, progress: bool = False,
-           specs: Sequence[str] = ()) -> RunResult:
+           specs: Sequence[str] = (), executor: Executor | None = None, ray_address: str | None = None) -> RunResult:
     """Continue a crashed or interrupted run: finished trials are kept, the rest are run.
 
     A model spec that held a credential (``http://user:KEY@host``) is stored redacted; pass it whole in
-    ``specs``. Refused when a role's model changed since the run started (see ``ChatModel.identity``)."""
+    ``specs``. Refused when a role's model changed since the run started (see ``ChatModel.identity``).
+    The run continues on the executor it started with, unless ``executor`` (with ``ray_address``) says
+    otherwise; a ``ray_address`` alone means ``executor="ray"``."""
     config, path = resume_config(run_id, runs_root=runs_root, specs=specs)
+    if executor is not None or ray_address is not None:
+        try:
+            config = RunConfig.model_validate({**config.model_dump(), "executor": executor or "ray",
+                                               "ray_address": ray_address})
+        except ValidationError as exc:
+            field, message = first_validation_error(exc)
+            raise KnowgapError(f"bad run setting {field} ({_FLAGS.get(field, field)}): {message}") from None
+        _check_ray_address(config)
     return _start(config, get_suite(config.suite), runs_root=runs_root, providers=providers, progress=progress,
                   resume=str(path))
+
+
+def _check_ray_address(config: RunConfig) -> None:
+    if config.ray_address is not None and config.executor != "ray":
+        raise KnowgapError(f"--ray-address {config.ray_address} is for --executor ray (the run's executor is "
+                           f"{config.executor})")
 
 
 def _start(config: RunConfig, suite_cls: type[Suite], *, runs_root: str | Path | None,

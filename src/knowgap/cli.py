@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 import json
@@ -144,6 +145,18 @@ the causes are printed); 2 bad input, or the run is being written by another pro
 """
 
 
+class ExecutorName(enum.StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+_EXECUTOR_HELP = ("Where trials run: local (this process; the default, and with --resume the run's own) or ray "
+                  "(the workers of a Ray cluster, this process keeping the run store and the cache; "
+                  "pip install 'knowgap[ray]'; docs/scale.md).")
+_RAY_ADDRESS_HELP = ("The Ray cluster to join with --executor ray: HOST:PORT of its head, or auto (default: start "
+                     "or join a local Ray). Given alone, it means --executor ray.")
+
+
 def _role_param(role: str) -> str:
     """The keyword a role's ``--ROLE`` flag arrives under (apart from common options and suite options)."""
     return f"role__{role}"
@@ -159,13 +172,17 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
         resume = kwargs.get("resume")
         if resume:
             result = api.resume(resume, runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"],
-                                specs=[spec for spec in models.values() if spec])
+                                specs=[spec for spec in models.values() if spec],
+                                executor=kwargs["executor"].value if kwargs["executor"] else None,
+                                ray_address=kwargs["ray_address"])
         else:
             result = api.run(name, models={k: v for k, v in models.items() if v}, options=options,
                              repeats=kwargs["repeats"], seed=kwargs["seed"], concurrency=kwargs["concurrency"],
                              use_cache=not kwargs["no_cache"], timeout_s=kwargs["timeout"],
                              max_retries=kwargs["max_retries"], prices=_parse_prices(kwargs["price"]),
-                             runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"])
+                             runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"],
+                             executor=kwargs["executor"].value if kwargs["executor"] else
+                             "ray" if kwargs["ray_address"] else "local", ray_address=kwargs["ray_address"])
         _print_result(result)
         _exit_for([result])
 
@@ -202,6 +219,8 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
           annotation=list[str]),
         P("quiet", P.KEYWORD_ONLY, default=typer.Option(False, "--quiet", "-q", help="No progress bar."),
           annotation=bool),
+        P("executor", P.KEYWORD_ONLY, default=typer.Option(None, help=_EXECUTOR_HELP), annotation=ExecutorName),
+        P("ray_address", P.KEYWORD_ONLY, default=typer.Option(None, help=_RAY_ADDRESS_HELP), annotation=str),
     ]
     for field_name, info in fields.items():
         flag = "--" + field_name.replace("_", "-")
@@ -245,7 +264,9 @@ def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
            spec: Annotated[list[str] | None, typer.Option(
                "--spec", help="A model spec of the run given whole again, when it held a credential that "
                               "knowgap stored redacted (http://user:***@host). Repeatable.")] = None,
-           quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False) -> None:
+           quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+           executor: Annotated[ExecutorName | None, typer.Option(help=_EXECUTOR_HELP)] = None,
+           ray_address: Annotated[str | None, typer.Option(help=_RAY_ADDRESS_HELP)] = None) -> None:
     """Continue a crashed or interrupted run (same as knowgap run SUITE --resume RUN).
 
     Refused when a model changed since the run started (an edited scripted file, another GGUF file, another
@@ -257,7 +278,8 @@ def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
 
     Example: knowgap resume starter-20261202-101500-ab12
     """
-    result = api.resume(run, runs_root=runs_dir, progress=not quiet, specs=spec or [])
+    result = api.resume(run, runs_root=runs_dir, progress=not quiet, specs=spec or [],
+                        executor=executor.value if executor else None, ray_address=ray_address)
     _print_result(result)
     _exit_for([result])
 

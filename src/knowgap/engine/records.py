@@ -21,6 +21,8 @@ from knowgap.models.types import ChatRequest, ChatResponse
 ScoreValue = float | int | bool | str | None
 RunStatus = Literal["running", "finished", "finished_with_errors", "failed", "interrupted"]
 """running, finished (every trial ok), finished_with_errors, failed (no trial ok), interrupted (resume it)."""
+Executor = Literal["local", "ray"]
+"""Where a run's trials run: in this process, or on a Ray cluster's workers (knowgap.engine.ray_executor)."""
 
 
 def utcnow() -> str:
@@ -173,6 +175,11 @@ class RunConfig(RunSettings):
 
     suite: str
     options: dict[str, Any] = Field(default_factory=dict)
+    executor: Executor = Field(
+        default="local", description="Where trials run: local (this process) or ray (a Ray cluster's workers; "
+                                     "the run store and the response cache stay with this process).")
+    ray_address: str | None = Field(default=None, description="The Ray cluster to join with executor ray "
+                                                               "(HOST:PORT or auto); none: start or join a local Ray.")
 
 
 class ErrorCause(BaseModel):

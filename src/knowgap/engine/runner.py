@@ -164,6 +164,8 @@ class Runner:
     gateway: ModelGateway = field(init=False, repr=False)
     """The run's model gateway, made with the run's clients."""
     after_run: AfterRun | None = None
+    remote_provider_calls: int = field(default=0, init=False)
+    """Provider calls made on Ray workers (``executor="ray"``), added to the gateway's own."""
 
     def __post_init__(self) -> None:
         suite_cls = self.suite_cls
@@ -275,6 +277,9 @@ class Runner:
             await asyncio.gather(*(worker() for _ in range(max(1, workers))))
 
     def run(self, resume: str | None = None) -> RunResult:
+        if self.config.executor == "ray":  # before anything is created: Ray missing, a suite workers cannot import
+            from knowgap.engine.ray_executor import check_ray_run
+            check_ray_run(self.config, self.suite_cls, self.providers)
         cache = ResponseCache(self.cache_file or cache_path())
         store: RunStore | None = None
         try:
@@ -336,7 +341,7 @@ class Runner:
         manifest.status = finished_status(manifest.trials_ok, manifest.trials_error)
         self._finish(store, manifest, cache)
         result = RunResult(run_id=manifest.run_id, path=store.path, manifest=manifest, metrics=metrics,
-                           provider_calls=self.gateway.provider_calls)
+                           provider_calls=self.gateway.provider_calls + self.remote_provider_calls)
         if self.after_run is not None:
             self.after_run(result, self.suite)
         return result
@@ -358,7 +363,11 @@ class Runner:
     async def _execute_and_close(self, store: RunStore, cases: list[Case], finished: set[str], total: int,
                                  clients: Mapping[str, ModelClient]) -> None:
         try:
-            await self._execute(store, self.iter_trials(cases, finished), total, len(finished), clients)
+            if self.config.executor == "ray":
+                from knowgap.engine.ray_executor import execute_on_ray
+                await execute_on_ray(self, store, self.iter_trials(cases, finished), total, len(finished), clients)
+            else:
+                await self._execute(store, self.iter_trials(cases, finished), total, len(finished), clients)
         finally:
             await self.gateway.aclose()
 
