@@ -30,18 +30,19 @@ from knowgap.report.markdown import write_report
 from knowgap.suites import available, get_suite
 
 _FLAGS = {"timeout_s": "--timeout", "max_retries": "--max-retries", "repeats": "--repeats",
-          "concurrency": "--concurrency"}
+          "concurrency": "--concurrency", "rpm": "--rpm", "tpm": "--tpm"}
 
 
 def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None,
         repeats: int = 1, seed: int = 0, concurrency: int | None = None, use_cache: bool = True,
         timeout_s: float = 300.0, max_retries: int = 6, prices: Mapping[str, tuple[float, float]] | None = None,
         runs_root: str | Path | None = None, providers: Mapping[str, ChatModel] | None = None,
-        progress: bool = False) -> RunResult:
+        progress: bool = False, rpm: int | None = None, tpm: int | None = None) -> RunResult:
     """Run ``suite`` and return its metrics; every trial is stored under ``runs_root/<run-id>/``.
 
     ``models`` maps roles (target, judge, generator) to model specs; ``providers`` maps a spec to a ready
-    ChatModel object (for models that are not reachable by spec, e.g. your own Python callable).
+    ChatModel object (for models that are not reachable by spec, e.g. your own Python callable). ``rpm`` /
+    ``tpm`` limit each model to that many requests / tokens (prompt + completion) per minute.
 
     Trial errors do not raise: the result's ``status`` is ``finished``, ``finished_with_errors`` or ``failed``
     (``ok`` is True only for ``finished``) and ``error_causes`` says why trials errored. A bad setting
@@ -50,7 +51,7 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
     try:
         config = RunConfig(suite=suite, options=dict(options or {}), models=dict(models or {}), repeats=repeats,
                            seed=seed, concurrency=concurrency, use_cache=use_cache, timeout_s=timeout_s,
-                           max_retries=max_retries, prices=dict(prices or {}))
+                           max_retries=max_retries, prices=dict(prices or {}), rpm=rpm, tpm=tpm)
     except ValidationError as exc:
         field, message = first_validation_error(exc)
         raise KnowgapError(f"bad run setting {field} ({_FLAGS.get(field, field)}): {message}, "
