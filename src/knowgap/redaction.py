@@ -31,9 +31,23 @@ def _mask_userinfo(match: re.Match[str]) -> str:
     return match.group(0) if _ENV_REF.fullmatch(secret) else MASK
 
 
+_found: tuple[dict[Any, Any], list[str]] | None = None
+"""The environment the secret values were last found in (a copy), and those values."""
+
+
 def _secret_values() -> list[str]:
+    """The values of secret-looking environment variables, longest first; found again only when the environment
+    changed (comparing it with a copy is a C-level dict comparison, scanning it decodes every variable: that
+    scan was the largest cost of a trial in benchmarks/http_concurrency.py)."""
+    global _found
+    raw = getattr(os.environ, "_data", None)  # CPython's own mapping under os.environ
+    if raw is not None and _found is not None and _found[0] == raw:
+        return _found[1]
     values = [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 6]
-    return sorted(set(values), key=len, reverse=True)
+    found = sorted(set(values), key=len, reverse=True)
+    if isinstance(raw, dict):
+        _found = (dict(raw), found)
+    return found
 
 
 def redact(text: str) -> str:
