@@ -106,9 +106,10 @@ class ModelClient:
                 usage.cached_calls += 1
                 return CallRecord(role=role, model=self.spec, request=request, response=hit, cached=True)
         attempt = 0
+        own_pause = None  # the end of the pool pause this call set and has slept out itself
         while True:
             try:
-                response = await self._attempt(request)
+                response = await self._attempt(request, own_pause)
                 break
             except (TimeoutError, ModelError) as exc:
                 error: ModelError = exc if isinstance(exc, ModelError) else TransientModelError(
@@ -122,9 +123,10 @@ class ModelClient:
                     return CallRecord(role=role, model=self.spec, request=request, error=message,
                                       attempts=attempt + 1)
                 wait = self.retry.delay(attempt, self._rng, getattr(error, "retry_after", None))
+                own_pause = None
                 if error.status == 429 or getattr(error, "retry_after", None) is not None:
                     # rate-limited (or told when to come back): the whole pool waits, not only this call
-                    self.pause.extend(wait)
+                    own_pause = self.pause.extend(wait)
                 log.info("retrying %s in %.2fs after: %s", self.spec, wait, redact(str(error)))
                 attempt += 1
                 await asyncio.sleep(wait)
@@ -142,11 +144,13 @@ class ModelClient:
             self.cache.put(key, self.spec, self.run_id, response, self.identity)
         return CallRecord(role=role, model=self.spec, request=request, response=response, attempts=attempt + 1)
 
-    async def _attempt(self, request: ChatRequest) -> ChatResponse:
-        """One attempt at the provider: in the model's concurrency limit, after any pause a 429 set and the
-        model's rate limits; raises what the provider raises (or TimeoutError)."""
+    async def _attempt(self, request: ChatRequest, own_pause: float | None = None) -> ChatResponse:
+        """One attempt at the provider: in the model's concurrency limit, after any pause a 429 set (unless it is
+        ``own_pause``, the pause this call set and slept out) and the model's rate limits; raises what the
+        provider raises (or TimeoutError)."""
         async with self._sem:
-            await self.pause.wait()
+            if self.pause.until != own_pause:
+                await self.pause.wait()
             taken = await self.rate_limits.before(request) if self.rate_limits.active else 0
             self.provider_calls += 1
             timeout = self.retry.timeout_s if self.model.interruptible else None

@@ -104,12 +104,20 @@ class PoolPause:
         self.pauses = 0
         """How many times a 429 paused (or lengthened the pause of) the pool."""
 
-    def extend(self, seconds: float) -> None:
+    def extend(self, seconds: float) -> float | None:
+        """Pause the pool for ``seconds`` from now; returns the pause's new end, or None when it was paused longer
+        already."""
         end = self._clock() + seconds
-        if end > self.until:
-            self.until = end
-            self.pauses += 1
+        if end <= self.until:
+            return None
+        self.until = end
+        self.pauses += 1
+        return end
 
     async def wait(self) -> None:
+        """Until the pause ends, however often it is lengthened meanwhile."""
         while (left := self.until - self._clock()) > 0:
+            until = self.until
             await asyncio.sleep(left)
+            if self.until == until:  # not lengthened while this call slept
+                return
