@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx
 
+from knowgap.models.errors import ModelUnavailableError
+
 SHARD = 8
 """Connections per httpx client (measured best of 4, 8, 16, 32 at 64 and 256 calls in flight)."""
 
@@ -37,14 +39,14 @@ def http_client_kind() -> str:
     """``aiohttp`` or ``httpx``: ``KNOWGAP_HTTP_CLIENT`` when set, else aiohttp when it is installed."""
     wanted = os.environ.get(CLIENT_ENV, "").strip().lower()
     if wanted not in ("", "aiohttp", "httpx"):
-        raise ValueError(f"{CLIENT_ENV} must be aiohttp or httpx, got {wanted!r}")
+        raise ModelUnavailableError(f"{CLIENT_ENV} must be aiohttp or httpx, got {wanted!r}")
     if wanted == "httpx":
         return "httpx"
     try:
         import aiohttp  # noqa: F401
     except ImportError:
         if wanted == "aiohttp":
-            raise ValueError(f"{CLIENT_ENV}=aiohttp but aiohttp is not installed "
+            raise ModelUnavailableError(f"{CLIENT_ENV}=aiohttp but aiohttp is not installed "
                              "(pip install 'knowgap[fast-http]')") from None
         return "httpx"
     return "aiohttp"
