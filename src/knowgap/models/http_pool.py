@@ -62,6 +62,7 @@ class HttpPool:
         self._headers = headers
         self._timeout = timeout
         self._session: Any = None
+        self._proxies: dict[str, str | None] = {}
         self._clients: list[httpx.AsyncClient] = []
         self._in_flight: list[int] = []
         if self.kind == "httpx":
@@ -92,19 +93,33 @@ class HttpPool:
             timeout = aiohttp.ClientTimeout(total=None, connect=self._timeout.connect,
                                             sock_read=self._timeout.read)
             self._session = aiohttp.ClientSession(
-                headers=self._headers, timeout=timeout, trust_env=True,  # proxies from the environment, as httpx
+                headers=self._headers, timeout=timeout,
                 connector=aiohttp.TCPConnector(limit=self.connections, limit_per_host=self.connections))
         body = jsonlib.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        request = httpx.Request("POST", url)
         try:
-            async with self._session.post(url, data=body, headers={"Content-Type": "application/json"}) as resp:
+            async with self._session.post(url, data=body, headers={"Content-Type": "application/json"},
+                                          proxy=self._proxy(url)) as resp:
                 content = await resp.read()  # decompressed already: the encoding headers no longer apply
                 headers = [(k, v) for k, v in resp.headers.items() if k.lower() not in _DECODED]
-                return httpx.Response(resp.status, headers=headers, content=content, request=request)
+                return httpx.Response(resp.status, headers=headers, content=content)
         except TimeoutError as exc:
-            raise httpx.ReadTimeout(f"no answer from {url} in time", request=request) from exc
+            raise httpx.ReadTimeout(f"no answer from {url} in time", request=httpx.Request("POST", url)) from exc
         except aiohttp.ClientError as exc:
-            raise httpx.ConnectError(f"{type(exc).__name__}: {exc}", request=request) from exc
+            raise httpx.ConnectError(f"{type(exc).__name__}: {exc}", request=httpx.Request("POST", url)) from exc
+
+    def _proxy(self, url: str) -> str | None:
+        """The proxy the environment names for ``url`` (HTTP(S)_PROXY, NO_PROXY), as httpx would use it; looked up
+        once per URL (aiohttp's own trust_env looks it up in a thread on every request)."""
+        if url not in self._proxies:
+            from aiohttp.helpers import get_env_proxy_for_url
+            from yarl import URL
+
+            try:
+                proxy, _ = get_env_proxy_for_url(URL(url))
+                self._proxies[url] = str(proxy)
+            except LookupError:
+                self._proxies[url] = None
+        return self._proxies[url]
 
     async def aclose(self) -> None:
         for client in self._clients:
