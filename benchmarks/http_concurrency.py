@@ -13,8 +13,8 @@ server) answers every chat completion after L ms. With C requests in flight no c
   ``knowgap_rps`` = N / the execution phase (first trial to the start of metrics), ``knowgap_rps_end_to_end`` =
   N / the whole ``knowgap.run`` (setup, execution, metrics, reports);
 - ``bare``: an asyncio loop of C workers posting the same N request bodies with one ``httpx.AsyncClient`` (pool of
-  C connections) and parsing each answer's JSON; ``bare-sharded``: the same loop over knowgap's ``HttpPool`` alone
-  (httpx clients of 8 connections: httpx's own pool costs grow with the square of the calls in flight,
+  C connections) and parsing each answer's JSON; ``bare-sharded``: the same loop over knowgap's ``HttpPool`` with httpx
+  (clients of 8 connections: one httpx pool's costs grow with the square of the calls in flight,
   encode/httpx#3215); ``bare-aiohttp``: the same loop with aiohttp. The baseline is the fastest of the three;
 - ``inspect``: inspect_ai (if importable) on the same N prompts with ``generate()`` and ``match()``, its
   ``openai-api`` provider pointed at the server, ``max_connections=C``, logs into a temporary folder.
@@ -93,8 +93,9 @@ def _client(kind: str, concurrency: int) -> Any:
     if kind == "bare":
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         return httpx.AsyncClient(limits=limits, timeout=timeout)
-    from knowgap.models.http_pool import HttpPool
+    from knowgap.models.http_pool import CLIENT_ENV, HttpPool
 
+    os.environ[CLIENT_ENV] = "httpx"  # the shards (with aiohttp installed the pool would use it)
     return HttpPool(headers={}, timeout=timeout, connections=concurrency)
 
 
@@ -116,7 +117,8 @@ async def _bare(kind: str, url: str, n: int, concurrency: int) -> float:
 
         async def post(i: int) -> str:
             resp = await client.post(f"{url}/chat/completions", json=_body(i))
-            resp.raise_for_status()
+            if resp.status_code != 200:
+                raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
             return str(resp.json()["choices"][0]["message"]["content"])
         close = client.aclose
 
@@ -142,7 +144,7 @@ def side_bare(kind: str, url: str, n: int, concurrency: int) -> dict[str, Any]:
 def side_inspect(url: str, n: int, concurrency: int, work: Path) -> dict[str, Any]:
     """inspect_ai's engine against the same server. Its ``openai-api`` provider needs the ``openai`` package; when
     that is missing, a minimal inspect ModelAPI posts the same chat-completions bodies over knowgap's HttpPool (the
-    same transport as the knowgap side), so the sides differ in their engines only."""
+    same transport as the knowgap side: aiohttp when installed), so the sides differ in their engines only."""
     try:
         from inspect_ai import Task
         from inspect_ai import eval as inspect_eval
@@ -173,7 +175,8 @@ def side_inspect(url: str, n: int, concurrency: int, work: Path) -> dict[str, An
                 messages = [{"role": m.role, "content": m.text} for m in input]
                 resp = await self.pool.post(f"{url}/chat/completions", json={
                     "model": "m", "messages": messages, "temperature": 0.0, "max_tokens": MAX_TOKENS})
-                resp.raise_for_status()
+                if resp.status_code != 200:
+                    raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
                 return ModelOutput.from_content("m", resp.json()["choices"][0]["message"]["content"])
 
             def max_connections(self) -> int:
