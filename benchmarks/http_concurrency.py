@@ -68,8 +68,11 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool) 
     assert result.manifest.trials_ok == n, result.manifest.error_causes
     assert PhaseClock.first_trial is not None and PhaseClock.metrics_start is not None
     exec_s = PhaseClock.metrics_start - PhaseClock.first_trial
+    from knowgap.models.http_pool import http_client_kind
+
     out: dict[str, Any] = {"rps": n / exec_s, "rps_end_to_end": n / wall, "exec_s": exec_s, "wall_s": wall,
-                           "provider_calls": result.provider_calls, "peak_rss_mb": peak_rss_mb()}
+                           "provider_calls": result.provider_calls, "peak_rss_mb": peak_rss_mb(),
+                           "http_client": http_client_kind()}
     if profiler is not None:
         buf = io.StringIO()
         stats = pstats.Stats(profiler, stream=buf)
@@ -242,6 +245,7 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
         "benchmark": "http_concurrency", "requests": n, "concurrency": c, "latency_ms": latency_ms,
         "server_workers": args.server_workers, "limit_rps": limit,
         "knowgap_rps": knowgap.get("rps"), "knowgap_rps_end_to_end": knowgap.get("rps_end_to_end"),
+        "knowgap_http_client": knowgap.get("http_client"),
         "bare_rps": bare.get("rps"), "bare_sharded_rps": bares.get("bare-sharded"),
         "bare_aiohttp_rps": bares.get("bare-aiohttp"), "best_bare_rps": best, "inspect_rps": inspect.get("rps"),
         "knowgap_vs_best_bare": ratio,

@@ -19,6 +19,11 @@ _PATTERNS = [
     re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|access_token)[\"']?\s*[:=]\s*[\"']?"
                r"(?:(?:bearer|basic|token|digest)\s+)?)(?!(?:bearer|basic|token|digest)\s)[^\s\"',}&]{6,}"),
 ]
+_TRIGGERS: list[tuple[str, ...]] = [  # pattern i can only match a text holding one of these (lower-cased)
+    ("bearer",),
+    ("sk-", "pk-", "rk-"),
+    ("apikey", "api_key", "api-key", "authorization", "access_token"),
+]
 _URL_USERINFO = re.compile(r"(?<=://)[^/\s@]+(?=@)")  # user:password@host, token@host
 _ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 MASK = "***"
@@ -56,12 +61,15 @@ def redact(text: str) -> str:
         return text
     for value in _secret_values():
         text = text.replace(value, MASK)
-    for pattern in _PATTERNS:
+    lower = text.lower()  # a pattern runs only on a text holding its trigger: most texts (a trial line) hold none
+    for pattern, triggers in zip(_PATTERNS, _TRIGGERS, strict=True):
+        if not any(t in lower for t in triggers):
+            continue
         if pattern.groups:
             text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
         else:
             text = pattern.sub(MASK, text)
-    return _URL_USERINFO.sub(_mask_userinfo, text)
+    return _URL_USERINFO.sub(_mask_userinfo, text) if "@" in text else text
 
 
 def redact_obj(obj: Any) -> Any:
