@@ -183,3 +183,16 @@ def test_rpm_on_the_command_line_spreads_the_requests(tmp_path: Path, runs_root:
     per_s = rpm / 60
     assert _max_in_window(times, 1.0) <= per_s + per_s + 1
     assert times[-1] - times[0] >= (len(times) - per_s) / per_s * 0.9
+
+
+def test_an_eval_file_carries_rpm_and_tpm_into_each_run(tmp_path: Path) -> None:
+    from knowgap.evaluation.eval_file import run_eval
+    from tests.helpers import write_jsonl
+
+    write_jsonl(tmp_path / "answers.jsonl", [{"response": "I don't know."}])
+    (tmp_path / "eval.yaml").write_text('models: {target: "scripted:answers.jsonl"}\nrpm: 6000\ntpm: 900000\n'
+                                        "suites:\n  - suite: starter\n    options: {sample: 2}\n", encoding="utf-8")
+    result = run_eval(tmp_path / "eval.yaml", runs_root=tmp_path / "runs", progress=False)
+    [(_, run)] = result.runs
+    stored = json.loads((run.path / "manifest.json").read_text(encoding="utf-8"))["config"]
+    assert (stored["rpm"], stored["tpm"]) == (6000, 900000)
