@@ -68,11 +68,15 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool) 
     assert result.manifest.trials_ok == n, result.manifest.error_causes
     assert PhaseClock.first_trial is not None and PhaseClock.metrics_start is not None
     exec_s = PhaseClock.metrics_start - PhaseClock.first_trial
-    from knowgap.models.http_pool import http_client_kind
+    try:
+        from knowgap.models.http_pool import http_client_kind
 
+        client = http_client_kind()
+    except ImportError:  # a knowgap from before HttpPool (PYTHONPATH=OLD/src to compare)
+        client = "httpx, one client (before HttpPool)"
     out: dict[str, Any] = {"rps": n / exec_s, "rps_end_to_end": n / wall, "exec_s": exec_s, "wall_s": wall,
                            "provider_calls": result.provider_calls, "peak_rss_mb": peak_rss_mb(),
-                           "http_client": http_client_kind()}
+                           "http_client": client}
     if profiler is not None:
         buf = io.StringIO()
         stats = pstats.Stats(profiler, stream=buf)
