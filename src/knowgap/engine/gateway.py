@@ -155,7 +155,8 @@ class ModelClient:
             self.provider_calls += 1
             timeout = self.retry.timeout_s if self.model.interruptible else None
             try:
-                response = await asyncio.wait_for(self.model.chat(request), timeout)
+                async with asyncio.timeout(timeout):  # no task per call, as asyncio.wait_for makes
+                    response = await self.model.chat(request)
             except BaseException:
                 self.rate_limits.after(taken, None)
                 raise
