@@ -16,6 +16,8 @@ server) answers every chat completion after L ms. With C requests in flight no c
   C connections) and parsing each answer's JSON; ``bare-sharded``: the same loop over knowgap's ``HttpPool`` with httpx
   (clients of 8 connections: one httpx pool's costs grow with the square of the calls in flight,
   encode/httpx#3215); ``bare-aiohttp``: the same loop with aiohttp. The baseline is the fastest of the three;
+- ``knowgap-progress`` (only when asked for in ``--sides``): the knowgap side with its live rich progress bar
+  drawing as on a terminal;
 - ``inspect``: inspect_ai (if importable) on the same N prompts with ``generate()`` and ``match()``, its
   ``openai-api`` provider pointed at the server, ``max_connections=C``, logs into a temporary folder.
 
@@ -50,8 +52,11 @@ TARGET_RATIO = 0.9
 # sides (each in its own process) ---------------------------------------------------------------------------
 
 
-def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool) -> dict[str, Any]:
+def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool,
+                 progress: bool = False) -> dict[str, Any]:
     os.environ["KNOWGAP_HOME"] = str(work / "home")  # a private response cache, never the user's
+    if progress:
+        os.environ["FORCE_COLOR"] = "1"  # rich draws its live bar as on a terminal (stderr is discarded)
     import knowgap
 
     spec = f"openai-compat:m@{url}"
@@ -61,7 +66,7 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool) 
     if profiler is not None:
         profiler.enable()
     result = knowgap.run(SUITE, models={"target": spec}, options={"n": n}, concurrency=concurrency,
-                         runs_root=work / "runs", progress=False)
+                         runs_root=work / "runs", progress=progress)
     if profiler is not None:
         profiler.disable()
     wall = time.perf_counter() - t0
@@ -234,6 +239,8 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
         run_side("bare", server.base_url, min(n, 500), c)  # warm-up: the server's and the OS's first connections
         results = {side: run_side(side, server.base_url, n, c, profile=args.profile and side == "knowgap")
                    for side in sides}
+        if "knowgap-progress" in results:
+            results["knowgap-progress"]["note"] = "knowgap with its live progress bar"
         sizes: list[dict[str, Any]] = []
         for size in args.sizes:
             r = run_side("knowgap", server.base_url, size, c)
@@ -243,6 +250,7 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
     knowgap, bare = results.get("knowgap", {}), results.get("bare", {})
     inspect = results.get("inspect", {})
     bares = {side: r["rps"] for side, r in results.items() if side.startswith("bare") and r.get("rps")}
+    with_bar = results.get("knowgap-progress", {})
     best = max(bares.values()) if bares else None
     ratio = knowgap["rps"] / best if knowgap.get("rps") and best else None
     rss = [s["peak_rss_mb"] for s in sizes if s.get("peak_rss_mb")]
@@ -251,7 +259,7 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
         "benchmark": "http_concurrency", "requests": n, "concurrency": c, "latency_ms": latency_ms,
         "server_workers": args.server_workers, "limit_rps": limit,
         "knowgap_rps": knowgap.get("rps"), "knowgap_rps_end_to_end": knowgap.get("rps_end_to_end"),
-        "knowgap_http_client": knowgap.get("http_client"),
+        "knowgap_http_client": knowgap.get("http_client"), "knowgap_progress_rps": with_bar.get("rps"),
         "bare_rps": bare.get("rps"), "bare_sharded_rps": bares.get("bare-sharded"),
         "bare_aiohttp_rps": bares.get("bare-aiohttp"), "best_bare_rps": best, "inspect_rps": inspect.get("rps"),
         "knowgap_vs_best_bare": ratio,
@@ -274,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency-ms", type=float, default=50.0, help="server latency per answer (default 50)")
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
     parser.add_argument("--sides", default="knowgap,bare,bare-sharded,bare-aiohttp,inspect",
-                        help="which sides to run (default: all)")
+                        help="which sides to run (default: all but knowgap-progress, knowgap with its live "
+                             "progress bar)")
     parser.add_argument("--sizes", default="", help="also run knowgap alone at these sizes for its peak RSS "
                                                     "(e.g. 2000,10000,50000)")
     parser.add_argument("--server-workers", type=int, default=1, help="server processes (default 1)")
@@ -287,8 +296,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.side:  # one side, in this (fresh) process: print its result as one JSON line
         work = Path(args.work)
-        if args.side == "knowgap":
-            out = side_knowgap(args.url, args.requests, args.concurrency, work, args.profile)
+        if args.side in ("knowgap", "knowgap-progress"):
+            out = side_knowgap(args.url, args.requests, args.concurrency, work, args.profile,
+                               progress=args.side == "knowgap-progress")
         elif args.side.startswith("bare"):
             out = side_bare(args.side, args.url, args.requests, args.concurrency)
         else:
