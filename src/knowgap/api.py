@@ -30,19 +30,22 @@ from knowgap.report.markdown import write_report
 from knowgap.suites import available, get_suite
 
 _FLAGS = {"timeout_s": "--timeout", "max_retries": "--max-retries", "repeats": "--repeats",
-          "concurrency": "--concurrency", "executor": "--executor", "ray_address": "--ray-address"}
+          "concurrency": "--concurrency", "executor": "--executor", "ray_address": "--ray-address",
+          "rpm": "--rpm", "tpm": "--tpm"}
 
 
 def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None,
         repeats: int = 1, seed: int = 0, concurrency: int | None = None, use_cache: bool = True,
         timeout_s: float = 300.0, max_retries: int = 6, prices: Mapping[str, tuple[float, float]] | None = None,
         runs_root: str | Path | None = None, providers: Mapping[str, ChatModel] | None = None,
-        progress: bool = False, executor: Executor = "local", ray_address: str | None = None) -> RunResult:
+        progress: bool = False, executor: Executor = "local", ray_address: str | None = None,
+        rpm: int | None = None, tpm: int | None = None) -> RunResult:
     """Run ``suite`` and return its metrics; every trial is stored under ``runs_root/<run-id>/``.
 
     ``models`` maps roles (target, judge, generator) to model specs; ``providers`` maps a spec to a ready
     ChatModel object (for models that are not reachable by spec, e.g. your own Python callable; not with
-    ``executor="ray"``, which builds every model from its spec on the workers).
+    ``executor="ray"``, which builds every model from its spec on the workers). ``rpm`` / ``tpm`` limit each
+    model to that many requests / tokens (prompt + completion) per minute.
 
     ``executor="ray"`` runs the trials on a Ray cluster's workers (``ray_address``: the cluster to join; None
     starts or joins a local Ray), this process keeping the run store and the response cache (docs/scale.md).
@@ -55,7 +58,7 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
         config = RunConfig(suite=suite, options=dict(options or {}), models=dict(models or {}), repeats=repeats,
                            seed=seed, concurrency=concurrency, use_cache=use_cache, timeout_s=timeout_s,
                            max_retries=max_retries, prices=dict(prices or {}), executor=executor,
-                           ray_address=ray_address)
+                           ray_address=ray_address, rpm=rpm, tpm=tpm)
     except ValidationError as exc:
         field, message = first_validation_error(exc)
         raise KnowgapError(f"bad run setting {field} ({_FLAGS.get(field, field)}): {message}, "

@@ -182,7 +182,8 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
                              max_retries=kwargs["max_retries"], prices=_parse_prices(kwargs["price"]),
                              runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"],
                              executor=kwargs["executor"].value if kwargs["executor"] else
-                             "ray" if kwargs["ray_address"] else "local", ray_address=kwargs["ray_address"])
+                             "ray" if kwargs["ray_address"] else "local", ray_address=kwargs["ray_address"],
+                             rpm=kwargs["rpm"], tpm=kwargs["tpm"])
         _print_result(result)
         _exit_for([result])
 
@@ -201,6 +202,12 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
         P("seed", P.KEYWORD_ONLY, default=typer.Option(0, help="Seed for sampling and model calls."), annotation=int),
         P("concurrency", P.KEYWORD_ONLY, default=typer.Option(None, min=1,
           help="Trials in flight at once (default: the model's own limit)."), annotation=int),
+        P("rpm", P.KEYWORD_ONLY, default=typer.Option(None, min=1,
+          help="Requests per minute, a limit for each model on its own (default: none)."), annotation=int),
+        P("tpm", P.KEYWORD_ONLY, default=typer.Option(None, min=1, help=(
+            "Tokens (prompt + completion) per minute, a limit for each model on its own; a call counts its "
+            "prompt estimate + max tokens until its answer reports the real count (default: none).")),
+          annotation=int),
         P("no_cache", P.KEYWORD_ONLY, default=typer.Option(False, "--no-cache",
           help="Do not reuse cached responses from other runs."), annotation=bool),
         P("resume", P.KEYWORD_ONLY, default=typer.Option(None, help=(

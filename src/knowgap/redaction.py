@@ -19,6 +19,11 @@ _PATTERNS = [
     re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|access_token)[\"']?\s*[:=]\s*[\"']?"
                r"(?:(?:bearer|basic|token|digest)\s+)?)(?!(?:bearer|basic|token|digest)\s)[^\s\"',}&]{6,}"),
 ]
+_TRIGGERS: list[tuple[str, ...]] = [  # pattern i can only match a text holding one of these (lower-cased)
+    ("bearer",),
+    ("sk-", "pk-", "rk-"),
+    ("apikey", "api_key", "api-key", "authorization", "access_token"),
+]
 _URL_USERINFO = re.compile(r"(?<=://)[^/\s@]+(?=@)")  # user:password@host, token@host
 _ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 MASK = "***"
@@ -31,9 +36,23 @@ def _mask_userinfo(match: re.Match[str]) -> str:
     return match.group(0) if _ENV_REF.fullmatch(secret) else MASK
 
 
+_found: tuple[dict[Any, Any], list[str]] | None = None
+"""The environment the secret values were last found in (a copy), and those values."""
+
+
 def _secret_values() -> list[str]:
+    """The values of secret-looking environment variables, longest first; found again only when the environment
+    changed (comparing it with a copy is a C-level dict comparison, scanning it decodes every variable: that
+    scan was the largest cost of a trial in benchmarks/http_concurrency.py)."""
+    global _found
+    raw = getattr(os.environ, "_data", None)  # CPython's own mapping under os.environ
+    if raw is not None and _found is not None and _found[0] == raw:
+        return _found[1]
     values = [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 6]
-    return sorted(set(values), key=len, reverse=True)
+    found = sorted(set(values), key=len, reverse=True)
+    if isinstance(raw, dict):
+        _found = (dict(raw), found)
+    return found
 
 
 def redact(text: str) -> str:
@@ -42,12 +61,15 @@ def redact(text: str) -> str:
         return text
     for value in _secret_values():
         text = text.replace(value, MASK)
-    for pattern in _PATTERNS:
+    lower = text.lower()  # a pattern runs only on a text holding its trigger: most texts (a trial line) hold none
+    for pattern, triggers in zip(_PATTERNS, _TRIGGERS, strict=True):
+        if not any(t in lower for t in triggers):
+            continue
         if pattern.groups:
             text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
         else:
             text = pattern.sub(MASK, text)
-    return _URL_USERINFO.sub(_mask_userinfo, text)
+    return _URL_USERINFO.sub(_mask_userinfo, text) if "@" in text else text
 
 
 def redact_obj(obj: Any) -> Any:

@@ -4,7 +4,10 @@ a dataset, the extract summarizer, the label tools).
 ``ModelGateway`` turns a model spec and a role into calls with, around the provider: the response cache
 (keyed by the model's identity, the whole request and the repeat index), a concurrency limit per model, a
 per-call time-out, retries with exponential backoff and full jitter on transient errors (429, 5xx, time-outs,
-lost connections; never sooner than a server's Retry-After), and token / latency / cost accounting per role.
+lost connections; never sooner than a server's Retry-After), optional requests- and tokens-per-minute limits per
+model, and token / latency / cost accounting per role. A 429 (or any answer with a Retry-After) pauses the
+model's whole pool, not only the refused call: no call of that model is sent before the pause ends (see
+:mod:`knowgap.engine.ratelimit`).
 It builds each provider once per spec (from the registry, or takes a ready one), calls its ``prepare()``,
 and closes them all at the end. Calls are async (``call``, ``generate``) or sync (``call_sync``, ``text``:
 one private event loop per gateway, for commands that are not async).
@@ -24,6 +27,7 @@ from typing import Any, TypeVar
 
 from knowgap.engine.cache import ResponseCache, cache_key
 from knowgap.engine.inflight import InFlight, follower_record
+from knowgap.engine.ratelimit import PoolPause, RateLimits
 from knowgap.engine.records import CallRecord, ModelUsage
 from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
@@ -61,7 +65,8 @@ class ModelClient:
 
     def __init__(self, model: ChatModel, *, run_id: str, cache: ResponseCache | None, use_cache: bool,
                  concurrency: int | None, retry: RetryPolicy,
-                 price: tuple[float, float] | None = None) -> None:
+                 price: tuple[float, float] | None = None, rpm: int | None = None,
+                 tpm: int | None = None) -> None:
         self.model = model
         self.spec = model.spec
         self.identity = model.identity()
@@ -73,6 +78,11 @@ class ModelClient:
         self.price = price
         self.limit = concurrency or model.default_concurrency
         self._sem = asyncio.Semaphore(self.limit)
+        model.use_concurrency(self.limit)
+        self.rate_limits = RateLimits(rpm, tpm)
+        """The model's --rpm / --tpm token buckets."""
+        self.pause = PoolPause()
+        """Set by a 429: no call of this model is sent before it ends."""
         self._rng = random.Random(hash(run_id) & 0xFFFF)
         self.usage: dict[str, ModelUsage] = {}
         self.provider_calls = 0
@@ -104,12 +114,10 @@ class ModelClient:
                 usage.cached_calls += 1
                 return CallRecord(role=role, model=self.spec, request=request, response=hit, cached=True)
         attempt = 0
+        own_pause = None  # the end of the pool pause this call set and has slept out itself
         while True:
             try:
-                async with self._sem:
-                    self.provider_calls += 1
-                    timeout = self.retry.timeout_s if self.model.interruptible else None
-                    response = await asyncio.wait_for(self.model.chat(request), timeout)
+                response = await self._attempt(request, own_pause)
                 break
             except (TimeoutError, ModelError) as exc:
                 error: ModelError = exc if isinstance(exc, ModelError) else TransientModelError(
@@ -123,6 +131,10 @@ class ModelClient:
                     return CallRecord(role=role, model=self.spec, request=request, error=message,
                                       attempts=attempt + 1)
                 wait = self.retry.delay(attempt, self._rng, getattr(error, "retry_after", None))
+                own_pause = None
+                if error.status == 429 or getattr(error, "retry_after", None) is not None:
+                    # rate-limited (or told when to come back): the whole pool waits, not only this call
+                    own_pause = self.pause.extend(wait)
                 log.info("retrying %s in %.2fs after: %s", self.spec, wait, redact(str(error)))
                 attempt += 1
                 await asyncio.sleep(wait)
@@ -140,6 +152,25 @@ class ModelClient:
             self.cache.put(key, self.spec, self.run_id, response, self.identity)
         return CallRecord(role=role, model=self.spec, request=request, response=response, attempts=attempt + 1)
 
+    async def _attempt(self, request: ChatRequest, own_pause: float | None = None) -> ChatResponse:
+        """One attempt at the provider: in the model's concurrency limit, after any pause a 429 set (unless it is
+        ``own_pause``, the pause this call set and slept out) and the model's rate limits; raises what the
+        provider raises (or TimeoutError)."""
+        async with self._sem:
+            if self.pause.until != own_pause:
+                await self.pause.wait()
+            taken = await self.rate_limits.before(request) if self.rate_limits.active else 0
+            self.provider_calls += 1
+            timeout = self.retry.timeout_s if self.model.interruptible else None
+            try:
+                async with asyncio.timeout(timeout):  # no task per call, as asyncio.wait_for makes
+                    response = await self.model.chat(request)
+            except BaseException:
+                self.rate_limits.after(taken, None)
+                raise
+            self.rate_limits.after(taken, response.usage.prompt_tokens + response.usage.completion_tokens)
+            return response
+
 
 T = TypeVar("T")
 
@@ -153,15 +184,19 @@ class ModelGateway:
 
     ``providers`` are ready-made providers by spec (tests, benchmarks, Python users); other specs are built by
     :func:`~knowgap.models.registry.create_model`. ``prices`` are USD per million (prompt, completion) tokens by
-    spec. ``ModelGateway.open(run_id=...)`` uses (and closes) the user's response cache; a gateway given
-    ``cache=None`` caches nothing.
+    spec. ``rpm`` / ``tpm``: requests / tokens per minute, a limit for each model (spec) on its own.
+    ``ModelGateway.open(run_id=...)`` uses (and closes) the user's response cache; a gateway given ``cache=None``
+    caches nothing.
     """
 
     def __init__(self, *, run_id: str, cache: ResponseCache | None = None, use_cache: bool = True,
                  concurrency: int | None = None, retry: RetryPolicy | None = None,
                  prices: Mapping[str, Sequence[float]] | None = None,
-                 providers: Mapping[str, ChatModel] | None = None) -> None:
+                 providers: Mapping[str, ChatModel] | None = None, rpm: int | None = None,
+                 tpm: int | None = None) -> None:
         self.run_id = run_id
+        self.rpm = rpm
+        self.tpm = tpm
         self.cache = cache
         self.use_cache = use_cache
         self.concurrency = concurrency
@@ -189,7 +224,8 @@ class ModelGateway:
             price = self.prices.get(spec)
             client = ModelClient(provider, run_id=self.run_id, cache=self.cache, use_cache=self.use_cache,
                                  concurrency=self.concurrency, retry=self.retry,
-                                 price=(float(price[0]), float(price[1])) if price else None)
+                                 price=(float(price[0]), float(price[1])) if price else None,
+                                 rpm=self.rpm, tpm=self.tpm)
             self._clients[spec] = client
         return client
 

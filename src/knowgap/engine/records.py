@@ -166,6 +166,10 @@ class RunSettings(BaseModel):
     use_cache: bool = Field(default=True, description="Reuse cached responses from other runs.")
     timeout_s: float = Field(default=300.0, gt=0, description="Seconds per model call before a retry.")
     max_retries: int = Field(default=6, ge=0, description="Retries of a transient model error.")
+    rpm: int | None = Field(default=None, ge=1, description="Requests per minute, a limit for each model on its "
+                                                            "own; null: none.")
+    tpm: int | None = Field(default=None, ge=1, description="Tokens (prompt + completion) per minute, a limit for "
+                                                            "each model on its own; null: none.")
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict,
                                                    description="USD per 1M (prompt, completion) tokens by spec.")
 

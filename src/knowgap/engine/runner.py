@@ -232,7 +232,7 @@ class Runner:
                                     concurrency=self.config.concurrency, prices=self.config.prices,
                                     retry=RetryPolicy(max_retries=self.config.max_retries,
                                                       timeout_s=self.config.timeout_s),
-                                    providers=self.providers)
+                                    providers=self.providers, rpm=self.config.rpm, tpm=self.config.tpm)
         return self.gateway.clients(self.config.models)
 
     # execution --------------------------------------------------------------------------------

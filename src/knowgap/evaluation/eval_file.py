@@ -233,7 +233,8 @@ def run_eval(path: str | Path, *, runs_root: str | Path | None = None, out_dir: 
         result = api.run(entry.suite, options=options, models=models, repeats=entry.repeats or config.repeats,
                          seed=config.seed if entry.seed is None else entry.seed, concurrency=config.concurrency,
                          use_cache=config.use_cache, timeout_s=config.timeout_s, max_retries=config.max_retries,
-                         prices=dict(config.prices), runs_root=root, providers=providers, progress=progress)
+                         prices=dict(config.prices), runs_root=root, providers=providers, progress=progress,
+                         rpm=config.rpm, tpm=config.tpm)
         results.append((entry.label, result))
     data = [(label, load_run_data(r.path)) for label, r in results]
     gate = evaluate_gate(data, config.thresholds, source=str(path)) if config.thresholds else None

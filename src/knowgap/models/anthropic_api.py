@@ -20,7 +20,7 @@ from knowgap.redaction import redact
 
 
 class AnthropicChatModel(ChatModel):
-    default_concurrency = 4
+    default_concurrency = 16
 
     def __init__(self, spec: str, model: str, timeout_s: float = 600.0) -> None:
         try:

@@ -50,6 +50,10 @@ class ChatModel(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections or handles."""
 
+    def use_concurrency(self, limit: int) -> None:  # noqa: B027 - optional hook
+        """How many calls the gateway sends at once (its per-model limit), told before the first call: an HTTP
+        provider sizes its connection pool to it; a no-op by default."""
+
     def identity(self) -> str:
         """What the model is, for the response cache and ``--resume`` (never credentials): the sha256 of a
         GGUF or scripted file, the resolved endpoint and model name of an HTTP provider. Providers that know

@@ -39,6 +39,7 @@ import httpx
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError, TransientModelError
 from knowgap.models.http_errors import status_error, transport_error
+from knowgap.models.http_pool import DEFAULT_CONNECTIONS, HttpPool
 from knowgap.models.identity import url_without_credentials
 from knowgap.models.openai_http import message_payload, parse_tool_calls
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
@@ -73,7 +74,7 @@ def parse_options(spec: str, fragment: str) -> dict[str, str]:
 
 
 class HttpJsonModel(ChatModel):
-    default_concurrency = 8
+    default_concurrency = 16
 
     def __init__(self, spec: str, url: str, timeout_s: float | None = None) -> None:
         url, _, fragment = url.partition("#")
@@ -94,19 +95,23 @@ class HttpJsonModel(ChatModel):
                                             "variable is not set")
         self._token = token
         self._timeout_s = timeout_s
-        self._client: httpx.AsyncClient | None = None
+        self._client: HttpPool | None = None
+        self._connections = DEFAULT_CONNECTIONS
 
     def identity(self) -> str:
         shape = "&".join(f"{k}={self.options[k]}" for k in ("request", "response") if k in self.options)
         return f"http:{url_without_credentials(self.url)}" + (f"#{shape}" if shape else "")
 
-    def _http(self) -> httpx.AsyncClient:
+    def use_concurrency(self, limit: int) -> None:
+        self._connections = limit  # one keep-alive connection per call in flight
+
+    def _http(self) -> HttpPool:
         if self._client is None:
             headers = {"Content-Type": "application/json"}
             if self._token:
                 headers["Authorization"] = f"Bearer {self._token}"
-            self._client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self._timeout_s, connect=10.0),
-                                             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16))
+            self._client = HttpPool(headers=headers, timeout=httpx.Timeout(self._timeout_s, connect=10.0),
+                                    connections=self._connections)
         return self._client
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import httpx
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError, TransientModelError
 from knowgap.models.http_errors import status_error, transport_error
+from knowgap.models.http_pool import DEFAULT_CONNECTIONS, HttpPool
 from knowgap.models.identity import url_without_credentials
 from knowgap.models.types import ChatRequest, ChatResponse, Message, TokenLogprob, ToolCall, TopLogprob, Usage
 from knowgap.redaction import redact
@@ -67,7 +68,8 @@ def parse_logprobs(raw: Any) -> list[TokenLogprob] | None:
 
 
 class OpenAIChatModel(ChatModel):
-    default_concurrency = 8
+    default_concurrency = 16
+    """openai-compat: a served model (vLLM, SGLang, llama.cpp server) batches many calls; ``openai:`` gets 32."""
     supports_tools = True
     supports_logprobs = True
 
@@ -79,7 +81,8 @@ class OpenAIChatModel(ChatModel):
         self.compat = compat
         self._api_key = api_key
         self._timeout_s = timeout_s
-        self._client: httpx.AsyncClient | None = None
+        self._client: HttpPool | None = None
+        self._connections = DEFAULT_CONNECTIONS
 
     def identity(self) -> str:
         """Provider kind, model name and resolved endpoint; credentials in the URL are left out."""
@@ -91,7 +94,9 @@ class OpenAIChatModel(ChatModel):
         key = os.environ.get("OPENAI_API_KEY")
         if not key:
             raise ModelUnavailableError(f"{spec}: set OPENAI_API_KEY (and optionally OPENAI_BASE_URL)")
-        return cls(spec, model, os.environ.get("OPENAI_BASE_URL", OPENAI_URL), api_key=key, compat=False)
+        made = cls(spec, model, os.environ.get("OPENAI_BASE_URL", OPENAI_URL), api_key=key, compat=False)
+        made.default_concurrency = 32
+        return made
 
     @classmethod
     def openai_compat(cls, spec: str, model: str, url: str) -> OpenAIChatModel:
@@ -106,15 +111,17 @@ class OpenAIChatModel(ChatModel):
             raise ModelUnavailableError(f"{redact(spec)}: the URL after '@' names no host")
         return cls(spec, model, url, api_key=os.environ.get("OPENAI_API_KEY"), compat=True)
 
-    def _http(self) -> httpx.AsyncClient:
+    def use_concurrency(self, limit: int) -> None:
+        self._connections = limit  # one keep-alive connection per call in flight
+
+    def _http(self) -> HttpPool:
         if self._client is None:
             headers = {"Content-Type": "application/json"}
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
-            self._client = httpx.AsyncClient(
+            self._client = HttpPool(
                 # No read limit of its own by default: the model client's per-call time-out (--timeout) rules.
-                headers=headers, timeout=httpx.Timeout(self._timeout_s, connect=10.0),
-                limits=httpx.Limits(max_connections=64, max_keepalive_connections=16))
+                headers=headers, timeout=httpx.Timeout(self._timeout_s, connect=10.0), connections=self._connections)
         return self._client
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:
