@@ -182,6 +182,15 @@ class RemoteCache(ResponseCache):
         pass
 
 
+def share_rate_limits(config: RunConfig, workers: int) -> RunConfig:
+    """``config`` for one of ``workers`` workers: its ``rpm`` / ``tpm`` divided among them (at least 1 each), so
+    the cluster together keeps to the limits the user set."""
+    if workers <= 1 or (config.rpm is None and config.tpm is None):
+        return config
+    return config.model_copy(update={key: max(1, value // workers) for key in ("rpm", "tpm")
+                                     if (value := getattr(config, key)) is not None})
+
+
 class TrialWorker:
     """One node's worker: the suite, a gateway over the driver's cache, and a private event loop on which its
     trials run concurrently (the actor's threads only wait for them)."""
@@ -290,11 +299,13 @@ class RayExecutor:
                  and n["NodeID"] not in busy]
         actor = ray.remote(TrialWorker)
         started = []
+        # --rpm / --tpm hold for the whole cluster: each worker gets its share (of the live ones and these)
+        config = share_rate_limits(self.config, len(busy) + len(nodes))
         for node in nodes:
             handle = actor.options(
                 num_cpus=1, max_concurrency=2 * per_worker + 1, max_restarts=0, max_task_retries=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
-            ).remote(type(self.runner), self.config, suite_path(type(self.runner.suite)), self.runner.gateway.run_id,
+            ).remote(type(self.runner), config, suite_path(type(self.runner.suite)), self.runner.gateway.run_id,
                      cache_server, worker_env(self.config), os.getcwd(), os.environ.get("KNOWGAP_HOME"))
             started.append(_Worker(handle=handle, node_id=node["NodeID"],
                                    node=f"{node.get('NodeManagerAddress', '?')} ({node['NodeID'][:8]})"))

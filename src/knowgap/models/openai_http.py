@@ -185,8 +185,9 @@ class OpenAIChatModel(ChatModel):
     async def answers(self, timeout_s: float) -> bool:
         """Whether the server answers at all (``GET /models``, any status below 500, within ``timeout_s``):
         the probe of a replica taken out of a pool (:mod:`knowgap.models.replicas`)."""
-        try:
-            resp = await self._http().get(f"{self.base_url}/models", timeout=timeout_s)
+        try:  # a client of its own: probes are rare, and the pool's connections may be the broken ones
+            async with httpx.AsyncClient(timeout=timeout_s) as client:
+                resp = await client.get(f"{self.base_url}/models")
         except httpx.HTTPError:
             return False
         return resp.status_code < 500

@@ -136,6 +136,11 @@ class ReplicaPool(ChatModel):
     def parse(cls, spec: str, model: str, urls: str) -> ReplicaPool:
         return cls(spec, model, split_replica_urls(spec, urls))
 
+    def use_concurrency(self, limit: int) -> None:
+        """Each replica may carry every call in flight (the others may be out), so each sizes its pool to all."""
+        for replica in self.replicas:
+            replica.model.use_concurrency(limit)
+
     def identity(self) -> str:
         """The first replica's identity: the replicas serve one model (see the module docstring)."""
         return self.replicas[0].model.identity()
