@@ -21,6 +21,7 @@ import pytest
 
 import knowgap
 from knowgap.engine.cache import ResponseCache
+from knowgap.engine.records import RunConfig
 from knowgap.engine.store import TRIALS
 from knowgap.errors import KnowgapError
 from tests.fakes.models import Fixed
@@ -250,3 +251,15 @@ def test_cli_ray_address_needs_the_ray_executor(tmp_path: Path, runs_root: Path)
     assert result.returncode == 2
     assert "--ray-address 10.0.0.1:6379 is for --executor ray" in result.stderr + result.stdout
     assert not runs_root.exists()
+
+
+def test_rate_limits_are_shared_among_the_ray_workers() -> None:
+    """--rpm 100 on 3 workers: 33 each, so the cluster sends at most 99 a minute, never 300."""
+    from knowgap.engine.ray_executor import share_rate_limits
+
+    config = RunConfig(suite="starter", rpm=100, tpm=50_000)
+    shared = share_rate_limits(config, 3)
+    assert (shared.rpm, shared.tpm) == (33, 16_666) and config.rpm == 100
+    assert share_rate_limits(RunConfig(suite="starter", rpm=2), 5).rpm == 1  # never 0 (0 would be no limit)
+    assert share_rate_limits(config, 1) is config
+    assert share_rate_limits(RunConfig(suite="starter"), 4).rpm is None
