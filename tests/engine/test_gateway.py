@@ -102,3 +102,22 @@ def test_sync_calls_retry_count_and_fail_with_one_clear_line(tmp_path: Path) -> 
     with dead, pytest.raises(ModelCallFailed, match=r"^judge model openai-compat:fake@http://127\.0\.0\.1:\d+/v1 "
                                                     r"failed: .*gave up after 2 attempts"):
         dead.text(srv.spec, "judge")(ChatRequest.simple("anyone there?"))  # the server is gone
+
+
+def test_a_gateway_that_does_not_prepare_builds_the_provider_without_loading_it(tmp_path: Path) -> None:
+    """The driver of a Ray run needs each model's identity, not the model loaded (its workers load it)."""
+    from knowgap.models.scripted import ScriptedModel
+
+    class Loads(ScriptedModel):
+        prepared = 0
+
+        def prepare(self) -> None:
+            Loads.prepared += 1
+
+    script = write_rows(tmp_path / "s.jsonl", [{"response": "ok"}])
+    spec = f"scripted:{script}"
+    driver = ModelGateway(run_id="r", providers={spec: Loads(spec, str(script))}, prepare=False)
+    assert driver.client(spec).identity.startswith("scripted:sha256:") and Loads.prepared == 0
+    worker = ModelGateway(run_id="r", providers={spec: Loads(spec, str(script))})
+    worker.client(spec)
+    assert Loads.prepared == 1

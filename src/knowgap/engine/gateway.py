@@ -193,8 +193,11 @@ class ModelGateway:
                  concurrency: int | None = None, retry: RetryPolicy | None = None,
                  prices: Mapping[str, Sequence[float]] | None = None,
                  providers: Mapping[str, ChatModel] | None = None, rpm: int | None = None,
-                 tpm: int | None = None) -> None:
+                 tpm: int | None = None, prepare: bool = True) -> None:
         self.run_id = run_id
+        self.prepare = prepare
+        """Prepare each provider when it is made (load a local model); off where the calls run elsewhere (the
+        driver of a Ray run only needs the models' identities)."""
         self.rpm = rpm
         self.tpm = tpm
         self.cache = cache
@@ -220,7 +223,8 @@ class ModelGateway:
         client = self._clients.get(spec)
         if client is None:
             provider = self.providers.get(spec) or create_model(spec)
-            provider.prepare()
+            if self.prepare:
+                provider.prepare()
             price = self.prices.get(spec)
             client = ModelClient(provider, run_id=self.run_id, cache=self.cache, use_cache=self.use_cache,
                                  concurrency=self.concurrency, retry=self.retry,

@@ -70,7 +70,8 @@ class TrialRunner(Protocol):
     gateway: ModelGateway
     remote_provider_calls: int
 
-    def _clients(self, run_id: str, cache: ResponseCache | None) -> dict[str, ModelClient]: ...
+    def _clients(self, run_id: str, cache: ResponseCache | None, *,
+                 prepare: bool = True) -> dict[str, ModelClient]: ...
 
     async def _run_one(self, trial: Trial, clients: Mapping[str, ModelClient]) -> TrialRecord: ...
 

@@ -226,13 +226,15 @@ class Runner:
         return {str(p): file_sha256(Path(p)) for p in self.suite.dataset_files()}
 
     # clients ----------------------------------------------------------------------------------
-    def _clients(self, run_id: str, cache: ResponseCache | None) -> dict[str, ModelClient]:
-        """Each role's client from the run's model gateway (which this runner closes when the trials end)."""
+    def _clients(self, run_id: str, cache: ResponseCache | None, *, prepare: bool = True) -> dict[str, ModelClient]:
+        """Each role's client from the run's model gateway (which this runner closes when the trials end);
+        ``prepare``: load local models now (not on the driver of a Ray run, whose workers load them)."""
         self.gateway = ModelGateway(run_id=run_id, cache=cache, use_cache=self.config.use_cache,
                                     concurrency=self.config.concurrency, prices=self.config.prices,
                                     retry=RetryPolicy(max_retries=self.config.max_retries,
                                                       timeout_s=self.config.timeout_s),
-                                    providers=self.providers, rpm=self.config.rpm, tpm=self.config.tpm)
+                                    providers=self.providers, rpm=self.config.rpm, tpm=self.config.tpm,
+                                    prepare=prepare)
         return self.gateway.clients(self.config.models)
 
     # execution --------------------------------------------------------------------------------
@@ -296,7 +298,7 @@ class Runner:
                 manifest = store.read_manifest()
                 self._check_dataset(manifest)
                 manifest.resumed_at.append(utcnow())
-            clients = self._clients(manifest.run_id, cache)
+            clients = self._clients(manifest.run_id, cache, prepare=self.config.executor != "ray")
             self.suite.check_models({role: client.model for role, client in clients.items()})
             models_now = {role: {**clients[role].model.describe(), "identity": clients[role].identity}
                           for role in self.config.models}
