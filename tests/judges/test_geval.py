@@ -52,3 +52,18 @@ def test_ratings_total_scores_and_failures() -> None:
     assert scores["r_parse_failure"] is False
     broken = Ratings({"a": four, "b": None}, {"a": 0.75, "b": 0.25})
     assert broken.total is None and broken.failed == ["b"] and broken.scores("r")["r_parse_failure"] is True
+
+
+def test_an_anchored_dimension_is_one_and_the_models_own_rating_is_kept() -> None:
+    four = ScaleScore(expected=4.2, distribution=[0, 0, 0.1, 0.6, 0.3], sampled=4)
+    two = ScaleScore(expected=2.0, sampled=2)
+    ratings = Ratings({"a": four, "b": two}, {"a": 0.75, "b": 0.25}).anchored({"a": "asks no question"})
+    assert ratings.total == pytest.approx(1 * 0.75 + 2 * 0.25)
+    assert ratings.model_total == pytest.approx(4.2 * 0.75 + 2 * 0.25)
+    scores = ratings.scores("r")
+    assert scores["r_a"] == 1.0 and scores["r_a_model"] == 4.2 and scores["r_anchored"] == "a"
+    assert ratings.fallbacks == 1  # b's sampled digit; an anchor is no fallback
+    unreadable = Ratings({"a": None, "b": two}, {"a": 0.75, "b": 0.25}).anchored({"a": "asks no question"})
+    assert unreadable.failed == [] and unreadable.model_total is None and "r_a_model" not in unreadable.scores("r")
+    plain = Ratings({"a": four}, {"a": 1.0})
+    assert plain.anchored({}) is plain and plain.model_total == plain.total and "r_anchored" not in plain.scores("r")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
@@ -96,12 +96,34 @@ def scale_request(prompt: str, *, logprobs: bool, seed: int | None = 0) -> ChatR
                               top_logprobs=TOP_LOGPROBS if logprobs else None)
 
 
+ANCHORED = ScaleScore(expected=1.0, distribution=[1.0, 0.0, 0.0, 0.0, 0.0], sampled=1)
+"""A rating fixed at the bottom of the scale by a rubric anchor the reply plainly meets (:meth:`Ratings.anchored`)."""
+
+
 @dataclass(frozen=True)
 class Ratings:
-    """Several named ratings of one reply (None: the judge wrote no digit for it) and their weights."""
+    """Several named ratings of one reply (None: the judge wrote no digit for it) and their weights.
+
+    ``anchors`` (dimension -> why) are dimensions set to 1 by a rubric anchor that an offline check found the
+    reply meets ("1: no question asked"); ``model`` then keeps the judge model's own ratings of every dimension.
+    """
 
     dimensions: dict[str, ScaleScore | None]
     weights: Mapping[str, float]
+    anchors: Mapping[str, str] = field(default_factory=dict)
+    model: Mapping[str, ScaleScore | None] | None = None
+
+    def anchored(self, anchors: Mapping[str, str]) -> Ratings:
+        """These ratings with each dimension of ``anchors`` set to 1 (the model's ratings kept in ``model``)."""
+        if not anchors:
+            return self
+        return Ratings({k: ANCHORED if k in anchors else v for k, v in self.dimensions.items()}, self.weights,
+                       dict(anchors), dict(self.dimensions))
+
+    @property
+    def model_total(self) -> float | None:
+        """The total of the judge model's own ratings (before any anchor)."""
+        return Ratings(dict(self.model), self.weights).total if self.model is not None else self.total
 
     @property
     def failed(self) -> list[str]:
@@ -110,7 +132,8 @@ class Ratings:
     @property
     def fallbacks(self) -> int:
         """Ratings read from the sampled digit because the judge model gave no token probabilities."""
-        return sum(1 for score in self.dimensions.values() if score is not None and not score.from_logprobs)
+        return sum(1 for name, score in self.dimensions.items()
+                   if score is not None and not score.from_logprobs and name not in self.anchors)
 
     def _weighted(self, sampled: bool) -> float | None:
         rated = {k: v for k, v in self.dimensions.items() if v is not None}
@@ -137,6 +160,12 @@ class Ratings:
         for name, score in self.dimensions.items():
             if score is not None:
                 out.update(score.scores(f"{prefix}_{name}"))
+        if self.anchors:
+            out[f"{prefix}_anchored"] = ",".join(sorted(self.anchors))
+            for name in self.anchors:
+                own = (self.model or {}).get(name)
+                if own is not None:
+                    out[f"{prefix}_{name}_model"] = round(own.expected, 4)
         return out
 
 

@@ -81,9 +81,11 @@ class PairResult:
     reference: Ratings
     assuming: Ratings
 
-    def ranked(self, sampled: bool = False) -> bool | None:
-        """Reference strictly above the assuming reply (None: a rating could not be read)."""
-        pick = (lambda r: r.sampled_total) if sampled else (lambda r: r.total)
+    def ranked(self, sampled: bool = False, model_only: bool = False) -> bool | None:
+        """Reference strictly above the assuming reply (None: a rating could not be read); ``model_only``: by the
+        judge model's own ratings, before any rubric anchor."""
+        pick = ((lambda r: r.sampled_total) if sampled else (lambda r: r.model_total) if model_only
+                else (lambda r: r.total))
         good, bad = pick(self.reference), pick(self.assuming)
         return None if good is None or bad is None else good > bad
 
@@ -181,13 +183,20 @@ def pairwise_card(suite: str, version: str, results: Sequence[PairResult], *, ju
         "single_integer_ties": float(ties),
         "fallbacks_to_sampled_digit": float(sum(r.reference.fallbacks + r.assuming.fallbacks for r in results)),
     }
+    if any(r.reference.anchors or r.assuming.anchors for r in results):
+        extra["pairwise_accuracy_model_only"] = _rate(sum(r.ranked(model_only=True) is True for r in results), n)
+        extra["anchored_reference_replies"] = float(sum(bool(r.reference.anchors) for r in results))
+        extra["anchored_assuming_replies"] = float(sum(bool(r.assuming.anchors) for r in results))
     for lang in sorted({r.pair.lang for r in results}):
         subset = [r for r in results if r.pair.lang == lang]
         extra[f"pairwise_accuracy_geval_{lang}"] = _rate(sum(r.ranked() is True for r in subset), len(subset))
     method = (f"{n} pairs built from the {suite} dataset (reference reply vs a reply that assumes the missing "
               "facts), each reply rated on its own (G-Eval expected value from token probabilities); correct when "
               "the reference total is strictly higher (ties and unreadable ratings count as wrong); presentation "
-              f"order randomised (seed {seed}), so balanced accuracy and agreement are the pairwise accuracy")
+              f"order randomised (seed {seed}), so balanced accuracy and agreement are the pairwise accuracy"
+              + ("; rubric bottom anchors applied where the offline clarification detector finds a reply meets "
+                 "them (extra: pairwise_accuracy_model_only, the model's own ratings alone)"
+                 if "pairwise_accuracy_model_only" in extra else ""))
     return binary_card(f"{suite}-rubric", version, verdicts, labels, positive=POSITIVE, dataset=dataset,
                        dataset_sha256=dataset_sha256, seconds=seconds, judge_model=judge_model, method=method,
                        extra=extra)

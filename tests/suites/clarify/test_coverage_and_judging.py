@@ -153,3 +153,16 @@ def test_precision_of_the_judged_positives() -> None:
     assert found["p_n"] == 2 and found["p"].value == 0.5  # type: ignore[union-attr]
     assert found["p"].ci_low < 0.5 < found["p"].ci_high  # type: ignore[union-attr,operator]
     assert precision("p", [False, None], [True, True]) == {"p": precision("p", [], [])["p"], "p_n": 0.0}
+
+
+def test_rubric_anchors_follow_the_offline_detector_on_the_shipped_cases() -> None:
+    """A reply that asks nothing gets question quality 1; one that also names no gap and states no condition
+    gets gap identification 1 too; a reply that asks gets neither (the model rates it)."""
+    from knowgap.suites.clarify.dataset import CASES_FILE, load_cases
+    from knowgap.suites.clarify.judging import assuming_reply, reference_reply, rubric_anchors
+
+    case = next(c for c in load_cases(CASES_FILE) if c.id == "en-labour-001")
+    assert rubric_anchors(reference_reply(case), case.query) == {}
+    assert set(rubric_anchors(assuming_reply(case), case.query)) == {"question_quality", "gap_identification"}
+    hedged = "Based on your situation you can probably claim compensation, but it depends on why you were fired."
+    assert set(rubric_anchors(hedged, case.query)) == {"question_quality"}

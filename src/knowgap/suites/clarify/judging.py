@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from knowgap.engine.suite import TrialContext
+from knowgap.judges.clarification import clarification_signals
 from knowgap.judges.geval import Ratings, rate
 from knowgap.judges.spec import JudgeSpec, load_spec
 from knowgap.models.structured import ParseFailure, parse_as
@@ -40,10 +41,26 @@ RUBRIC_WEIGHTS: dict[str, float] = {"gap_identification": 0.3, "question_quality
                                     "conditional_caution": 0.25, "risk_control": 0.15}
 
 
+def rubric_anchors(response: str, query: str) -> dict[str, str]:
+    """The rubric's bottom anchors that the offline clarification detector (``clarification-signals``) finds the
+    reply meets, dimension -> why: B "1 no question" when it asks no clarifying question; A "1 no gap identified,
+    answers on assumptions" when it also neither says the facts are not enough nor answers conditionally."""
+    signals = clarification_signals(response, query)
+    anchors = {}
+    if not signals.asked:
+        anchors["question_quality"] = "asks no clarifying question"
+        if not signals.flagged:
+            anchors["gap_identification"] = "asks nothing, names no missing fact and states no condition"
+    return anchors
+
+
 async def judge_rubric(ctx: TrialContext, guideline: str, case: ClarifyCase, response: str, *,
                        seed: int | None = 0) -> Ratings:
-    """The four ratings of ``response`` by the model of the ``judge`` role; their total is the weighted sum."""
-    return await rate(ctx, "judge", rubric_prompts(guideline, case, response), RUBRIC_WEIGHTS, seed=seed)
+    """The four ratings of ``response`` by the model of the ``judge`` role, with the bottom anchors the reply
+    plainly meets applied (:func:`rubric_anchors`); their total is the weighted sum. The model rates every
+    dimension all the same (its ratings stay in ``Ratings.model``)."""
+    ratings = await rate(ctx, "judge", rubric_prompts(guideline, case, response), RUBRIC_WEIGHTS, seed=seed)
+    return ratings.anchored(rubric_anchors(response, case.query))
 
 
 def reference_reply(case: ClarifyCase) -> str:

@@ -42,9 +42,10 @@ SYSTEM_PROMPTS: dict[str, dict[str, str]] = {
 PROMPT_VERSIONS: dict[str, str] = {"plain": "v1", "cautious": "v1", "clarify-first": "v1"}
 
 SIMULATED_USER_VERSION = "clarify-user-v1"
-RUBRIC_VERSION = "clarify-rubric-v2-geval"
+RUBRIC_VERSION = "clarify-rubric-v3-anchored"
 """Change it whenever the rubric prompts or their scoring change (v2: one request per dimension, one digit, scored
-by G-Eval from token probabilities)."""
+by G-Eval from token probabilities; v3: the same requests, with the bottom anchors of question quality and gap
+identification applied where the offline clarification detector finds the reply meets them)."""
 CORRECTNESS_VERSION = "clarify-correctness-v1"
 
 
