@@ -238,3 +238,32 @@ def test_review_and_check_commands(data: Path, runs_root: Path, tmp_path: Path) 
     assert done.returncode == 1 and "line 2" in done.stderr and "field" in done.stderr
     done = knowgap_cli("clarify", "check")
     assert done.returncode == 0 and "85 cases" in done.stdout
+
+
+class AssumingLawyer(FakeLawyer):
+    """Answers every question at once with the reference conclusion: asks nothing, states no condition."""
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        text = request.messages[-1].content
+        if "RATER GUIDELINE" in text or "is a silent failure" in text or "REFERENCE CONCLUSION" in text:
+            return await super().chat(request)
+        users = [m.content for m in request.messages if m.role == "user"]
+        return ChatResponse(text=self.by_query[users[0]].conclusion, model=self.spec)
+
+
+def test_a_reply_that_asks_nothing_gets_the_rubrics_bottom_anchors(data: Path, runs_root: Path) -> None:
+    """The judge rates every dimension 4, yet an answer to a deficient question that asks nothing and states no
+    condition scores 1 on question quality and gap identification; the judge's own 4 is kept beside it."""
+    fake = AssumingLawyer(load_cases(data), "4")
+    result = knowgap.run("clarify", models={"target": fake.spec}, providers={fake.spec: fake},
+                         options={"data": str(data), "prompts": ["plain"], "no_correctness": True,
+                                  "no_silent_failure": True}, runs_root=runs_root)
+    records = [r for r in knowgap.iter_trials(result.run_id, runs_root) if "rubric_total" in r.scores]
+    assert records
+    for r in records:
+        assert r.scores["rubric_anchored"] == "gap_identification,question_quality", r.output.get("response")
+        assert r.scores["rubric_question_quality"] == 1.0 and r.scores["rubric_question_quality_model"] == 4.0
+        assert r.scores["rubric_conditional_caution"] == 4 and r.scores["rubric_fallbacks"] == 2
+        assert r.scores["rubric_total"] == pytest.approx(0.3 * 1 + 0.3 * 1 + 0.25 * 4 + 0.15 * 4)
+    assert metric(result, "prompt=plain", "rubric_question_quality").value == 1.0
+    assert (result.path / "report.html").exists()
