@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from knowgap.models.errors import ModelUnavailableError
-from knowgap.models.llama_threads import ENV, choose_threads, current_choice
+from knowgap.models.llama_threads import ENV, busy_cores, busy_cores_now, choose_threads, current_choice
 
 
 @pytest.mark.parametrize(("cores", "load", "machine", "threads"), [
@@ -73,3 +73,15 @@ def test_the_loaded_model_uses_the_choice_and_the_manifest_shows_it(small_pack_h
     llm, _ = load_llama(model._path, model.n_ctx)  # the one loaded object (loaded once per process)
     assert int(described["threads"]) == llm.n_threads == llm.n_threads_batch
     assert described["threads_why"]
+
+
+def test_busy_cores_come_from_two_readings_of_proc_stat() -> None:
+    """cpu user nice system idle iowait irq softirq steal: 100 jiffies pass, 50 of them idle, on 2 cores -> 1 busy."""
+    before = "cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\n"
+    after = "cpu  140 0 60 840 60 0 0 0 0 0\ncpu0 70 0 30 420 30 0 0 0 0 0\n"
+    assert busy_cores(before, after, 2) == pytest.approx(1.0)
+    assert busy_cores(before, before, 2) is None  # no time passed
+    assert busy_cores("intr 1 2 3\n", after, 2) is None
+    assert choose_threads({0, 1}, busy_cores(before, after, 2), 2, load_name="busy cores now").threads == 1
+    now = busy_cores_now(0.05)
+    assert now is None or 0.0 <= now <= (os.cpu_count() or 1)
