@@ -27,7 +27,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -208,37 +207,18 @@ class LatencyServer:
         return sorted(rows, key=lambda r: (r["t"], r["n"]))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the latency server exited with {proc.returncode} before answering {url}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - loopback only
-                if resp.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise TimeoutError(f"{url} did not answer within {timeout}s")
-
-
 @contextmanager
 def latency_server(*flags: str, log: Path | None = None, python: str = sys.executable) -> Iterator[LatencyServer]:
     """Start the server on a free port, wait until it answers, stop it (always) on exit."""
-    port = _free_port()
+    from tests.helpers import free_port, wait_for_http  # the server itself stays standard-library only
+
+    port = free_port()
     extra = ["--log", str(log)] if log is not None else []
     proc = subprocess.Popen([python, __file__, "--port", str(port), *extra, *flags],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     server = LatencyServer(proc, port, log)
     try:
-        _wait_ready(f"{server.base_url}/models", proc, timeout=30)
+        wait_for_http(f"{server.base_url}/models", timeout=30, proc=proc)
         yield server
     finally:
         if proc.poll() is None:
