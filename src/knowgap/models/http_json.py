@@ -107,11 +107,8 @@ class HttpJsonModel(ChatModel):
 
     def _http(self) -> HttpPool:
         if self._client is None:
-            headers = {"Content-Type": "application/json"}
-            if self._token:
-                headers["Authorization"] = f"Bearer {self._token}"
-            self._client = HttpPool(headers=headers, timeout=httpx.Timeout(self._timeout_s, connect=10.0),
-                                    connections=self._connections)
+            self._client = HttpPool.json_api(bearer=self._token, timeout_s=self._timeout_s,
+                                             connections=self._connections)
         return self._client
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:

@@ -74,6 +74,16 @@ class HttpPool:
                              for _ in range(shards)]
             self._in_flight = [0] * shards
 
+    @classmethod
+    def json_api(cls, *, bearer: str | None, timeout_s: float | None, connections: int) -> HttpPool:
+        """The pool of a JSON API provider: JSON bodies, ``Authorization: Bearer`` when ``bearer`` is given, a
+        10 s connect time-out and no read limit of its own unless ``timeout_s`` (the model client's per-call
+        time-out, --timeout, rules)."""
+        headers = {"Content-Type": "application/json"}
+        if bearer:
+            headers["Authorization"] = f"Bearer {bearer}"
+        return cls(headers=headers, timeout=httpx.Timeout(timeout_s, connect=10.0), connections=connections)
+
     async def post(self, url: str, *, json: Any) -> httpx.Response:
         """POST ``json`` to ``url``; the answer as an httpx.Response (any status); httpx.HTTPError when there
         is none (a time-out, a lost or refused connection)."""

@@ -116,12 +116,8 @@ class OpenAIChatModel(ChatModel):
 
     def _http(self) -> HttpPool:
         if self._client is None:
-            headers = {"Content-Type": "application/json"}
-            if self._api_key:
-                headers["Authorization"] = f"Bearer {self._api_key}"
-            self._client = HttpPool(
-                # No read limit of its own by default: the model client's per-call time-out (--timeout) rules.
-                headers=headers, timeout=httpx.Timeout(self._timeout_s, connect=10.0), connections=self._connections)
+            self._client = HttpPool.json_api(bearer=self._api_key, timeout_s=self._timeout_s,
+                                             connections=self._connections)
         return self._client
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:
