@@ -307,16 +307,15 @@ def _flips(run_a: RunData, run_b: RunData, matched: list[str],
 
 
 
-def _affordable_reps(suite: Suite, a: list[TrialRecord], b: list[TrialRecord], reps: int, budget_s: float) -> int:
+def _affordable_reps(suite: Suite, a: list[TrialRecord], b: list[TrialRecord], reps: int, budget_s: float
+                     ) -> tuple[int, list[MetricValue], list[MetricValue]]:
     """As many resamples (up to ``reps``) as fit in ``budget_s``, timed on one metrics pass of both runs (a suite
-    whose metrics bootstrap their own CIs is slow); below MIN_REPS the caller falls back to analytic tests."""
+    whose metrics bootstrap their own CIs is slow; below MIN_REPS the caller falls back to analytic tests), and
+    the metrics of that pass."""
     t0 = time.perf_counter()
-    suite.metrics(a)
-    suite.metrics(b)
+    metrics_a, metrics_b = suite.metrics(a), suite.metrics(b)
     per_rep = time.perf_counter() - t0
-    if per_rep <= 0:
-        return reps
-    return min(reps, int(budget_s / per_rep))
+    return (reps if per_rep <= 0 else min(reps, int(budget_s / per_rep))), metrics_a, metrics_b
 
 
 def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int = 0,
@@ -341,7 +340,7 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
             rec_b = [r for r in run_b.records if r.case_id in shared_cases]
         else:
             rec_a, rec_b = run_a.records, run_b.records
-        reps = _affordable_reps(suite, rec_a, rec_b, reps, budget_s)
+        reps, metrics_a, metrics_b = _affordable_reps(suite, rec_a, rec_b, reps, budget_s)
         if reps >= MIN_REPS:
             cases = len({r.case_id for r in rec_a} | {r.case_id for r in rec_b})
             shared = len({clusters.get(c, c) for c in shared_cases})
@@ -350,8 +349,8 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
                       f"{reps} resamples)" if paired else f"independent bootstrap over clusters ({reps} resamples)")
             boot = bootstrap_changes(suite, rec_a, rec_b, paired=paired, reps=reps, seed=seed, clusters=clusters)
             if paired and (len(rec_a) < len(run_a.records) or len(rec_b) < len(run_b.records)):
-                sub_a = {(m.group, m.name): m for m in suite.metrics(rec_a)}
-                sub_b = {(m.group, m.name): m for m in suite.metrics(rec_b)}
+                sub_a = {(m.group, m.name): m for m in metrics_a}
+                sub_b = {(m.group, m.name): m for m in metrics_b}
                 on_shared = {k: (sub_a[k], sub_b[k]) for k in sub_a.keys() & sub_b.keys()}
                 method += (f"; the changes are of the {len(shared_cases)} cases both runs ran (A ran "
                            f"{len({r.case_id for r in run_a.records})}, B {len({r.case_id for r in run_b.records})})")
