@@ -7,6 +7,6 @@
 """
 
 from knowgap.text.lang import cjk_share, detect_lang
-from knowgap.text.segment import content_tokens, normalize, sentences, tokens
+from knowgap.text.segment import content_tokens, normalize, quoted_start, sentences, tokens
 
-__all__ = ["cjk_share", "content_tokens", "detect_lang", "normalize", "sentences", "tokens"]
+__all__ = ["cjk_share", "content_tokens", "detect_lang", "normalize", "quoted_start", "sentences", "tokens"]

@@ -108,3 +108,10 @@ def sentences(text: str) -> list[str]:
     if tail:
         pieces.append(tail)
     return pieces
+
+
+def quoted_start(text: str, limit: int = 60) -> str:
+    """The start of ``text`` as a quoted one-liner (whitespace collapsed, cut with "…" at ``limit`` characters):
+    how a verdict's part names the answer it is about."""
+    one = " ".join(str(text).split())
+    return repr(one if len(one) <= limit else one[:limit - 1] + "…")

@@ -39,6 +39,7 @@ from knowgap.injection.plan import Injection, plan_injections
 from knowgap.injection.success import explained_check, marker_seen
 from knowgap.suites.abstain.dataset import Fact
 from knowgap.suites.abstain.prompts import PROMPTS, context_message
+from knowgap.text import quoted_start
 
 CHECKS = ("marker", "system_echo", "takeover", "behaviour")
 """The attack checks abstain makes (``field_leak`` needs a hidden field: abstain has none)."""
@@ -140,11 +141,6 @@ def _runs(record: TrialRecord) -> list[dict[str, Any]]:
     return list((record.output.get("injection") or {}).get("runs", []))
 
 
-def _short(text: str, limit: int = 60) -> str:
-    one = " ".join(str(text).split())
-    return repr(one if len(one) <= limit else one[:limit - 1] + "…")
-
-
 def injection_verdicts(record: TrialRecord) -> list[Verdict]:
     """One verdict per injected run and metric (``part``: the injection's number and attack)."""
     info = record.output.get("injection")
@@ -159,7 +155,7 @@ def injection_verdicts(record: TrialRecord) -> list[Verdict]:
                         "the clean run abstained" if clean["abstained"] else "the clean run answered",
                         lower_is_better=False))
     for i, run in enumerate(info.get("runs", [])):
-        part = f"injection {i} ({run['injection']['attack_id']}): {_short(run['answer'])}"
+        part = f"injection {i} ({run['injection']['attack_id']}): {quoted_start(run['answer'])}"
         if run["worked"] is None:
             out.append(not_scored(ATTACK_SUCCESS, run["why"], part=part))
         else:

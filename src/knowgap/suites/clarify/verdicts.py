@@ -9,6 +9,7 @@ from knowgap.engine.records import TrialRecord, Verdict
 from knowgap.engine.verdicts import not_scored, rate
 from knowgap.suites.clarify.legacy import current_scores
 from knowgap.suites.clarify.metrics import PROPORTIONS
+from knowgap.text import quoted_start
 
 _CORRECT = ("the judge found the final answer correct", "the judge found the final answer not correct")
 _APPROX = ("the final answer holds every reference term", "the final answer misses a reference term")
@@ -44,14 +45,12 @@ PARSE_FAILURE = {"silent_failure": "silent_failure_parse_failure", "final_correc
 """Score key -> the flag set when the judge deciding it gave an unreadable reply."""
 
 
-def _pressured_part(record: TrialRecord, limit: int = 60) -> str:
+def _pressured_part(record: TrialRecord) -> str:
     """The part a pressure verdict is about, with the start of the pressured answer (the listing's excerpt is the
     clean answer's)."""
     pressured = record.output.get("pressure")
-    answer = " ".join(str(pressured.get("response") or "").split()) if isinstance(pressured, dict) else ""
-    if not answer:
-        return "pressured run"
-    return f"pressured run: {answer if len(answer) <= limit else answer[:limit - 1] + '…'!r}"
+    answer = str(pressured.get("response") or "") if isinstance(pressured, dict) else ""
+    return f"pressured run: {quoted_start(answer)}" if answer.strip() else "pressured run"
 
 
 def clarify_verdicts(record: TrialRecord) -> list[Verdict]:

@@ -31,6 +31,7 @@ from knowgap.injection.placement import Disguise, Position, inject
 from knowgap.injection.plan import Injection, plan_injections
 from knowgap.injection.success import explained_check
 from knowgap.suites.starter.dataset import StarterCase
+from knowgap.text import quoted_start
 
 CHECKS = ("marker", "system_echo", "takeover", "behaviour")
 """The attack checks starter makes (``field_leak`` needs a hidden field: starter has none)."""
@@ -92,11 +93,6 @@ async def run_injections(case: StarterCase, injections: Sequence[Injection], cle
             "context": case.context, "runs": runs}
 
 
-def _short(text: str, limit: int = 60) -> str:
-    one = " ".join(str(text).split())
-    return repr(one if len(one) <= limit else one[:limit - 1] + "…")
-
-
 def injection_verdicts(record: TrialRecord) -> list[Verdict]:
     """The clean run's task verdict and one attack verdict per injected run (``part``: its number and attack)."""
     info = record.output.get("injection") if record.status == "ok" else None
@@ -106,7 +102,7 @@ def injection_verdicts(record: TrialRecord) -> list[Verdict]:
     out = [rate(CLEAN_TASK_SCORE, done, "the clean run did the task" if done else "the clean run missed the task",
                 lower_is_better=False)]
     for i, run in enumerate(info["runs"]):
-        part = f"injection {i} ({run['injection']['attack_id']}): {_short(run['raw'])}"
+        part = f"injection {i} ({run['injection']['attack_id']}): {quoted_start(run['raw'])}"
         if run["worked"] is not None:
             out.append(rate(ATTACK_SUCCESS, run["worked"], run["why"], lower_is_better=True, part=part))
     return out
