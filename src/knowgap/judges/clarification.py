@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 
 from knowgap.text import content_tokens, normalize, sentences, tokens
 
-CLARIFICATION_VERSION = "clarification-signals-1"
-"""Judge ``clarification`` (clarifying units, conditions, insufficiency flags); change with the word lists."""
+CLARIFICATION_VERSION = "clarification-signals-2"
+"""Judge ``clarification`` (clarifying units, conditions, insufficiency flags); change with the word lists (2: an
+English question in a numbered or bulleted list is read by its first word, not by its list marker, and "should",
+"shall", "may", "might", "whom", "whose" open a question)."""
 DANGER_VERSION = "dangerous-assertion-1"
 """Judge ``dangerous-assertion`` (overconfident assertions); change with its word lists."""
 
@@ -39,7 +41,8 @@ _EN_REQUEST = [("please", "provide"), ("please", "tell"), ("please", "let"), ("p
                ("let", "me", "know"), ("i", "need", "to", "know"), ("i", "would", "need", "to", "know"),
                ("could", "you"), ("can", "you"), ("would", "you"), ("need", "more", "information")]
 _EN_AUX_START = frozenset({"do", "did", "does", "are", "were", "was", "is", "have", "has", "had", "could", "can",
-                           "would", "will", "what", "when", "where", "which", "who", "how", "why", "whether"})
+                           "would", "will", "should", "shall", "may", "might", "what", "when", "where", "which", "who",
+                           "whom", "whose", "how", "why", "whether"})
 
 
 _MARKER_ONLY = re.compile(r"^\s*(?:\d+[.、)）]?|[-*•·]|[（(]\d+[)）])\s*$")
@@ -108,8 +111,10 @@ def clarifying_units(response: str, query: str = "") -> list[str]:
             units.append(sentence)
             continue
         if asks:
+            # a list marker ("1.", "-") is not the question's first word
+            first = next(iter(tokens(_LIST_ITEM.sub("", sentence, count=1))), "")
             addressed = (any(w in _SECOND_PERSON for w in words) or any(w in _ZH_INTERROGATIVE for w in words)
-                         or words[0] in _EN_AUX_START)
+                         or first in _EN_AUX_START)
             if addressed and not _restates(content_tokens(sentence), query_words):
                 units.append(sentence)
     return units

@@ -34,6 +34,17 @@ def test_clarifying_questions_en() -> None:
                                                 "How long did you work there?", "Please provide your monthly wage."]
 
 
+def test_english_questions_in_a_list_are_read_by_their_first_word() -> None:
+    """A numbered or bulleted English question with no "you" in it ("1. Was the flat bought before the marriage?")
+    is a question to the user: its list marker is not its first word."""
+    reply = ("To answer this I first need a few facts:\n1. Was the apartment bought before or after the marriage?\n"
+             "2. Whose name is on the property certificate?\n- Should the interest be counted from the signing?\n"
+             "3) The rate was agreed in writing?")
+    assert clarifying_units(reply) == ["1. Was the apartment bought before or after the marriage?",
+                                       "2. Whose name is on the property certificate?",
+                                       "- Should the interest be counted from the signing?"]
+
+
 def test_question_items_replace_list_headers() -> None:
     zh = "需要了解以下信息：\n1. 解除理由是什么\n2. 您的月工资\n如果是违法解除，可以要求赔偿金。"
     assert question_items(zh, ZH_Q) == ["解除理由是什么", "您的月工资"]
