@@ -75,7 +75,7 @@ def fake_data_limit(data_dir: Path, *, limit: int | None) -> ValidityCard:
     return _card("data_limit", data_dir.name, limit=limit)
 
 
-def fake_rubric(suite: str, *, judge_model: str | None, limit: int | None) -> ValidityCard:
+def fake_rubric(suite: str, *, judge_model: str | None, limit: int | None, progress: Any) -> ValidityCard:
     return _card("rubric", suite, judge_model=judge_model, limit=limit)
 
 

@@ -48,7 +48,10 @@ def test_pairwise_card_counts_ties_and_unreadable_ratings_as_wrong() -> None:
 def test_validate_partial_rubric_end_to_end_on_the_small_model(small_pack_home: Path, tmp_path: Path) -> None:
     """The machinery runs on a real model: one pair, two replies, three G-Eval ratings each, a card saved and
     found again. (Whether the judge meets the 90% bar is measured, not tested.)"""
-    card = validate_rubric("partial", judge_model="local:qwen2.5-0.5b", limit=1)
+    seen: list[tuple[int, int]] = []
+    card = validate_rubric("partial", judge_model="local:qwen2.5-0.5b", limit=1,
+                           progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 1)]
     assert (card.judge, card.version, card.judge_model, card.n) == ("partial-rubric", RUBRIC_VERSION,
                                                                     "local:qwen2.5-0.5b", 1)
     assert card.parse_failures == 0 and card.extra["fallbacks_to_sampled_digit"] == 0.0

@@ -28,7 +28,7 @@ from knowgap.judges.cards import Assessment, ValidityCard, assess, card_key, car
 Kind = Literal["offline", "model"]
 Call = Literal["standard", "data_limit", "rubric"]
 """How a validator is called: ``standard`` (data_dir, limit, judge_model, progress); ``data_limit``
-(data_dir, *, limit); ``rubric`` (suite, *, judge_model, limit)."""
+(data_dir, *, limit); ``rubric`` (suite, *, judge_model, limit, progress)."""
 Progress = Callable[[int, int], None]
 DATA_ENV = "KNOWGAP_DATA"
 _DETECTORS = "knowgap.judges.detector_validation"
@@ -232,7 +232,7 @@ def validate(name: str, *, data_dir: Path | None = None, limit: int | None = Non
         raise KnowgapError(f"judge '{name}' is offline: --judge-model does not apply")
     function = resolve(judge.validator, f"validator for {name}")
     if judge.call == "rubric":
-        card = function(judge.suite, judge_model=judge_model, limit=limit)
+        card = function(judge.suite, judge_model=judge_model, limit=limit, progress=progress)
     else:
         folder = data_dir if data_dir is not None or not judge.needs_data else default_data_dir()
         if folder is not None and not folder.is_dir():

@@ -64,6 +64,8 @@ class GatewayContext:
 Judge = Callable[[GatewayContext, str], Awaitable[Ratings]]
 SUITES = ("clarify", "partial")
 POSITIVE = "reference reply ranked above the assuming reply"
+ANCHOR_CHECKS = {"clarify": "the clarification detector",
+                 "partial": "invented evidence; a claim of sufficient evidence that names nothing missing"}
 
 
 @dataclass(frozen=True)
@@ -96,10 +98,11 @@ async def _clarify_judge(guideline: str, case: ClarifyCase, ctx: GatewayContext,
     return await judge_rubric(ctx, guideline, case, reply)
 
 
-async def _partial_judge(evidence: str, question: str, ctx: GatewayContext, reply: str) -> Ratings:
+async def _partial_judge(evidence: str, question: str, anchors: Callable[[str], dict[str, str]],
+                         ctx: GatewayContext, reply: str) -> Ratings:
     from knowgap.suites.partial.judging import judge_reasoning
 
-    return await judge_reasoning(ctx, evidence, question, reply)
+    return await judge_reasoning(ctx, evidence, question, reply, anchors(reply))
 
 
 def clarify_pairs() -> tuple[list[RubricPair], list[Path]]:
@@ -117,7 +120,7 @@ def clarify_pairs() -> tuple[list[RubricPair], list[Path]]:
 
 def partial_pairs() -> tuple[list[RubricPair], list[Path]]:
     from knowgap.suites.partial.dataset import DATA, load_dataset
-    from knowgap.suites.partial.judging import assuming_reply, reference_reply
+    from knowgap.suites.partial.judging import assuming_reply, reference_reply, reply_anchors
     from knowgap.suites.partial.view import build_view, render_view
 
     pairs = []
@@ -128,10 +131,11 @@ def partial_pairs() -> tuple[list[RubricPair], list[Path]]:
                 if oracle.sufficient:
                     continue
                 view = build_view(scenario, scenario.policy(role), summariser=lambda _p, _t: None)
-                judge = partial(_partial_judge, render_view(view.view, lang), task.question)
+                anchors = partial(reply_anchors, scenario, task, oracle, view)
+                judge = partial(_partial_judge, render_view(view.view, lang), task.question, anchors)
                 pairs.append(RubricPair(f"{scenario.scenario_id}/{role}/{task.id}", lang,
-                                        reference_reply(scenario, task, oracle), assuming_reply(scenario, task, oracle),
-                                        judge))
+                                        reference_reply(scenario, task, oracle, view),
+                                        assuming_reply(scenario, task, oracle), judge))
     return pairs, [DATA]
 
 
@@ -152,9 +156,16 @@ def sample_pairs(pairs: Sequence[RubricPair], limit: int | None, seed: int = 0) 
     return [p for i, p in enumerate(pairs) if i in keep]
 
 
-async def measure_pairs(pairs: Sequence[RubricPair], ctx: GatewayContext) -> list[PairResult]:
-    """Each pair's two replies rated by the judge model (one at a time: a local model runs one call anyway)."""
-    return [PairResult(p, await p.judge(ctx, p.reference), await p.judge(ctx, p.assuming)) for p in pairs]
+async def measure_pairs(pairs: Sequence[RubricPair], ctx: GatewayContext,
+                        progress: Callable[[int, int], None] | None = None) -> list[PairResult]:
+    """Each pair's two replies rated by the judge model (one at a time: a local model runs one call anyway);
+    ``progress(done, total)`` after each pair."""
+    results = []
+    for pair in pairs:
+        results.append(PairResult(pair, await pair.judge(ctx, pair.reference), await pair.judge(ctx, pair.assuming)))
+        if progress is not None:
+            progress(len(results), len(pairs))
+    return results
 
 
 def _rate(k: int, n: int) -> Estimate:
@@ -194,8 +205,8 @@ def pairwise_card(suite: str, version: str, results: Sequence[PairResult], *, ju
               "facts), each reply rated on its own (G-Eval expected value from token probabilities); correct when "
               "the reference total is strictly higher (ties and unreadable ratings count as wrong); presentation "
               f"order randomised (seed {seed}), so balanced accuracy and agreement are the pairwise accuracy"
-              + ("; rubric bottom anchors applied where the offline clarification detector finds a reply meets "
-                 "them (extra: pairwise_accuracy_model_only, the model's own ratings alone)"
+              + ("; rubric bottom anchors applied where the suite's offline checks (" + ANCHOR_CHECKS[suite]
+                 + ") find a reply meets them (extra: pairwise_accuracy_model_only, the model's own ratings alone)"
                  if "pairwise_accuracy_model_only" in extra else ""))
     return binary_card(f"{suite}-rubric", version, verdicts, labels, positive=POSITIVE, dataset=dataset,
                        dataset_sha256=dataset_sha256, seconds=seconds, judge_model=judge_model, method=method,
@@ -211,10 +222,11 @@ def rubric_version(suite: str) -> str:
 
 
 def validate_rubric(suite: str, *, judge_model: str | None = None, limit: int | None = None,
-                    gateway: ModelGateway | None = None) -> ValidityCard:
+                    gateway: ModelGateway | None = None, progress: Callable[[int, int], None] | None = None
+                    ) -> ValidityCard:
     """Measure the rubric judge of ``suite`` (``clarify`` or ``partial``) with ``judge_model`` (default: the
     embedded default model) on the discrimination pairs of its dataset (all, or ``limit`` drawn at random,
-    seeded); returns its card."""
+    seeded); returns its card. ``progress(done, total)`` is called after each pair."""
     judge_model = judge_model or DEFAULT_MODEL
     pairs, files = rubric_pairs(suite)
     chosen = sample_pairs(pairs, limit)
@@ -223,7 +235,7 @@ def validate_rubric(suite: str, *, judge_model: str | None = None, limit: int | 
     try:
         ctx = GatewayContext(gw, {"judge": judge_model})
         start = time.perf_counter()
-        results = asyncio.run(measure_pairs(chosen, ctx))
+        results = asyncio.run(measure_pairs(chosen, ctx, progress))
         seconds = time.perf_counter() - start
     finally:
         if own:

@@ -1,7 +1,10 @@
 """The reasoning rubric of the ``partial`` suite (judge role) and the discrimination pairs it is validated on.
 
 The judge rates three criteria (evidence cited, uncertainty stated, coherence), one per request with one digit,
-scored G-Eval style (:mod:`knowgap.judges.geval`); ``reasoning`` is their mean mapped to 0-1.
+scored G-Eval style (:mod:`knowgap.judges.geval`); ``reasoning`` is their mean mapped to 0-1. Two bottom anchors
+that the suite's own offline checks find a reply plainly meets are then applied (v3, :func:`reasoning_anchors`):
+evidence cited = 1 when the reply cites evidence the role was denied, uncertainty stated = 1 when the authorised
+view is not enough and the reply says it is, naming nothing missing. The model's own ratings are kept.
 
 The discrimination pairs come from the dataset itself: for every (scenario, role, task) whose authorised view is
 insufficient, a reply that decides what the view supports, says what it cannot see and asks for it, against a
@@ -12,20 +15,54 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 
 from knowgap.engine.suite import TrialContext
 from knowgap.judges.geval import Ratings, rate
+from knowgap.models.structured import ParseFailure
 from knowgap.suites.partial.dataset import RoleOracle, Scenario, Task
+from knowgap.suites.partial.evidence_scores import deciding_evidence, evidence_scores, view_paths
 from knowgap.suites.partial.prompts import RUBRIC_CRITERIA, reasoning_prompts
+from knowgap.suites.partial.scoring import Answer, parse_answer, score_answer
+from knowgap.suites.partial.view import BuiltView
 
 REASONING_WEIGHTS: dict[str, float] = dict.fromkeys(RUBRIC_CRITERIA, 1.0)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-async def judge_reasoning(ctx: TrialContext, evidence: str, question: str, reply: str, *,
-                          seed: int | None = 0) -> Ratings:
-    """The three ratings of ``reply`` by the model of the ``judge`` role; their total is the plain mean."""
-    return await rate(ctx, "judge", reasoning_prompts(evidence, question, reply), REASONING_WEIGHTS, seed=seed)
+def reasoning_anchors(answer: Answer, said_sufficient: bool | None, invented: Sequence[str],
+                      view_sufficient: bool) -> dict[str, str]:
+    """The rubric's bottom anchors a reply plainly meets, criterion -> why, from the suite's offline checks:
+    evidence cited "1 relies on evidence it was not shown" when it cites evidence the role was denied
+    (``invented``, :func:`~knowgap.suites.partial.evidence_scores.invented`); uncertainty stated "1 claims
+    certainty the shown evidence cannot give" when the authorised view is not enough (``view_sufficient`` false)
+    and the reply says its evidence is enough (``said_sufficient``) while naming nothing missing."""
+    anchors = {}
+    if invented:
+        anchors["evidence_cited"] = "cites evidence it was not shown: " + "; ".join(invented[:3])
+    if not view_sufficient and said_sufficient is True and not answer.missing:
+        anchors["uncertainty_stated"] = "says the evidence is enough and names nothing missing, where it is not"
+    return anchors
+
+
+def reply_anchors(scenario: Scenario, task: Task, oracle: RoleOracle, built: BuiltView, reply: str
+                  ) -> dict[str, str]:
+    """:func:`reasoning_anchors` of a raw reply (parsed and checked as a trial of the suite checks it)."""
+    final = parse_answer(reply)
+    answer = final if isinstance(final, Answer) else Answer()
+    _, invented = evidence_scores(task, oracle, answer, scenario.field_labels, built)
+    said = None if isinstance(final, ParseFailure) else score_answer(task, oracle, final, scenario.field_labels)[
+        "said_sufficient"]
+    return reasoning_anchors(answer, said, invented, oracle.sufficient)
+
+
+async def judge_reasoning(ctx: TrialContext, evidence: str, question: str, reply: str,
+                          anchors: Mapping[str, str] | None = None, *, seed: int | None = 0) -> Ratings:
+    """The three ratings of ``reply`` by the model of the ``judge`` role, with ``anchors``
+    (:func:`reasoning_anchors`) applied; their total is the plain mean. The model rates every criterion all the
+    same (its ratings stay in ``Ratings.model``)."""
+    ratings = await rate(ctx, "judge", reasoning_prompts(evidence, question, reply), REASONING_WEIGHTS, seed=seed)
+    return ratings.anchored(anchors or {})
 
 
 def reasoning_quality(ratings: Ratings) -> float | None:
@@ -46,11 +83,11 @@ def _reply(answer: str | None, **fields: object) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-def reference_reply(scenario: Scenario, task: Task, oracle: RoleOracle) -> str:
-    """Decides what the authorised view supports (the role's oracle answer), names what it cannot see, says how
-    that limits the decision and asks for it."""
+def reference_reply(scenario: Scenario, task: Task, oracle: RoleOracle, built: BuiltView) -> str:
+    """Decides what the authorised view ``built`` supports (the role's oracle answer), citing only the deciding
+    evidence that view shows, names what it cannot see, says how that limits the decision and asks for it."""
     hidden = [field_label(scenario, p) for p in oracle.hidden_relevant]
-    shown = [field_label(scenario, p) for p in task.relevant if p not in oracle.hidden_relevant]
+    shown = [field_label(scenario, p) for p in deciding_evidence(task, oracle, view_paths(built)[0])]
     names = "、".join(hidden) if scenario.effective_lang() == "zh" else ", ".join(hidden)
     if scenario.effective_lang() == "zh":
         reasoning = (f"根据我能看到的证据（{'、'.join(shown) or '现有记录'}）只能作出初步判断；我看不到{names}，"

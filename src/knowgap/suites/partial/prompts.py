@@ -168,9 +168,10 @@ def evidence_reply(lang: str, path: str, status: str, value: str, remaining: int
 FINAL_NOW = {"zh": "请现在输出最终答案 JSON（\"action\": \"answer\"）。",
              "en": "Give your final answer JSON now (\"action\": \"answer\")."}
 
-RUBRIC_VERSION = "partial-rubric-v2-geval"
+RUBRIC_VERSION = "partial-rubric-v3-anchored"
 """Change it whenever the rubric prompts or their scoring change (v2: one request per criterion, one digit,
-scored by G-Eval from token probabilities)."""
+scored by G-Eval from token probabilities; v3: the same requests, with the bottom anchors of evidence cited and
+uncertainty stated applied where the suite's offline checks find a reply meets them)."""
 RUBRIC_CRITERIA: dict[str, str] = {
     "evidence_cited": ("evidence_cited: does the reasoning point to the evidence it was actually shown? 5 every claim "
                        "rests on shown evidence; 1 it relies on evidence it was not shown."),

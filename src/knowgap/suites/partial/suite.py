@@ -67,7 +67,7 @@ from knowgap.suites.partial.injected import (
     outcome,
     plant,
 )
-from knowgap.suites.partial.judging import judge_reasoning, reasoning_quality
+from knowgap.suites.partial.judging import judge_reasoning, reasoning_anchors, reasoning_quality
 from knowgap.suites.partial.leak import Fingerprint, find_leaks, fingerprints
 from knowgap.suites.partial.prompts import (
     DEFAULT_PROMPT,
@@ -345,12 +345,13 @@ class PartialSuite(Suite):
         leaks = [fp for text in replies for fp in find_leaks(text, prints)]
         oracle = (RoleOracle(answer=task.oracle_full, sufficient=True) if view_kind == "full"
                   else task.oracle[case.role])
-        cited, invented = evidence_scores(task, oracle, final if isinstance(final, Answer) else Answer(),
-                                          scenario.field_labels, built)
+        answer = final if isinstance(final, Answer) else Answer()
+        cited, invented = evidence_scores(task, oracle, answer, scenario.field_labels, built)
         scores = score_answer(task, oracle, final, scenario.field_labels) | cited | _usage_scores(leaks, desk, ctx)
         output = _output(view_kind, protocol, replies[-1], desk, leaks, final) | {"invented_evidence": invented}
         if not self.options.no_rubric and not isinstance(final, ParseFailure):
-            ratings = await judge_reasoning(ctx, prompt.evidence, task.question, replies[-1])
+            anchors = reasoning_anchors(answer, scores.get("said_sufficient"), invented, oracle.sufficient)
+            ratings = await judge_reasoning(ctx, prompt.evidence, task.question, replies[-1], anchors)
             scores |= ratings.scores("reasoning") | {"reasoning": reasoning_quality(ratings)}
             output["rubric_version"] = RUBRIC_VERSION
         if self.injecting():
