@@ -9,20 +9,25 @@ from knowgap.report.data import RunData
 def worst_examples(run: RunData, limit: int = 20) -> tuple[list[TrialRecord], bool]:
     """(up to ``limit`` trials, worst first; whether the suite gave a verdict per trial).
 
-    Failed trials are spread over the groups (round robin) so one configuration does not fill the list.
+    Failed trials are spread over the groups (round robin) so one configuration does not fill the list. One pass
+    over the records, keeping at most ``limit`` errored trials and ``limit`` failed trials per group (no more can
+    be picked), so memory does not grow with the run.
     """
     judged = False
     failed: dict[str, list[TrialRecord]] = {}
-    errors = []
+    errors: list[TrialRecord] = []
     for r in run.records:
         if r.status != "ok":
-            errors.append(r)
+            if len(errors) < limit:
+                errors.append(r)
             continue
         verdict = run.trial_failed(r)
         if verdict is not None:
             judged = True
         if verdict:
-            failed.setdefault(r.config_id, []).append(r)
+            queue = failed.setdefault(r.config_id, [])
+            if len(queue) < limit:
+                queue.append(r)
     picked = errors[:limit]
     queues = [list(v) for _, v in sorted(failed.items())]
     while len(picked) < limit and any(queues):
