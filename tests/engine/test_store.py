@@ -190,3 +190,18 @@ def test_snapshot_is_the_current_records_as_they_stood(store: RunStore) -> None:
 def test_snapshot_of_a_run_without_trials(store: RunStore) -> None:
     snap = store.snapshot()
     assert len(snap) == 0 and not snap and list(snap) == []
+
+
+def test_trial_ids_sharing_a_hash_are_told_apart(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index keeps hashes of the trial ids; ids with one hash are compared as ids (no record is lost)."""
+    import knowgap.engine.store as store_module
+
+    monkeypatch.setattr(store_module, "hash", lambda _: 7, raising=False)  # every id collides
+    store.append(record("a|p|r0", "error"))
+    store.append(record("b|p|r0"))
+    store.append(record("a|p|r0"))
+    store.append(record("c|p|r0"))
+    store.close()
+    snap = store.snapshot()
+    assert len(snap) == 3
+    assert [(r.trial_id, r.status) for r in snap] == [("b|p|r0", "ok"), ("a|p|r0", "ok"), ("c|p|r0", "ok")]

@@ -248,14 +248,27 @@ class StoredRecords(Sequence[TrialRecord]):
         file = store.path / TRIALS
         self._store = store
         self._end = file.stat().st_size if file.exists() else 0
-        last: dict[str, int] = {}
+        seen: set[int] = set()  # hashes of the trial ids: a third of the memory of the ids themselves
+        again: set[int] = set()
+        lines = 0
+        for _, trial_id in store._scan_ids(self._end):
+            key = hash(trial_id)
+            if key in seen:
+                again.add(key)
+            else:
+                seen.add(key)
+            lines += 1
+        del seen
         replaced: set[int] = set()
-        for number, trial_id in store._scan_ids(self._end):
-            earlier = last.get(trial_id)
-            if earlier is not None:
-                replaced.add(earlier)
-            last[trial_id] = number
-        self._count = len(last)
+        if again:  # some trial stored more than once (run again on resume), or two ids with one hash: by id
+            last: dict[str, int] = {}
+            for number, trial_id in store._scan_ids(self._end):
+                if hash(trial_id) in again:
+                    earlier = last.get(trial_id)
+                    if earlier is not None:
+                        replaced.add(earlier)
+                    last[trial_id] = number
+        self._count = lines - len(replaced)
         self._replaced = frozenset(replaced)
 
     def __iter__(self) -> Iterator[TrialRecord]:
