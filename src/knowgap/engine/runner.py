@@ -55,7 +55,7 @@ YIELD_EVERY = 256
 """A worker lets the event loop run after this many trials of its own. A model that answers without suspending
 (scripted, an in-process function that never awaits) would otherwise never let it run during the whole execution,
 and the loop drops the cancelled timer of each call's time-out only when it runs: they piled up, one per call
-(about 8 MiB at 50k trials)."""
+(about 9 MiB at 50k trials)."""
 
 
 class RunInterrupted(KnowgapError):
