@@ -168,3 +168,40 @@ def test_list_runs_newest_first(tmp_path: Path) -> None:
     (broken / "manifest.json").write_text("{not json", encoding="utf-8")
     (root / "stray.txt").write_text("x", encoding="utf-8")
     assert [m.run_id for m in list_runs(root)] == ["a-run", "d-run", "b-run", "c-run"]
+
+
+def test_snapshot_is_the_current_records_as_they_stood(store: RunStore) -> None:
+    store.append(record("a|p|r0", "error"))
+    store.append(record("b|p|r0", answer=1))
+    store.append(record("a|p|r0", answer=2))  # a's error run again on resume: replaces the first line
+    snap = store.snapshot()
+    store.append(record("c|p|r0"))  # written after the snapshot: not in it
+    store.close()
+    assert len(snap) == 2 and bool(snap)
+    assert [(r.trial_id, r.status) for r in snap] == [("b|p|r0", "ok"), ("a|p|r0", "ok")]
+    assert list(snap) == list(snap)  # each pass reads the file again, the same records
+    assert snap[0].trial_id == "b|p|r0" and snap[-1].scores == {"answer": 2}
+    assert [r.trial_id for r in snap[::-1]] == ["a|p|r0", "b|p|r0"]
+    with pytest.raises(IndexError):
+        snap[2]
+    assert [r.trial_id for r in store.iter_records()] == ["b|p|r0", "a|p|r0", "c|p|r0"]
+
+
+def test_snapshot_of_a_run_without_trials(store: RunStore) -> None:
+    snap = store.snapshot()
+    assert len(snap) == 0 and not snap and list(snap) == []
+
+
+def test_trial_ids_sharing_a_hash_are_told_apart(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index keeps hashes of the trial ids; ids with one hash are compared as ids (no record is lost)."""
+    import knowgap.engine.store as store_module
+
+    monkeypatch.setattr(store_module, "hash", lambda _: 7, raising=False)  # every id collides
+    store.append(record("a|p|r0", "error"))
+    store.append(record("b|p|r0"))
+    store.append(record("a|p|r0"))
+    store.append(record("c|p|r0"))
+    store.close()
+    snap = store.snapshot()
+    assert len(snap) == 3
+    assert [(r.trial_id, r.status) for r in snap] == [("b|p|r0", "ok"), ("a|p|r0", "ok"), ("c|p|r0", "ok")]

@@ -45,6 +45,19 @@ def test_parquet_round_trip(hostile_run: knowgap.RunResult, perfect_run: knowgap
     assert {r["run_id"] for r in rows} == {hostile_run.run_id, perfect_run.run_id}
 
 
+def test_parquet_in_row_groups_is_the_same_table(hostile_run: knowgap.RunResult, perfect_run: knowgap.RunResult,
+                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parquet is written a batch of rows at a time: 64 rows in batches of 5 read back as one batch of all."""
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow not installed (pip install 'knowgap[parquet]')")
+    runs = [load_run_data(hostile_run.path), load_run_data(perfect_run.path)]
+    whole = pq.read_table(write_parquet(runs, tmp_path / "whole.parquet"))
+    monkeypatch.setattr("knowgap.report.export.PARQUET_BATCH", 5)
+    out = write_parquet(runs, tmp_path / "batched.parquet")
+    assert pq.ParquetFile(out).num_row_groups == 13
+    assert pq.read_table(out).equals(whole)
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
 def test_parquet_without_pyarrow(hostile_run: knowgap.RunResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                  ) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow", None)

@@ -16,10 +16,12 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
-from typing import IO
+from typing import IO, overload
 
 from pydantic import ValidationError
 
@@ -124,11 +126,11 @@ class RunStore:
         if manifest.status == "running" and not self.writer_alive():
             manifest.status = "interrupted"
             try:  # the dead writer never wrote its counts
-                records = list(self.iter_records())
+                statuses = Counter(r.status for r in self.iter_records())
             except InputError:
                 return manifest
-            manifest.trials_ok = sum(r.status == "ok" for r in records)
-            manifest.trials_error = len(records) - manifest.trials_ok
+            manifest.trials_ok = statuses["ok"]
+            manifest.trials_error = sum(statuses.values()) - statuses["ok"]
         return manifest
 
     def write_manifest(self, manifest: Manifest) -> None:
@@ -166,13 +168,13 @@ class RunStore:
 
     def iter_records(self) -> Iterator[TrialRecord]:
         """Every stored record, streamed; a later record of the same trial (an errored trial run again on
-        resume) replaces the earlier one."""
-        last_line: dict[str, int] = {}
-        for number, trial_id in self._scan_ids():
-            last_line[trial_id] = number
-        for number, record in self._scan():
-            if last_line.get(record.trial_id) == number:
-                yield record
+        resume) replaces the earlier one. The file is indexed when iteration starts."""
+        yield from self.snapshot()
+
+    def snapshot(self) -> StoredRecords:
+        """The current record of every trial stored now, as a sequence read from ``trials.jsonl`` on each pass
+        (see :class:`StoredRecords`): a report can go over a run's records several times without holding them."""
+        return StoredRecords(self)
 
     def iter_every_record(self) -> Iterator[TrialRecord]:
         """Every stored record in file order, an errored trial's earlier records included (usage counts
@@ -180,19 +182,22 @@ class RunStore:
         for _, record in self._scan():
             yield record
 
-    def _lines(self) -> Iterator[tuple[int, str]]:
+    def _lines(self, end: int | None = None) -> Iterator[tuple[int, str]]:
+        """(line number, text) of every whole line, up to byte ``end`` when given (what the file held then)."""
         file = self.path / TRIALS
         if not file.exists():
             return
+        read = 0
         with file.open("rb") as fh:  # bytes: a torn line may end inside a multi-byte UTF-8 character
             for number, line in enumerate(fh, start=1):
-                if not line.endswith(b"\n"):
-                    return  # torn last line from a crash: not a finished trial
+                read += len(line)
+                if not line.endswith(b"\n") or (end is not None and read > end):
+                    return  # torn last line from a crash (or written after ``end``): not a finished trial
                 yield number, line.decode("utf-8")
 
-    def _scan_ids(self) -> Iterator[tuple[int, str]]:
+    def _scan_ids(self, end: int | None = None) -> Iterator[tuple[int, str]]:
         file = self.path / TRIALS
-        for number, line in self._lines():
+        for number, line in self._lines(end):
             match = _TRIAL_ID.match(line)
             if match:
                 yield number, json.loads(f'"{match.group(1)}"')
@@ -206,9 +211,9 @@ class RunStore:
                                  field="trial_id")
             yield number, row["trial_id"]
 
-    def _scan(self) -> Iterator[tuple[int, TrialRecord]]:
+    def _scan(self, end: int | None = None) -> Iterator[tuple[int, TrialRecord]]:
         file = self.path / TRIALS
-        for number, line in self._lines():
+        for number, line in self._lines(end):
             try:
                 yield number, TrialRecord.model_validate_json(line)
             except ValidationError as exc:
@@ -228,6 +233,74 @@ class RunStore:
         if not file.exists():
             return []
         return [MetricValue.model_validate(m) for m in json.loads(file.read_text(encoding="utf-8"))]
+
+
+class StoredRecords(Sequence[TrialRecord]):
+    """The current record of every trial in a run's ``trials.jsonl`` as the file stood when this was made (later
+    appends are not seen), in file order; a later record of a trial (an errored trial run again on resume)
+    replaces the earlier one, as in :meth:`RunStore.iter_records`.
+
+    Nothing but the count and the line numbers of replaced records is kept: each pass reads and parses the file
+    again, so memory stays flat however many trials a run holds (a parsed record of a one-call trial takes about
+    6 KiB, more with long prompts). ``len`` is free; indexing reads the file up to the record (``r[i]`` is O(i)):
+    iterate instead."""
+
+    def __init__(self, store: RunStore) -> None:
+        file = store.path / TRIALS
+        self._store = store
+        self._end = file.stat().st_size if file.exists() else 0
+        seen: set[int] = set()  # hashes of the trial ids: about half the memory of an index by id
+        again: set[int] = set()
+        lines = 0
+        for _, trial_id in store._scan_ids(self._end):
+            key = hash(trial_id)
+            if key in seen:
+                again.add(key)
+            else:
+                seen.add(key)
+            lines += 1
+        del seen
+        replaced: set[int] = set()
+        if again:  # some trial stored more than once (run again on resume), or two ids with one hash: by id
+            last: dict[str, int] = {}
+            for number, trial_id in store._scan_ids(self._end):
+                if hash(trial_id) in again:
+                    earlier = last.get(trial_id)
+                    if earlier is not None:
+                        replaced.add(earlier)
+                    last[trial_id] = number
+        self._count = lines - len(replaced)
+        self._replaced = frozenset(replaced)
+
+    def __iter__(self) -> Iterator[TrialRecord]:
+        for number, record in self._store._scan(self._end):
+            if number not in self._replaced:
+                yield record
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    @overload
+    def __getitem__(self, index: int) -> TrialRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TrialRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> TrialRecord | list[TrialRecord]:
+        if isinstance(index, slice):
+            wanted = range(*index.indices(self._count))
+            picked = {i: r for i, r in enumerate(islice(self, max(wanted, default=-1) + 1)) if i in wanted}
+            return [picked[i] for i in wanted]
+        i = index + self._count if index < 0 else index
+        if not 0 <= i < self._count:
+            raise IndexError(f"record {index} of {self._count}")
+        return next(islice(self, i, None))
+
+    def __repr__(self) -> str:
+        return f"StoredRecords({self._store.path / TRIALS}, {self._count} trials)"
 
 
 def list_runs(root: Path) -> list[Manifest]:

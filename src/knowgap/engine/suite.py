@@ -255,7 +255,9 @@ class Suite(ABC):
 
     def report_sections(self, records: Sequence[TrialRecord],
                         metrics: Sequence[MetricValue]) -> list[ReportSection]:
-        """Extra sections (HTML and markdown) a suite adds to its run's report; none by default."""
+        """Extra sections (HTML and markdown) a suite adds to its run's report; none by default. ``records`` is
+        re-read from the run store on each pass (:class:`~knowgap.engine.store.StoredRecords`): iterate it, as
+        often as needed, and keep counts rather than the records, so the report stays flat as runs grow."""
         return []
 
     @classmethod

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import combinations
 
 from knowgap.engine.records import MetricValue, TrialRecord
@@ -33,46 +33,84 @@ def _label(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def categorical_scores(records: Sequence[TrialRecord]) -> list[tuple[str, list[str]]]:
-    """Scores present in every finished trial with bool values, or string values of 2..8 kinds."""
-    ok = [r for r in records if r.status == "ok"]
-    if not ok:
-        return []
-    keys = [k for k in ok[0].scores if all(k in r.scores for r in ok)]
-    found = []
-    for key in keys:
-        values = [r.scores[key] for r in ok]
-        if all(isinstance(v, bool) for v in values):
-            found.append((key, ["true", "false"]))
-        elif all(isinstance(v, str) for v in values):
-            kinds = sorted({str(v) for v in values})
-            if 2 <= len(kinds) <= MAX_CATEGORIES:
-                found.append((key, kinds))
-    return found
+class _ScoreKind:
+    """What one pass has seen of a score's values: all bool, all strings (and which, up to one too many)."""
+
+    def __init__(self) -> None:
+        self.present = self.all_bool = self.all_str = True
+        self.kinds: set[str] = set()
+
+    def see(self, value: object) -> None:
+        self.all_bool = self.all_bool and isinstance(value, bool)
+        self.all_str = self.all_str and isinstance(value, str)
+        if self.all_str and len(self.kinds) <= MAX_CATEGORIES:  # one past the limit is enough to rule it out
+            self.kinds.add(str(value))
+
+    def categories(self) -> list[str] | None:
+        if not self.present:
+            return None
+        if self.all_bool:
+            return ["true", "false"]
+        if self.all_str and 2 <= len(self.kinds) <= MAX_CATEGORIES:
+            return sorted(self.kinds)
+        return None
 
 
-def confusion_charts(records: Sequence[TrialRecord], pairs: Sequence[tuple[str, str]] | None = None) -> list[str]:
+def _categorical(records: Iterable[TrialRecord]) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """(the categorical scores, the sorted groups of the finished trials), in one pass over ``records``."""
+    seen: dict[str, _ScoreKind] | None = None
+    groups: set[str] = set()
+    for r in records:
+        if r.status != "ok":
+            continue
+        groups.add(r.config_id)
+        if seen is None:  # the first finished trial names the candidates, in its order
+            seen = {k: _ScoreKind() for k in r.scores}
+        for key, kind in seen.items():
+            if not kind.present:
+                continue
+            if key in r.scores:
+                kind.see(r.scores[key])
+            else:
+                kind.present = False
+    found = [(key, cats) for key, kind in (seen or {}).items() if (cats := kind.categories()) is not None]
+    return found, sorted(groups)
+
+
+def categorical_scores(records: Iterable[TrialRecord]) -> list[tuple[str, list[str]]]:
+    """Scores present in every finished trial with bool values, or string values of 2..8 kinds (one pass over
+    ``records``, holding none of them)."""
+    return _categorical(records)[0]
+
+
+def confusion_charts(records: Iterable[TrialRecord], pairs: Sequence[tuple[str, str]] | None = None) -> list[str]:
     """Score tables for ``pairs`` of score names (None: found automatically); pairs whose scores are not
-    categorical in these records are left out."""
-    cats = categorical_scores(records)
-    ok = [r for r in records if r.status == "ok"]
-    groups = sorted({r.config_id for r in ok})
+    categorical in these records are left out. Two passes over ``records`` (which scores are categorical, then
+    the counts), holding only the counts: ``records`` must be re-iterable (a list, a run's stored records)."""
+    cats, groups = _categorical(records)
     per_group = len(groups) <= MAX_GROUP_MATRICES
     if pairs is None:
         chosen = list(combinations(cats, 2))[:MAX_PAIRS]
     else:
         known = dict(cats)
         chosen = [((a, known[a]), (b, known[b])) for a, b in pairs if a in known and b in known]
+    if not chosen:
+        return []
+    counts: dict[tuple[int, str], Counter[tuple[str, str]]] = defaultdict(Counter)
+    for r in records:
+        if r.status != "ok":
+            continue
+        group = r.config_id if per_group else "all groups"
+        for i, ((a, _), (b, _)) in enumerate(chosen):
+            counts[(i, group)][(_label(r.scores[a]), _label(r.scores[b]))] += 1
     charts = []
-    for (a, rows), (b, cols) in chosen:
+    for i, ((a, rows), (b, cols)) in enumerate(chosen):
         for group in groups if per_group else ["all groups"]:
-            counts: Counter[tuple[str, str]] = Counter(
-                (_label(r.scores[a]), _label(r.scores[b])) for r in ok if not per_group or r.config_id == group)
-            charts.append(confusion_matrix(f"{a} × {b} · {group}", a, b, rows, cols, counts))
+            charts.append(confusion_matrix(f"{a} × {b} · {group}", a, b, rows, cols, counts[(i, group)]))
     return charts
 
 
-def rate_by(records: Sequence[TrialRecord], score: str, by: Sequence[str]) -> list[tuple[str, int, int]]:
+def rate_by(records: Iterable[TrialRecord], score: str, by: Sequence[str]) -> list[tuple[str, int, int]]:
     """(label, trials where ``score`` is true, trials with a bool ``score``) per combination of the
     configuration parameters ``by`` (e.g. flip rate by attack and position), in sorted order."""
     tallies: dict[str, list[int]] = {}
@@ -87,7 +125,7 @@ def rate_by(records: Sequence[TrialRecord], score: str, by: Sequence[str]) -> li
     return [(label, k, n) for label, (k, n) in sorted(tallies.items())]
 
 
-def rate_chart(records: Sequence[TrialRecord], score: str, by: Sequence[str], title: str | None = None) -> str:
+def rate_chart(records: Iterable[TrialRecord], score: str, by: Sequence[str], title: str | None = None) -> str:
     """Bars of the share of trials whose bool ``score`` is true, per combination of configuration parameters,
     with Wilson 95% CIs: a ready-made chart for ``Suite.report_sections``."""
     from knowgap.engine.stats import wilson

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
 from knowgap.engine.stats import Z95, wilson
 from knowgap.engine.suite import Suite
-from knowgap.report.data import RunData, response_text
+from knowgap.report.data import RunData, held, response_text
 
 Key = tuple[str, str]  # (group, metric name)
 MIN_REPS = 200
@@ -320,6 +320,7 @@ def _affordable_reps(suite: Suite, a: list[TrialRecord], b: list[TrialRecord], r
 
 def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int = 0,
                  budget_s: float = 60.0) -> Comparison:
+    run_a, run_b = held(run_a), held(run_b)  # the bootstrap resamples them and pairs trials: read them once
     ma = {(m.group, m.name): m for m in run_a.metrics}
     mb = {(m.group, m.name): m for m in run_b.metrics}
     ids_b = {r.trial_id for r in run_b.records}
@@ -339,7 +340,7 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
             rec_a = [r for r in run_a.records if r.case_id in shared_cases]
             rec_b = [r for r in run_b.records if r.case_id in shared_cases]
         else:
-            rec_a, rec_b = run_a.records, run_b.records
+            rec_a, rec_b = list(run_a.records), list(run_b.records)
         reps, metrics_a, metrics_b = _affordable_reps(suite, rec_a, rec_b, reps, budget_s)
         if reps >= MIN_REPS:
             cases = len({r.case_id for r in rec_a} | {r.case_id for r in rec_b})

@@ -1,8 +1,14 @@
-"""A stored run loaded for reporting: manifest, metrics, trial records and (when installed) its suite."""
+"""A stored run loaded for reporting: manifest, metrics, trial records and (when installed) its suite.
+
+The records of a run loaded from its store are read from ``trials.jsonl`` on each pass
+(:class:`~knowgap.engine.store.StoredRecords`), never held all at once: report code iterates them and keeps
+bounded aggregates (counts, the first N examples), so writing a report of 50k trials takes about the memory of
+one of 2k (docs/scale.md)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from knowgap.engine.records import Manifest, MetricValue, TrialRecord
@@ -17,7 +23,9 @@ class RunData:
     path: Path
     manifest: Manifest
     metrics: list[MetricValue]
-    records: list[TrialRecord]
+    records: Sequence[TrialRecord]
+    """The run's trials: a :class:`~knowgap.engine.store.StoredRecords` (re-read on each pass) when loaded from
+    the store, or any list; iterate it, and keep what you need of it bounded."""
     suite: Suite | None = field(default=None, repr=False)
     """The run's suite with its options, or None when it is not installed (a run from elsewhere)."""
 
@@ -53,7 +61,13 @@ def load_run_data(run: str | Path, runs_root: str | Path | None = None) -> RunDa
     store = RunStore.open(runs_dir(runs_root), str(run))
     manifest = store.current_manifest()
     return RunData(path=store.path, manifest=manifest, metrics=store.read_metrics(),
-                   records=list(store.iter_records()), suite=load_suite(manifest))
+                   records=store.snapshot(), suite=load_suite(manifest))
+
+
+def held(run: RunData) -> RunData:
+    """The run with its records read once into a list, for code that needs them all at once (a bootstrap
+    recomputing the suite's metrics on resamples, trials paired across runs); a list is kept as it is."""
+    return run if isinstance(run.records, list) else replace(run, records=list(run.records))
 
 
 def response_text(record: TrialRecord) -> str:

@@ -4,13 +4,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from knowgap.engine.records import TrialRecord
 from knowgap.errors import KnowgapError
 from knowgap.redaction import redact
 from knowgap.report.data import RunData, prompt_text, response_text
@@ -25,29 +28,50 @@ def _scalar(value: Any) -> Any:
     return redact(json.dumps(value, ensure_ascii=False, sort_keys=True))
 
 
-def trial_rows(runs: Sequence[RunData]) -> tuple[list[str], list[dict[str, Any]]]:
-    """(column names, one dict per trial)."""
-    rows: list[dict[str, Any]] = []
+def _row(run: RunData, r: TrialRecord) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "run_id": run.run_id, "suite": run.manifest.config.suite, "target": run.target,
+        "trial_id": r.trial_id, "case_id": r.case_id, "config_id": r.config_id, "repeat": r.repeat,
+        "status": r.status, "error": redact(r.error) if r.error else None,
+        "failed": run.trial_failed(r), "duration_s": round(r.duration_s, 6),
+        "prompt_tokens": sum(c.response.usage.prompt_tokens for c in r.calls if c.response),
+        "completion_tokens": sum(c.response.usage.completion_tokens for c in r.calls if c.response),
+        "prompt": redact(prompt_text(r)), "response": redact(response_text(r)),
+    }
+    for prefix, key, value in _extra(r):
+        row[f"{prefix}.{key}"] = _scalar(value)
+    return row
+
+
+def _extra(r: TrialRecord) -> Iterator[tuple[str, str, Any]]:
+    for prefix, values in (("config", r.config), ("score", r.scores), ("output", r.output)):
+        for key, value in values.items():
+            if not (prefix == "output" and key == "response"):
+                yield prefix, key, value
+
+
+def iter_trial_rows(runs: Sequence[RunData]) -> Iterator[dict[str, Any]]:
+    """One dict per trial, streamed (a run's records are read as they are needed)."""
+    for run in runs:
+        for r in run.records:
+            yield _row(run, r)
+
+
+def trial_columns(runs: Sequence[RunData]) -> list[str]:
+    """Every column of :func:`iter_trial_rows`, in order of first appearance: one pass over the records,
+    holding only the names."""
     extra: dict[str, None] = {}
     for run in runs:
         for r in run.records:
-            row: dict[str, Any] = {
-                "run_id": run.run_id, "suite": run.manifest.config.suite, "target": run.target,
-                "trial_id": r.trial_id, "case_id": r.case_id, "config_id": r.config_id, "repeat": r.repeat,
-                "status": r.status, "error": redact(r.error) if r.error else None,
-                "failed": run.trial_failed(r), "duration_s": round(r.duration_s, 6),
-                "prompt_tokens": sum(c.response.usage.prompt_tokens for c in r.calls if c.response),
-                "completion_tokens": sum(c.response.usage.completion_tokens for c in r.calls if c.response),
-                "prompt": redact(prompt_text(r)), "response": redact(response_text(r)),
-            }
-            for prefix, values in (("config", r.config), ("score", r.scores), ("output", r.output)):
-                for key, value in values.items():
-                    if prefix == "output" and key == "response":
-                        continue
-                    row[f"{prefix}.{key}"] = _scalar(value)
-                    extra.setdefault(f"{prefix}.{key}")
-            rows.append(row)
-    return FIXED + list(extra), rows
+            for prefix, key, _ in _extra(r):
+                extra.setdefault(f"{prefix}.{key}")
+    return FIXED + list(extra)
+
+
+def trial_rows(runs: Sequence[RunData]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(column names, one dict per trial): every row in memory; :func:`write_csv` and :func:`write_parquet`
+    stream instead."""
+    return trial_columns(runs), list(iter_trial_rows(runs))
 
 
 def _cell(value: Any) -> str:
@@ -58,50 +82,114 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def render_csv(runs: Sequence[RunData]) -> str:
-    columns, rows = trial_rows(runs)
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+def _write_csv(runs: Sequence[RunData], fh: IO[str]) -> None:
+    columns = trial_columns(runs)
+    writer = csv.writer(fh, lineterminator="\n")
     writer.writerow(columns)
-    for row in rows:
+    for row in iter_trial_rows(runs):
         writer.writerow([_cell(row.get(c)) for c in columns])
+
+
+def render_csv(runs: Sequence[RunData]) -> str:
+    buf = io.StringIO()
+    _write_csv(runs, buf)
     return buf.getvalue()
 
 
-def write_csv(runs: Sequence[RunData], out: Path) -> Path:
+@contextlib.contextmanager
+def _replace_when_written(out: Path) -> Iterator[Path]:
+    """A temporary file beside ``out`` to write, moved onto ``out`` when written (nothing half-written is left)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_csv(runs), encoding="utf-8")
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_csv(runs: Sequence[RunData], out: Path) -> Path:
+    """Every trial as CSV, written row by row (two passes over the records: the columns, then the rows)."""
+    with _replace_when_written(out) as tmp, tmp.open("w", encoding="utf-8", newline="") as fh:
+        _write_csv(runs, fh)
     return out
 
 
+class _ColumnType:
+    """The narrowest Parquet type of a column's values seen so far (None values do not count)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.all_bool = self.all_int = self.all_number = True
+
+    def see(self, value: Any) -> None:
+        if value is None:
+            return
+        self.seen = True
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        self.all_bool = self.all_bool and isinstance(value, bool)
+        self.all_int = self.all_int and number and isinstance(value, int)
+        self.all_number = self.all_number and number
+
+    @property
+    def kind(self) -> str:
+        if self.seen and self.all_bool:
+            return "bool"
+        if self.seen and self.all_int:
+            return "int"
+        if self.seen and self.all_number:
+            return "float"
+        return "string"
+
+
 def _column_type(values: list[Any]) -> str:
-    present = [v for v in values if v is not None]
-    if present and all(isinstance(v, bool) for v in present):
-        return "bool"
-    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
-        return "int"
-    if present and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
-        return "float"
-    return "string"
+    t = _ColumnType()
+    for v in values:
+        t.see(v)
+    return t.kind
+
+
+PARQUET_BATCH = 5000
+"""Rows held at once while writing Parquet (one row group each)."""
 
 
 def write_parquet(runs: Sequence[RunData], out: Path) -> Path:
+    """Every trial as Parquet with typed columns, written :data:`PARQUET_BATCH` rows at a time (two passes over
+    the records: the columns and their types, then the rows)."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise KnowgapError("Parquet export needs pyarrow: pip install 'knowgap[parquet]'") from None
-    columns, rows = trial_rows(runs)
-    arrays = {}
+    typed: dict[str, _ColumnType] = {c: _ColumnType() for c in FIXED}
+    for row in iter_trial_rows(runs):
+        for c, value in row.items():
+            typed.setdefault(c, _ColumnType()).see(value)
     types = {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "string": pa.string()}
-    for c in columns:
-        values = [row.get(c) for row in rows]
-        kind = _column_type(values)
-        if kind == "string":
-            values = [None if v is None else _cell(v) for v in values]
-        elif kind == "float":
-            values = [None if v is None else float(v) for v in values]
-        arrays[c] = pa.array(values, type=types[kind])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table(arrays), out)
+    schema = pa.schema([(c, types[t.kind]) for c, t in typed.items()])
+
+    def table(rows: list[dict[str, Any]]) -> Any:
+        arrays = []
+        for c, t in typed.items():
+            values = [row.get(c) for row in rows]
+            if t.kind == "string":
+                values = [None if v is None else _cell(v) for v in values]
+            elif t.kind == "float":
+                values = [None if v is None else float(v) for v in values]
+            arrays.append(pa.array(values, type=types[t.kind]))
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    with _replace_when_written(out) as tmp:
+        writer = pq.ParquetWriter(tmp, schema)
+        try:
+            batch: list[dict[str, Any]] = []
+            for row in iter_trial_rows(runs):
+                batch.append(row)
+                if len(batch) == PARQUET_BATCH:
+                    writer.write_table(table(batch))
+                    batch = []
+            if batch:
+                writer.write_table(table(batch))
+        finally:
+            writer.close()
     return out

@@ -61,31 +61,46 @@ def _source(run: RunData) -> tuple[Literal["stored", "derived", "none"], str]:
 
 
 def list_failures(run: RunData, metric: str | None = None, limit: int | None = None) -> FailureList:
-    """The run's failures, of ``metric`` only when given (``error``: the errored trials), at most ``limit``."""
+    """The run's failures, of ``metric`` only when given (``error``: the errored trials), at most ``limit``.
+
+    One pass over the records (after the early-stopping look for stored verdicts), keeping the counts and at
+    most ``limit`` errored and ``limit`` wrong failures: memory does not grow with the run when a limit is given.
+    """
     source, note = _source(run)
     errors: list[Failure] = []
     wrong: list[Failure] = []
+    counts: Counter[str] = Counter()
+    total = 0
     judged = False
+
+    def wanted(name: str, kept: list[Failure]) -> bool:
+        nonlocal total
+        counts[name] += 1
+        if metric is not None and name != metric:
+            return False
+        total += 1
+        return limit is None or len(kept) < limit
+
     for r in run.records:
         if r.status != "ok":
-            errors.append(Failure(trial_id=r.trial_id, config_id=r.config_id, metric=ERROR,
-                                  why=excerpt(r.error or "errored"), excerpt=""))
+            if wanted(ERROR, errors):
+                errors.append(Failure(trial_id=r.trial_id, config_id=r.config_id, metric=ERROR,
+                                      why=excerpt(r.error or "errored"), excerpt=""))
             continue
         verdicts = run.suite.trial_verdicts(r) if run.suite is not None else r.verdicts
         judged = judged or bool(verdicts)
-        bad = [v for v in verdicts if v.verdict == "wrong"]
-        if bad:
-            text = excerpt(response_text(r))
-            wrong += [Failure(trial_id=r.trial_id, config_id=r.config_id, metric=v.metric, part=v.part, why=v.why,
-                              excerpt=text) for v in bad]
+        text: str | None = None
+        for v in verdicts:
+            if v.verdict == "wrong" and wanted(v.metric, wrong):
+                text = excerpt(response_text(r)) if text is None else text
+                wrong.append(Failure(trial_id=r.trial_id, config_id=r.config_id, metric=v.metric, part=v.part,
+                                     why=v.why, excerpt=text))
     if source == "derived" and not judged:
         source, note = "none", f"suite '{run.manifest.config.suite}' gives no per-trial verdicts"
-    every = errors + wrong
-    counts = Counter(f.metric for f in every)
     if metric is not None and metric != ERROR and run.suite is not None and run.suite.declares_metric(metric) is False:
         known = ", ".join(sorted(counts)) or "none"
         raise KnowgapError(f"run {run.run_id}: suite '{run.manifest.config.suite}' has no metric '{metric}' "
                            f"(metrics that failed in this run: {known})")
-    picked = [f for f in every if metric is None or f.metric == metric]
+    picked = errors + wrong
     return FailureList(run_id=run.run_id, failures=picked[:limit] if limit is not None else picked,
-                       total=len(picked), by_metric=dict(sorted(counts.items())), source=source, note=note)
+                       total=total, by_metric=dict(sorted(counts.items())), source=source, note=note)

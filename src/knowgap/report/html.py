@@ -19,7 +19,7 @@ from knowgap.redaction import redact
 from knowgap.report.charts import confusion_charts, metric_charts
 from knowgap.report.compare import Comparison
 from knowgap.report.data import CUT_NOTE, RunData, load_run_data, prompt_text, response_text, truncated_answers
-from knowgap.report.examples import failure_counts, worst_examples
+from knowgap.report.examples import failed_trials
 from knowgap.report.gate import GateResult
 from knowgap.report.injection import RunMetrics, injection_html
 from knowgap.report.judges_html import CSS as JUDGES_CSS
@@ -190,8 +190,8 @@ def render_run(run: RunData, *, anchor: str, max_examples: int = 20, link_templa
         parts += ["<h3>Score tables</h3>", '<div class="charts">' + "".join(confusions) + "</div>"]
     for section in _suite_sections(run):
         parts += [f"<h3>{esc(section.title)}</h3>", section.html]
-    examples, judged = worst_examples(run, max_examples)
-    counts = failure_counts(run)
+    found = failed_trials(run, max_examples)
+    examples, judged, counts = found.examples, found.judged, found.counts
     parts.append("<h3>Worst examples</h3>")
     if counts:
         parts.append("<p class=facts>failed trials per group: " + ", ".join(

@@ -15,7 +15,7 @@ from typing import Any
 from knowgap.engine.records import TrialRecord
 from knowgap.errors import KnowgapError
 from knowgap.redaction import redact
-from knowgap.report.data import RunData, response_text
+from knowgap.report.data import RunData, held, response_text
 
 _STATUS = {"finished": "success", "finished_with_errors": "success", "running": "started", "interrupted": "cancelled",
            "failed": "error"}
@@ -71,8 +71,10 @@ def _sample(run: RunData, record: TrialRecord) -> Any:
 
 
 def build_eval_log(run: RunData) -> Any:
-    """An ``inspect_ai.log.EvalLog`` of the run."""
+    """An ``inspect_ai.log.EvalLog`` of the run (every trial a sample, held in memory: inspect writes the log
+    whole)."""
     log = _inspect()
+    run = held(run)
     from inspect_ai.model import ModelUsage
 
     m, cfg = run.manifest, run.manifest.config

@@ -13,7 +13,7 @@ from knowgap.engine.records import Manifest
 from knowgap.redaction import redact
 from knowgap.report.compare import Comparison, MetricChange
 from knowgap.report.data import CUT_NOTE, RunData, response_text, truncated_answers
-from knowgap.report.examples import failure_counts, worst_examples
+from knowgap.report.examples import failed_trials
 from knowgap.report.gate import GateResult
 from knowgap.report.injection import RunMetrics, injection_markdown
 from knowgap.report.judging import Judgements
@@ -58,10 +58,11 @@ def run_summary(run: RunData, *, examples: int = 5) -> str:
         j = judged.of(metric)
         lines.append(f"| {md_text(metric.group)} | {md_text(metric.name)} | {value} | {ci} | {metric.n_text()} | "
                      f"{j.corrected_text()} | {md_text(j.cell(), 300)} |")
-    counts = failure_counts(run)
+    found = failed_trials(run, examples)
+    counts = found.counts
     if counts:
         lines += ["", "failed trials: " + ", ".join(f"{md_text(g)} {k}/{n}" for g, (k, n) in counts.items())]
-    worst, _ = worst_examples(run, examples)
+    worst = found.examples
     if worst:
         lines += ["", "<details><summary>worst examples</summary>", ""]
         for r in worst:
