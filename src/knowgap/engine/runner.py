@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from knowgap.engine.cache import ResponseCache
 from knowgap.engine.gateway import ModelClient, ModelGateway, RetryPolicy
+from knowgap.engine.group_commit import GroupCommit
 from knowgap.engine.outcome import error_causes, finished_status
 from knowgap.engine.progress import TrialProgress
 from knowgap.engine.records import (
@@ -269,14 +270,18 @@ class Runner:
                        clients: Mapping[str, ModelClient]) -> None:
         workers = self.config.concurrency or max(c.limit for c in clients.values())
         label = redact(f"{self.suite.name} · {self.config.models.get('target', '')}")
+        commit = GroupCommit(store, self.gateway.cache)
         with TrialProgress(label, total, done, enabled=self.progress) as bar:
             async def worker() -> None:
                 for trial in trials:
                     record = await self._run_one(trial, clients)
-                    store.append(record)
+                    await commit.add(record)  # stored with the others of this turn, flushed before it counts
                     bar.advance(error=record.status != "ok")
 
-            await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+            try:
+                await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+            finally:
+                commit.flush()  # stopped early (Ctrl-C, a failure): trials that finished are stored
 
     def run(self, resume: str | None = None) -> RunResult:
         if self.config.executor == "ray":  # before anything is created: Ray missing, a suite workers cannot import

@@ -1,0 +1,187 @@
+"""Group commit: the cache rows and trial lines of one event-loop turn are committed together, cache first, and
+nothing counts a trial done before its line is flushed."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import knowgap
+from knowgap.engine.cache import ResponseCache
+from knowgap.engine.group_commit import GroupCommit
+from knowgap.engine.records import Manifest, RunConfig, TrialRecord
+from knowgap.engine.store import TRIALS, RunStore, StoreWriteError
+from knowgap.models.types import ChatResponse
+from tests.helpers import scripted
+
+
+def committed(path: Path) -> dict[str, str]:
+    """Key -> run id of every row another process would see now."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return dict(db.execute("SELECT key, run_id FROM responses").fetchall())
+    finally:
+        db.close()
+
+
+def stored_ids(store: RunStore) -> list[str]:
+    file = store.path / TRIALS
+    return [TrialRecord.model_validate_json(line).trial_id
+            for line in file.read_text(encoding="utf-8").splitlines()] if file.exists() else []
+
+
+def record(trial_id: str) -> TrialRecord:
+    return TrialRecord(trial_id=trial_id, case_id=trial_id.split("|")[0], config_id="p")
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> ResponseCache:
+    return ResponseCache(tmp_path / "cache.sqlite")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> RunStore:
+    return RunStore.create(tmp_path / "runs", Manifest(run_id="run-1", knowgap_version="0",
+                                                       config=RunConfig(suite="starter")))
+
+
+def test_rows_put_in_one_turn_are_committed_together_at_the_next(cache: ResponseCache) -> None:
+    async def main() -> None:
+        cache.put("a", "scripted:x", "run-1", ChatResponse(text="A"))
+        cache.put("b", "scripted:x", "run-1", ChatResponse(text="B"))
+        assert committed(cache.path) == {}  # not yet for other processes ...
+        hit = cache.get("a")  # ... but this one sees them
+        assert hit is not None and hit.text == "A"
+        await asyncio.sleep(0)
+        assert committed(cache.path) == {"a": "run-1", "b": "run-1"}
+
+    asyncio.run(main())
+    cache.close()
+
+
+def test_a_put_outside_an_event_loop_is_committed_at_once(cache: ResponseCache) -> None:
+    cache.put("a", "scripted:x", "run-1", ChatResponse(text="A"))
+    assert committed(cache.path) == {"a": "run-1"}
+    cache.close()
+
+
+def test_a_row_waiting_for_its_commit_answers_as_it_will_once_committed(cache: ResponseCache) -> None:
+    cache.put("k", "scripted:x", "run-1", ChatResponse(text="old"))
+
+    async def main() -> None:
+        cache.put("k", "scripted:x", "run-2", ChatResponse(text="new"))  # replaces run-1's row
+        hit = cache.get("k", run_id="run-2")
+        assert hit is not None and hit.text == "new"
+        assert cache.get("k", run_id="run-1") is None
+        assert committed(cache.path) == {"k": "run-1"}
+
+    asyncio.run(main())
+    assert committed(cache.path) == {"k": "run-2"}
+    assert cache.get("k", run_id="run-1") is None
+    cache.close()
+
+
+def test_close_commits_rows_whose_loop_ended_first(cache: ResponseCache) -> None:
+    def put_then_stop(loop: asyncio.AbstractEventLoop, key: str) -> None:
+        cache.put(key, "scripted:x", "run-1", ChatResponse(text=key))
+        loop.stop()  # this turn is the last: the commit scheduled for the next never runs
+
+    first = asyncio.new_event_loop()
+    first.call_soon(put_then_stop, first, "k")
+    first.run_forever()
+    first.close()
+    assert committed(cache.path) == {}
+    second = asyncio.new_event_loop()  # a new loop gets a commit of its own, which commits both
+    second.call_soon(put_then_stop, second, "j")
+    second.run_forever()
+    second.run_until_complete(asyncio.sleep(0))
+    second.close()
+    assert set(committed(cache.path)) == {"k", "j"}
+    third = asyncio.new_event_loop()
+    third.call_soon(put_then_stop, third, "i")
+    third.run_forever()
+    third.close()
+    assert cache.stats()["entries"] == 3  # stats commits first
+    cache.put("h", "scripted:x", "run-1", ChatResponse(text="h"))  # no loop now: at once
+    assert set(committed(cache.path)) == {"k", "j", "i", "h"}
+    cache.close()
+
+
+def test_trials_of_one_turn_are_stored_with_one_write_after_their_calls(
+        cache: ResponseCache, store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    batches: list[list[str]] = []
+    append_all = store.append_all
+
+    def spy(records: list[TrialRecord]) -> None:
+        assert set(committed(cache.path)) >= {r.trial_id for r in records}, "lines before their calls"
+        batches.append([r.trial_id for r in records])
+        append_all(records)
+
+    monkeypatch.setattr(store, "append_all", spy)
+    commit = GroupCommit(store, cache)
+
+    async def trial(trial_id: str) -> list[str]:
+        cache.put(trial_id, "scripted:x", "run-1", ChatResponse(text=trial_id))
+        await commit.add(record(trial_id))
+        return stored_ids(store)  # what was flushed when the worker is told its trial is stored
+
+    async def main() -> list[list[str]]:
+        return list(await asyncio.gather(*(trial(f"c{i}|p|r0") for i in range(3))))
+
+    seen = asyncio.run(main())
+    ids = [f"c{i}|p|r0" for i in range(3)]
+    assert batches == [ids]
+    assert all(sorted(s) == ids for s in seen)
+    store.close()
+    cache.close()
+
+
+def test_a_refused_write_reaches_every_waiting_worker(cache: ResponseCache, store: RunStore,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(records: list[TrialRecord]) -> None:
+        raise StoreWriteError(f"cannot write to {store.path / TRIALS}: read-only file system")
+
+    monkeypatch.setattr(store, "append_all", refuse)
+    commit = GroupCommit(store, cache)
+
+    async def main() -> list[BaseException | None]:
+        return list(await asyncio.gather(*(commit.add(record(f"c{i}|p|r0")) for i in range(2)),
+                                         return_exceptions=True))
+
+    outcomes = asyncio.run(main())
+    assert all(isinstance(o, StoreWriteError) for o in outcomes)
+    cache.close()
+
+
+def test_trials_waiting_when_the_run_stops_are_stored_by_flush(cache: ResponseCache, store: RunStore) -> None:
+    commit = GroupCommit(store, cache)
+
+    async def main() -> None:
+        cache.put("c0|p|r0", "scripted:x", "run-1", ChatResponse(text="A"))
+        task = asyncio.ensure_future(commit.add(record("c0|p|r0")))
+        await asyncio.sleep(0)  # the worker waits for the commit scheduled after it ...
+        task.cancel()  # ... and is cancelled before it runs (Ctrl-C)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    commit.flush()
+    assert stored_ids(store) == ["c0|p|r0"]
+    assert set(committed(cache.path)) == {"c0|p|r0"}
+    store.close()
+    cache.close()
+
+
+def test_a_run_stores_every_trial_and_caches_every_call(tmp_path: Path, runs_root: Path) -> None:
+    spec = scripted(tmp_path, "A", "B")
+    result = knowgap.run("starter", models={"target": spec}, runs_root=runs_root, concurrency=8, progress=False)
+    records = list(knowgap.iter_trials(result.run_id, runs_root))
+    assert len(records) == result.manifest.trials_total == 32
+    assert knowgap.cache_info()["entries"] == result.provider_calls == 32
