@@ -33,6 +33,7 @@ DEFAULT_CONNECTIONS = 64
 """Connections when nobody said how many calls go at once (a provider used outside a gateway)."""
 
 CLIENT_ENV = "KNOWGAP_HTTP_CLIENT"
+_BODY_JSON = jsonlib.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def http_client_kind() -> str:
@@ -155,7 +156,7 @@ class HttpPool:
             self._session = aiohttp.ClientSession(
                 headers=self._headers, timeout=timeout,
                 connector=aiohttp.TCPConnector(limit=self.connections, limit_per_host=self.connections))
-        body = jsonlib.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        body = _BODY_JSON.encode(payload).encode("utf-8")
         try:
             async with self._session.post(url, data=body, headers={"Content-Type": "application/json"},
                                           proxy=self._proxy(url)) as resp:
