@@ -113,67 +113,74 @@ def test_close_commits_rows_whose_loop_ended_first(cache: ResponseCache) -> None
 def test_trials_of_one_turn_are_stored_with_one_write_after_their_calls(
         cache: ResponseCache, store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     batches: list[list[str]] = []
-    append_all = store.append_all
+    append_lines = store.append_lines
 
-    def spy(records: list[TrialRecord]) -> None:
-        assert set(committed(cache.path)) >= {r.trial_id for r in records}, "lines before their calls"
-        batches.append([r.trial_id for r in records])
-        append_all(records)
+    def spy(lines: list[str]) -> None:
+        ids = [TrialRecord.model_validate_json(line).trial_id for line in lines]
+        assert set(committed(cache.path)) >= set(ids), "lines before their calls"
+        batches.append(ids)
+        append_lines(lines)
 
-    monkeypatch.setattr(store, "append_all", spy)
-    commit = GroupCommit(store, cache)
-
-    async def trial(trial_id: str) -> list[str]:
-        cache.put(trial_id, "scripted:x", "run-1", ChatResponse(text=trial_id))
-        await commit.add(record(trial_id))
-        return stored_ids(store)  # what was flushed when the worker is told its trial is stored
-
-    async def main() -> list[list[str]]:
-        return list(await asyncio.gather(*(trial(f"c{i}|p|r0") for i in range(3))))
-
-    seen = asyncio.run(main())
+    monkeypatch.setattr(store, "append_lines", spy)
+    counted: list[tuple[bool, int]] = []  # (errored, lines flushed when the trial was counted done)
+    commit = GroupCommit(store, cache, on_stored=lambda error: counted.append((error, len(stored_ids(store)))))
     ids = [f"c{i}|p|r0" for i in range(3)]
+
+    async def main() -> None:
+        for i, trial_id in enumerate(ids):  # three trials finishing in one turn
+            cache.put(trial_id, "scripted:x", "run-1", ChatResponse(text=trial_id))
+            commit.add(record(trial_id).model_copy(update={"status": "error" if i == 1 else "ok"}))
+        assert stored_ids(store) == [] and counted == []
+        await asyncio.sleep(0)
+        assert stored_ids(store) == ids
+
+    asyncio.run(main())
     assert batches == [ids]
-    assert all(sorted(s) == ids for s in seen)
+    assert counted == [(False, 3), (True, 3), (False, 3)]
     store.close()
     cache.close()
 
 
-def test_a_refused_write_reaches_every_waiting_worker(cache: ResponseCache, store: RunStore,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(records: list[TrialRecord]) -> None:
+def test_a_refused_write_stops_the_next_worker_and_the_final_flush(cache: ResponseCache, store: RunStore,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(lines: list[str]) -> None:
         raise StoreWriteError(f"cannot write to {store.path / TRIALS}: read-only file system")
 
-    monkeypatch.setattr(store, "append_all", refuse)
-    commit = GroupCommit(store, cache)
+    monkeypatch.setattr(store, "append_lines", refuse)
+    counted: list[bool] = []
+    commit = GroupCommit(store, cache, on_stored=counted.append)
 
-    async def main() -> list[BaseException | None]:
-        return list(await asyncio.gather(*(commit.add(record(f"c{i}|p|r0")) for i in range(2)),
-                                         return_exceptions=True))
+    async def main() -> None:
+        commit.add(record("c0|p|r0"))
+        await asyncio.sleep(0)  # the commit fails on the event loop, where nobody can catch it ...
+        with pytest.raises(StoreWriteError):  # ... so the next worker to finish a trial raises it
+            commit.add(record("c1|p|r0"))
 
-    outcomes = asyncio.run(main())
-    assert all(isinstance(o, StoreWriteError) for o in outcomes)
+    asyncio.run(main())
+    with pytest.raises(StoreWriteError):
+        commit.flush()
+    assert counted == []
     cache.close()
 
 
 def test_trials_waiting_when_the_run_stops_are_stored_by_flush(cache: ResponseCache, store: RunStore) -> None:
-    commit = GroupCommit(store, cache)
+    counted: list[bool] = []
+    commit = GroupCommit(store, cache, on_stored=counted.append)
 
-    async def main() -> None:
+    def finish_then_stop(loop: asyncio.AbstractEventLoop) -> None:
         cache.put("c0|p|r0", "scripted:x", "run-1", ChatResponse(text="A"))
-        task = asyncio.ensure_future(commit.add(record("c0|p|r0")))
-        await asyncio.sleep(0)  # the worker waits for the commit scheduled after it ...
-        task.cancel()  # ... and is cancelled before it runs (Ctrl-C)
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        commit.add(record("c0|p|r0"))
+        loop.stop()  # Ctrl-C: the loop ends before the commit scheduled for its next turn
 
     loop = asyncio.new_event_loop()
     try:
-        loop.run_until_complete(main())
+        loop.call_soon(finish_then_stop, loop)
+        loop.run_forever()
     finally:
         loop.close()
-    commit.flush()
-    assert stored_ids(store) == ["c0|p|r0"]
+    assert stored_ids(store) == [] and counted == []
+    commit.flush()  # what the runner does when its workers stop
+    assert stored_ids(store) == ["c0|p|r0"] and counted == [False]
     assert set(committed(cache.path)) == {"c0|p|r0"}
     store.close()
     cache.close()

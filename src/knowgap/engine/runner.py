@@ -270,13 +270,13 @@ class Runner:
                        clients: Mapping[str, ModelClient]) -> None:
         workers = self.config.concurrency or max(c.limit for c in clients.values())
         label = redact(f"{self.suite.name} · {self.config.models.get('target', '')}")
-        commit = GroupCommit(store, self.gateway.cache)
         with TrialProgress(label, total, done, enabled=self.progress) as bar:
+            commit = GroupCommit(store, self.gateway.cache, on_stored=lambda error: bar.advance(error=error))
+
             async def worker() -> None:
                 for trial in trials:
-                    record = await self._run_one(trial, clients)
-                    await commit.add(record)  # stored with the others of this turn, flushed before it counts
-                    bar.advance(error=record.status != "ok")
+                    # stored with the trials of this turn at the start of the next; counted done once flushed
+                    commit.add(await self._run_one(trial, clients))
 
             try:
                 await asyncio.gather(*(worker() for _ in range(max(1, workers))))

@@ -151,15 +151,21 @@ class RunStore:
             fh.truncate(cut)
 
     def append(self, record: TrialRecord) -> None:
-        self.append_all([record])
+        self.append_lines([self.line(record)])
 
-    def append_all(self, records: Sequence[TrialRecord]) -> None:
-        """Append one line per record and flush them to the OS together (one write for a group commit)."""
+    @staticmethod
+    def line(record: TrialRecord) -> str:
+        """The line ``record`` is stored as: its JSON, redacted, and a newline."""
+        return redact(record.model_dump_json()) + "\n"
+
+    def append_lines(self, lines: Sequence[str]) -> None:
+        """Append ``lines`` (each from :meth:`line`) and flush them to the OS together (one write for a group
+        commit)."""
         try:
             if self._fh is None:
                 self._repair_tail()
                 self._fh = (self.path / TRIALS).open("a", encoding="utf-8")
-            self._fh.write("".join(redact(record.model_dump_json()) + "\n" for record in records))
+            self._fh.write("".join(lines))
             self._fh.flush()
         except OSError as exc:
             raise cannot_write(self.path / TRIALS, exc) from None
