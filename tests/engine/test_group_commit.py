@@ -192,3 +192,25 @@ def test_a_run_stores_every_trial_and_caches_every_call(tmp_path: Path, runs_roo
     records = list(knowgap.iter_trials(result.run_id, runs_root))
     assert len(records) == result.manifest.trials_total == 32
     assert knowgap.cache_info()["entries"] == result.provider_calls == 32
+
+
+def test_a_full_batch_is_stored_at_once_not_at_the_next_turn(cache: ResponseCache, store: RunStore) -> None:
+    from knowgap.engine.cache import MAX_PENDING
+    from knowgap.engine.group_commit import MAX_WAITING
+
+    commit = GroupCommit(store, cache)
+
+    async def main() -> None:
+        for i in range(MAX_PENDING):
+            cache.put(f"k{i}", "scripted:x", "run-1", ChatResponse(text="A"))
+        assert len(committed(cache.path)) == MAX_PENDING  # the 64th row committed them all
+        ids = [f"c{i}|p|r0" for i in range(MAX_WAITING + 1)]
+        for trial_id in ids:
+            commit.add(record(trial_id))
+        assert stored_ids(store) == ids[:MAX_WAITING]  # the 32nd trial stored them; the 33rd waits for the turn
+        await asyncio.sleep(0)
+        assert stored_ids(store) == ids
+
+    asyncio.run(main())
+    store.close()
+    cache.close()

@@ -10,11 +10,11 @@ the run's log of finished calls: a run resumed after a crash finds the calls tha
 here, even with ``--no-cache`` (which only stops a run from reading other runs' entries).
 
 Group commit: on an event loop, the responses that arrive in the same turn of the loop are committed together,
-in one SQLite transaction at the start of the next turn (one commit per row cost about 0.065 ms, most of a
-trial's cache cost at 256 calls in flight). A lookup sees the rows not yet committed. The run's trial lines
-are written only after the cache has committed the calls behind them (:mod:`knowgap.engine.group_commit`), so
-a stored trial's calls are always in the cache. Outside an event loop (and in :meth:`ResponseCache.flush`,
-``stats``, ``clear``, ``close``) every row is committed at once.
+in one SQLite transaction at the start of the next turn, or at once when ``MAX_PENDING`` rows wait (a commit per
+row cost about 0.065 ms, most of a trial's cache cost at 256 calls in flight). A lookup sees the rows not yet
+committed. A run's trial lines are written only after the cache has committed the calls behind them
+(:mod:`knowgap.engine.group_commit`), so a stored trial's calls are always in the cache. Outside an event loop
+(and in :meth:`ResponseCache.flush`, ``stats``, ``clear``, ``close``) every row is committed at once.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.redaction import redact
 
 log = logging.getLogger("knowgap.cache")
+
+MAX_PENDING = 64
+"""Rows committed at once, without waiting for the next turn, when this many wait."""
 
 _INSERT = "INSERT OR REPLACE INTO responses (key, spec, run_id, response, created, identity) VALUES (?,?,?,?,?,?)"
 _SCHEMA = """
@@ -90,9 +93,12 @@ class ResponseCache:
         row = (key, redact(spec), run_id, redact(response.model_dump_json()), time.time(), identity)
         with self._lock:
             self._pending[key] = row
+            full = len(self._pending) >= MAX_PENDING
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            full = True
+        if full:
             self.flush()
             return
         if self._flush_on is not loop:
