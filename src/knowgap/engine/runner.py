@@ -3,7 +3,8 @@
 The runner is given the suite class it runs (the API resolves names) and imports no suite and no report
 writer: whoever starts a run passes ``after_run`` to write reports. A trial is (case, configuration, repeat).
 Trials run in a pool of workers that pull from one lazy iterator, so memory does not grow with the number of
-trials; each finished trial is appended to the run store at once. Resuming a run re-plans the same trials
+trials; each finished trial is appended to the run store with the others of its event-loop turn
+(:mod:`knowgap.engine.group_commit`). Resuming a run re-plans the same trials
 from the manifest and skips the finished ones; calls that finished before a crash are served from the
 response cache, so none is repeated.
 """
