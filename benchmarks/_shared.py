@@ -65,6 +65,9 @@ class PhaseClock:
 
     first_trial: float | None = None
     metrics_start: float | None = None
+    first_trial_cpu: float | None = None
+    metrics_start_cpu: float | None = None
+    """This process's CPU time (``time.process_time``) at the first trial and at the start of metrics."""
     metrics_end: float | None = None
     rss_at_metrics_start_mb: float | None = None
     rss_at_metrics_end_mb: float | None = None
@@ -76,6 +79,7 @@ class PhaseClock:
     @classmethod
     def reset(cls) -> None:
         cls.first_trial = cls.metrics_start = cls.metrics_end = None
+        cls.first_trial_cpu = cls.metrics_start_cpu = None
         cls.rss_at_metrics_start_mb = cls.rss_at_metrics_end_mb = None
 
 
@@ -98,6 +102,7 @@ class BenchSuite(Suite):
     async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
         if PhaseClock.first_trial is None:
             PhaseClock.first_trial = time.perf_counter()
+            PhaseClock.first_trial_cpu = time.process_time()
         case = trial.case
         assert isinstance(case, BenchCase)
         response = await ctx.generate("target", ChatRequest.simple(case.prompt, max_tokens=MAX_TOKENS))
@@ -105,6 +110,7 @@ class BenchSuite(Suite):
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         PhaseClock.metrics_start = time.perf_counter()
+        PhaseClock.metrics_start_cpu = time.process_time()
         PhaseClock.rss_at_metrics_start_mb = peak_rss_mb()
         if PhaseClock.hook is not None:
             PhaseClock.hook("metrics_start")

@@ -1,7 +1,7 @@
 """HTTP throughput against the Little's-law limit: knowgap, a bare httpx loop and inspect_ai, same server, same run.
 
     .venv/bin/python benchmarks/http_concurrency.py --requests 2000 --concurrency 64 --latency-ms 50 [--json OUT]
-        [--sizes 2000,10000,50000] [--server-workers 1] [--sides knowgap,bare,inspect] [--profile]
+        [--sizes 2000,10000,50000] [--server-workers 1] [--sides knowgap,bare,inspect] [--rounds 3] [--profile]
 
 A real OpenAI-compatible server process on 127.0.0.1 (``tests/fakes/latency_server.py``: a raw asyncio HTTP/1.1
 server) answers every chat completion after L ms. With C requests in flight no client can do better than
@@ -21,6 +21,10 @@ server) answers every chat completion after L ms. With C requests in flight no c
 - ``inspect``: inspect_ai (if importable) on the same N prompts with ``generate()`` and ``match()``, its
   ``openai-api`` provider pointed at the server, ``max_connections=C``, logs into a temporary folder.
 
+Each side also reports its process's CPU time per request over the timed phase (``cpu_ms_per_request``): when the
+client is CPU-bound (C = 256 on 2 cores) that is its cost per request, and it moves far less with the machine's
+load than requests/s. ``--rounds R`` runs the sides R times, alternated, and reports each round and the medians.
+
 Goal: knowgap >= 90% of the best bare loop at C = 64 and C = 256 with L = 50 ms; peak RSS flat as N grows
 (``--sizes``: one knowgap run per size, each in a fresh process; ``rss_ratio`` = largest / smallest).
 """
@@ -35,6 +39,7 @@ import json
 import os
 import pstats
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -73,6 +78,8 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool,
     assert result.manifest.trials_ok == n, result.manifest.error_causes
     assert PhaseClock.first_trial is not None and PhaseClock.metrics_start is not None
     exec_s = PhaseClock.metrics_start - PhaseClock.first_trial
+    assert PhaseClock.first_trial_cpu is not None and PhaseClock.metrics_start_cpu is not None
+    cpu_s = PhaseClock.metrics_start_cpu - PhaseClock.first_trial_cpu
     try:
         from knowgap.models.http_pool import http_client_kind
 
@@ -80,6 +87,7 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool,
     except ImportError:  # a knowgap from before HttpPool (PYTHONPATH=OLD/src to compare)
         client = "httpx, one client (before HttpPool)"
     out: dict[str, Any] = {"rps": n / exec_s, "rps_end_to_end": n / wall, "exec_s": exec_s, "wall_s": wall,
+                           "cpu_ms_per_request": 1000 * cpu_s / n,
                            "provider_calls": result.provider_calls, "peak_rss_mb": peak_rss_mb(),
                            "exec_peak_rss_mb": PhaseClock.rss_at_metrics_start_mb, "http_client": client}
     if profiler is not None:
@@ -111,7 +119,7 @@ def _client(kind: str, concurrency: int) -> Any:
     return HttpPool(headers={}, timeout=timeout, connections=concurrency)
 
 
-async def _bare(kind: str, url: str, n: int, concurrency: int) -> float:
+async def _bare(kind: str, url: str, n: int, concurrency: int) -> tuple[float, float]:
     todo = iter(range(n))
     texts = 0
     if kind == "bare-aiohttp":
@@ -140,17 +148,17 @@ async def _bare(kind: str, url: str, n: int, concurrency: int) -> float:
             text = await post(i)
             texts += bool(text)
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     await close()
     assert texts == n
-    return elapsed
+    return elapsed, cpu
 
 
 def side_bare(kind: str, url: str, n: int, concurrency: int) -> dict[str, Any]:
-    elapsed = asyncio.run(_bare(kind, url, n, concurrency))
-    return {"rps": n / elapsed, "exec_s": elapsed, "peak_rss_mb": peak_rss_mb()}
+    elapsed, cpu = asyncio.run(_bare(kind, url, n, concurrency))
+    return {"rps": n / elapsed, "exec_s": elapsed, "cpu_ms_per_request": 1000 * cpu / n, "peak_rss_mb": peak_rss_mb()}
 
 
 def side_inspect(url: str, n: int, concurrency: int, work: Path) -> dict[str, Any]:
@@ -233,12 +241,28 @@ def _server(latency_ms: float, workers: int) -> Any:
     return latency_server("--latency-ms", str(latency_ms), "--workers", str(workers))
 
 
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median requests/s (the lower middle one of an even count); a failed run when all failed."""
+    done = sorted((r for r in runs if r.get("rps")), key=lambda r: r["rps"])
+    return dict(done[(len(done) - 1) // 2]) if done else runs[0]
+
+
+def _ratio(results: dict[str, dict[str, Any]]) -> float | None:
+    """knowgap / the best bare loop, within one round."""
+    bares = [r["rps"] for side, r in results.items() if side.startswith("bare") and r.get("rps")]
+    knowgap = results.get("knowgap", {}).get("rps")
+    return knowgap / max(bares) if knowgap and bares else None
+
+
 def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
     n, c, latency_ms = args.requests, args.concurrency, args.latency_ms
     with _server(latency_ms, args.server_workers) as server:
         run_side("bare", server.base_url, min(n, 500), c)  # warm-up: the server's and the OS's first connections
-        results = {side: run_side(side, server.base_url, n, c, profile=args.profile and side == "knowgap")
-                   for side in sides}
+        rounds = [{side: run_side(side, server.base_url, n, c, profile=args.profile and side == "knowgap" and r == 0)
+                   for side in sides} for r in range(args.rounds)]  # sides alternated: A, B, A, B
+        results = {side: _median_run([rnd[side] for rnd in rounds]) for side in sides}
+        if args.profile and "knowgap" in results:
+            results["knowgap"]["profile"] = rounds[0]["knowgap"].get("profile")
         if "knowgap-progress" in results:
             results["knowgap-progress"]["note"] = "knowgap with its live progress bar"
         sizes: list[dict[str, Any]] = []
@@ -252,7 +276,8 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
     bares = {side: r["rps"] for side, r in results.items() if side.startswith("bare") and r.get("rps")}
     with_bar = results.get("knowgap-progress", {})
     best = max(bares.values()) if bares else None
-    ratio = knowgap["rps"] / best if knowgap.get("rps") and best else None
+    ratios = [_ratio(rnd) for rnd in rounds]
+    ratio = statistics.median(r for r in ratios if r is not None) if any(r is not None for r in ratios) else None
     rss = [s["peak_rss_mb"] for s in sizes if s.get("peak_rss_mb")]
     exec_rss = [s["exec_peak_rss_mb"] for s in sizes if s.get("exec_peak_rss_mb")]
     return {
@@ -268,6 +293,9 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
         "knowgap_peak_rss_mb": knowgap.get("peak_rss_mb"), "bare_peak_rss_mb": bare.get("peak_rss_mb"),
         "inspect_peak_rss_mb": inspect.get("peak_rss_mb"), "inspect_why": inspect.get("why"),
         "meets_target": ratio is not None and ratio >= TARGET_RATIO,
+        "rounds": [{side: {"rps": r.get("rps"), "cpu_ms_per_request": r.get("cpu_ms_per_request")}
+                    for side, r in rnd.items()} for rnd in rounds],
+        "knowgap_vs_best_bare_by_round": ratios,
         "sizes": sizes, "rss_ratio": max(rss) / min(rss) if len(rss) > 1 else None,
         "exec_rss_ratio": max(exec_rss) / min(exec_rss) if len(exec_rss) > 1 else None,
         "sides": {k: {kk: vv for kk, vv in v.items() if kk != "profile"} for k, v in results.items()},
@@ -287,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="", help="also run knowgap alone at these sizes for its peak RSS "
                                                     "(e.g. 2000,10000,50000)")
     parser.add_argument("--server-workers", type=int, default=1, help="server processes (default 1)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run the sides this many times, alternated (A, B, A, B); the figures are each side's "
+                             "median run and the median of the rounds' knowgap / best bare ratios (default 1)")
     parser.add_argument("--profile", action="store_true", help="cProfile the knowgap side and print its hot spots")
     parser.add_argument("--side", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
@@ -311,10 +342,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"HTTP throughput: {data['requests']:,} requests, concurrency {data['concurrency']}, server latency "
           f"{data['latency_ms']:g} ms, {data['server_workers']} server process(es); limit C/L = "
           f"{data['limit_rps']:,.0f} requests/s")
+    if len(data["rounds"]) > 1:
+        sides = list(data["rounds"][0])
+        print_table(["round"] + [f"{side} /s" for side in sides] + [f"{side} CPU ms" for side in sides]
+                    + ["knowgap / best bare"],
+                    [[i + 1] + [rnd[side]["rps"] for side in sides]
+                     + [rnd[side]["cpu_ms_per_request"] for side in sides]
+                     + [data["knowgap_vs_best_bare_by_round"][i]] for i, rnd in enumerate(data["rounds"])],
+                    title="each round (CPU ms: this side's process CPU time per request, execution phase)")
+        print("\nmedian run of each side:")
     rows = [(side, r.get("rps"), (r["rps"] / data["limit_rps"]) if r.get("rps") else None,
              (r["rps"] / data["best_bare_rps"]) if r.get("rps") and data["best_bare_rps"] else None,
-             r.get("peak_rss_mb")) for side, r in data["sides"].items()]
-    print_table(["side", "requests/s", "of limit", "of best bare", "peak RSS MiB"], rows)
+             r.get("cpu_ms_per_request"), r.get("peak_rss_mb")) for side, r in data["sides"].items()]
+    print_table(["side", "requests/s", "of limit", "of best bare", "CPU ms/request", "peak RSS MiB"], rows)
     if data["knowgap_rps_end_to_end"]:
         print(f"knowgap end to end (setup + execution + metrics + reports): {data['knowgap_rps_end_to_end']:,.0f}/s")
     if data["inspect_why"]:

@@ -131,3 +131,26 @@ def test_cache_file_lives_in_knowgap_home(kg_home: Path, tmp_path: Path, runs_ro
     knowgap.run("starter", models={"target": scripted(tmp_path, "x")}, runs_root=runs_root)
     assert cache_path() == kg_home / "cache.sqlite"
     assert (kg_home / "cache.sqlite").exists()
+
+
+def test_fingerprints_and_stored_responses_stay_what_they_were() -> None:
+    # the values written by knowgap before the dumps left unset fields out with exclude_if (not a serializer):
+    # a change here turns every cache entry users have into a miss
+    from knowgap.models.types import Message, TokenLogprob, ToolCall, ToolSpec
+
+    plain = ChatRequest.simple("Wie spät ist es? 几点了?", system="Be brief.", seed=3, max_tokens=16)
+    assert plain.fingerprint() == "bd7d4c78018b36a8676314bbfb76dfb100c7940dbad0048ffe25fd646501c6fe"
+    tools = ChatRequest(messages=[
+        Message(role="user", content="x"),
+        Message(role="assistant", content="", tool_calls=[ToolCall(id="c1", name="f", arguments={"a": 1})]),
+        Message(role="tool", content="42", tool_call_id="c1")],
+        tools=[ToolSpec(name="f", description="d", parameters={"type": "object"})], tool_choice="auto", top_logprobs=2)
+    assert tools.fingerprint() == "a632bfa2265e435cb5611abc4e7c7ef135b93aae0d572003f156f7d87637cd5c"
+    assert ChatResponse(text="ok", finish_reason="stop").model_dump_json() == (
+        '{"text":"ok","usage":{"prompt_tokens":0,"completion_tokens":0},"latency_s":0.0,"finish_reason":"stop",'
+        '"model":"","cached":false}')
+    assert ChatResponse(text="ok", tool_calls=[ToolCall(id="c1", name="f")],
+                        logprobs=[TokenLogprob(token="ok", logprob=-0.1)]).model_dump_json() == (
+        '{"text":"ok","tool_calls":[{"id":"c1","name":"f","arguments":{},"raw_arguments":null}],'
+        '"logprobs":[{"token":"ok","logprob":-0.1,"top":[]}],"usage":{"prompt_tokens":0,"completion_tokens":0},'
+        '"latency_s":0.0,"finish_reason":null,"model":"","cached":false}')

@@ -7,6 +7,7 @@ import asyncio
 import importlib.util
 from pathlib import Path
 
+import httpx
 import pytest
 
 from knowgap.engine.gateway import ModelGateway, RetryPolicy
@@ -66,3 +67,25 @@ def test_an_unknown_client_is_named_in_the_call_error(monkeypatch: pytest.Monkey
     monkeypatch.setenv(CLIENT_ENV, "requests")
     record = _calls(f"openai-compat:m@http://127.0.0.1:{free_port()}/v1", 1, concurrency=1)[0]
     assert record.error is not None and "KNOWGAP_HTTP_CLIENT must be aiohttp or httpx, got 'requests'" in record.error
+
+
+@pytest.mark.skipif(importlib.util.find_spec("aiohttp") is None, reason="aiohttp not installed")
+@pytest.mark.parametrize(("content_type", "body"), [
+    ("application/json", '{"detail": "模型 overloaded"}'.encode()),
+    ("text/plain; charset=latin-1", "café".encode("latin-1")),
+    ('text/plain; charset="utf-8"', "naïve".encode()),
+    ("text/plain; charset=no-such-charset", "x\u00e9".encode()),
+    ("text/html", b"bad \xff byte"),
+])
+def test_an_answer_read_through_aiohttp_reads_as_httpx_reads_it(content_type: str, body: bytes) -> None:
+    from multidict import CIMultiDict, CIMultiDictProxy
+
+    from knowgap.models.http_pool import PooledAnswer
+
+    headers = {"Content-Type": content_type, "Retry-After": "7"}
+    ours = PooledAnswer(503, CIMultiDictProxy(CIMultiDict(headers)), body)
+    theirs = httpx.Response(503, headers=headers, content=body)
+    assert ours.text == theirs.text
+    assert ours.headers.get("retry-after") == theirs.headers.get("retry-after") == "7"
+    if content_type == "application/json":
+        assert ours.json() == theirs.json() == {"detail": "模型 overloaded"}

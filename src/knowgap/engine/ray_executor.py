@@ -160,6 +160,7 @@ class CacheServer:
 
     def put(self, key: str, spec: str, run_id: str, response: ChatResponse, identity: str | None) -> None:
         self.cache.put(key, spec, run_id, response, identity)
+        self.cache.flush()  # committed before the worker's round trip returns, whatever thread Ray runs this on
 
     def close(self) -> None:
         self.cache.close()
@@ -178,6 +179,12 @@ class RemoteCache(ResponseCache):
 
     def put(self, key: str, spec: str, run_id: str, response: ChatResponse, identity: str | None = None) -> None:
         import_ray().get(self.server.put.remote(key, spec, run_id, response, identity))
+
+    def flush(self) -> None:
+        pass  # every put is a round trip that commits (CacheServer.put)
+
+    def commit_pending(self) -> None:
+        pass
 
     def close(self) -> None:
         pass

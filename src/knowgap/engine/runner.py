@@ -3,7 +3,8 @@
 The runner is given the suite class it runs (the API resolves names) and imports no suite and no report
 writer: whoever starts a run passes ``after_run`` to write reports. A trial is (case, configuration, repeat).
 Trials run in a pool of workers that pull from one lazy iterator, so memory does not grow with the number of
-trials; each finished trial is appended to the run store at once. Resuming a run re-plans the same trials
+trials; each finished trial is appended to the run store with the others of its event-loop turn
+(:mod:`knowgap.engine.group_commit`). Resuming a run re-plans the same trials
 from the manifest and skips the finished ones; calls that finished before a crash are served from the
 response cache, so none is repeated.
 """
@@ -27,6 +28,7 @@ from pydantic import ValidationError
 
 from knowgap.engine.cache import ResponseCache
 from knowgap.engine.gateway import ModelClient, ModelGateway, RetryPolicy
+from knowgap.engine.group_commit import GroupCommit
 from knowgap.engine.outcome import error_causes, finished_status
 from knowgap.engine.progress import TrialProgress
 from knowgap.engine.records import (
@@ -275,15 +277,19 @@ class Runner:
         workers = self.config.concurrency or max(c.limit for c in clients.values())
         label = redact(f"{self.suite.name} · {self.config.models.get('target', '')}")
         with TrialProgress(label, total, done, enabled=self.progress) as bar:
+            commit = GroupCommit(store, self.gateway.cache, on_stored=lambda error: bar.advance(error=error))
+
             async def worker() -> None:
                 for done_here, trial in enumerate(trials, start=1):
-                    record = await self._run_one(trial, clients)
-                    store.append(record)
-                    bar.advance(error=record.status != "ok")
+                    # stored with the trials of this turn at the start of the next; counted done once flushed
+                    commit.add(await self._run_one(trial, clients))
                     if done_here % YIELD_EVERY == 0:
                         await asyncio.sleep(0)
 
-            await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+            try:
+                await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+            finally:
+                commit.flush()  # stopped early (Ctrl-C, a failure): trials that finished are stored
 
     def run(self, resume: str | None = None) -> RunResult:
         if self.config.executor == "ray":  # before anything is created: Ray missing, a suite workers cannot import

@@ -1,7 +1,8 @@
 """The run store: ``runs/<run-id>/`` with manifest.json, trials.jsonl (append-only) and metrics.json.
 
-Each trial is appended as one JSON line the moment it finishes and flushed to the OS, so a crash (even
-SIGKILL) loses at most the trials still in flight. A torn last line left by a crash is cut off on resume.
+Each trial is appended as one JSON line when it finishes and flushed to the OS (the trials that finished in the
+same turn of the event loop together, :mod:`knowgap.engine.group_commit`), so a crash (even SIGKILL) loses at most
+the trials still in flight and those waiting for that flush. A torn last line left by a crash is cut off on resume.
 Files other than trials.jsonl are replaced atomically (write to a temp file, then rename).
 
 A process that writes a run holds its lock (``run.lock``, see :mod:`knowgap.engine.lock`) the whole time;
@@ -152,11 +153,21 @@ class RunStore:
             fh.truncate(cut)
 
     def append(self, record: TrialRecord) -> None:
+        self.append_lines([self.line(record)])
+
+    @staticmethod
+    def line(record: TrialRecord) -> str:
+        """The line ``record`` is stored as: its JSON, redacted, and a newline."""
+        return redact(record.model_dump_json()) + "\n"
+
+    def append_lines(self, lines: Sequence[str]) -> None:
+        """Append ``lines`` (each from :meth:`line`) and flush them to the OS together (one write for a group
+        commit)."""
         try:
             if self._fh is None:
                 self._repair_tail()
                 self._fh = (self.path / TRIALS).open("a", encoding="utf-8")
-            self._fh.write(redact(record.model_dump_json()) + "\n")
+            self._fh.write("".join(lines))
             self._fh.flush()
         except OSError as exc:
             raise cannot_write(self.path / TRIALS, exc) from None

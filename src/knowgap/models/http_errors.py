@@ -9,6 +9,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from knowgap.models.errors import ModelError, PermanentModelError, TransientModelError
+from knowgap.models.http_pool import HttpAnswer
 from knowgap.redaction import redact
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524}
@@ -49,7 +50,7 @@ def transport_error(spec: str, url: str, exc: httpx.HTTPError) -> TransientModel
     return EndpointUnreachable(redact(f"{spec}: cannot reach {url}: {exc or type(exc).__name__}"))
 
 
-def status_error(spec: str, url: str, resp: httpx.Response) -> ModelError:
+def status_error(spec: str, url: str, resp: HttpAnswer) -> ModelError:
     """A non-200 answer: 429, 5xx and the like are transient (with the server's Retry-After), the rest permanent."""
     detail = redact(resp.text)[:300]
     message = redact(f"{spec}: HTTP {resp.status_code} from {url}: ") + detail

@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["system", "user", "assistant", "tool"]
 TRUNCATED_FINISH_REASONS = frozenset({"length", "max_tokens"})
@@ -36,13 +36,14 @@ class ToolCall(BaseModel):
     raw_arguments: str | None = None
 
 
-def _drop_unset(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """Leave out tool fields that are unset, so records and fingerprints of tool-less calls stay as they were
-    before tools existed."""
-    for key in keys:
-        if key in data and not data[key]:
-            del data[key]
-    return data
+def _unset(value: Any) -> bool:
+    """A tool (or log-probability) field that is unset (None, empty) is left out of every dump (``exclude_if``),
+    so records and fingerprints of tool-less calls stay as they were before tools existed. (A field's
+    ``exclude_if`` costs less than a model serializer wrapping the whole dump in Python.)"""
+    return not value
+
+
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 class Message(BaseModel):
@@ -50,14 +51,10 @@ class Message(BaseModel):
 
     role: Role
     content: str
-    tool_calls: list[ToolCall] | None = None
+    tool_calls: list[ToolCall] | None = Field(default=None, exclude_if=_unset)
     """An assistant message's tool calls (native tool calling)."""
-    tool_call_id: str | None = None
+    tool_call_id: str | None = Field(default=None, exclude_if=_unset)
     """A ``tool`` message: the id of the call it answers."""
-
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_unset(handler(self), ("tool_calls", "tool_call_id"))
 
 
 class ChatRequest(BaseModel):
@@ -70,23 +67,18 @@ class ChatRequest(BaseModel):
     stop: list[str] = Field(default_factory=list)
     json_schema: dict[str, Any] | None = None
     """When set, the backend is asked for JSON matching this schema (grammar or JSON mode where it has one)."""
-    tools: list[ToolSpec] | None = None
+    tools: list[ToolSpec] | None = Field(default=None, exclude_if=_unset)
     """Functions the model may call (only providers with ``supports_tools`` accept them)."""
-    tool_choice: str | None = None
+    tool_choice: str | None = Field(default=None, exclude_if=_unset)
     """None or "auto": the model decides; "none": no call; a tool's name: the model must call that tool."""
-    top_logprobs: int | None = Field(default=None, ge=1, le=20)
+    top_logprobs: int | None = Field(default=None, ge=1, le=20, exclude_if=_unset)
     """When set, the response carries each generated token's log-probability and the ``top_logprobs`` most
     likely tokens at its position (only providers with ``supports_logprobs`` accept it)."""
-
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_unset(handler(self), ("tools", "tool_choice", "top_logprobs"))
 
     def fingerprint(self) -> str:
         """A stable sha256 of the whole request (canonical JSON). Unset tool fields are left out, so requests
         without tools keep the fingerprints (and cache entries) they had before tools existed."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
-                               separators=(",", ":"))
+        canonical = _CANONICAL_JSON.encode(self.model_dump(mode="json"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     @classmethod
@@ -126,8 +118,8 @@ class TokenLogprob(BaseModel):
 
 class ChatResponse(BaseModel):
     text: str
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    logprobs: list[TokenLogprob] | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list, exclude_if=_unset)
+    logprobs: list[TokenLogprob] | None = Field(default=None, exclude_if=_unset)
     """The generated tokens with their top alternatives, when the request asked (``top_logprobs``)."""
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
@@ -135,10 +127,6 @@ class ChatResponse(BaseModel):
     model: str = ""
     """The model spec that produced this response."""
     cached: bool = False
-
-    @model_serializer(mode="wrap")
-    def _serialize(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _drop_unset(handler(self), ("tool_calls", "logprobs"))
 
     @property
     def truncated(self) -> bool:
