@@ -177,17 +177,21 @@ def test_a_worker_node_removed_mid_run_loses_no_trial(cluster: Any, tmp_path: Pa
 @needs_ray
 @pytest.mark.slow
 def test_an_interrupted_ray_run_resumes_from_the_cli(cluster: Any, tmp_path: Path, runs_root: Path) -> None:
-    spec = target(tmp_path, delay=0.3)
+    # 64 trials, 12 in flight (3 workers x 2 x concurrency 2), 0.6 s each: Ctrl-C after 8 are stored lands about
+    # 3 s before the run would end on its own
+    spec = target(tmp_path, delay=0.6)
     env = {**os.environ, **LOOPBACK}
     command = [sys.executable, "-m", "knowgap", "run", "starter", "--model", spec, "--repeats", "2",
                "--concurrency", "2", "--executor", "ray", "--ray-address", cluster.address, "--runs-dir",
                str(runs_root), "--quiet"]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen_at_signal = None
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
             folders = list(runs_root.glob("starter-*"))
             if folders and (folders[0] / TRIALS).exists() and len(stored_ids(folders[0])) >= 8:
+                seen_at_signal = len(stored_ids(folders[0]))
                 proc.send_signal(signal.SIGINT)
                 break
             time.sleep(0.05)
@@ -196,7 +200,7 @@ def test_an_interrupted_ray_run_resumes_from_the_cli(cluster: Any, tmp_path: Pat
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, f"Ctrl-C sent with {seen_at_signal} of 64 trials stored (None: not sent); {err}"
     [folder] = runs_root.glob("starter-*")
     interrupted = knowgap.load_run(folder.name, runs_root)[0]
     assert interrupted.status == "interrupted" and interrupted.config.executor == "ray"

@@ -353,7 +353,7 @@ class Runner:
             self._finish(store, manifest, cache)
             raise RunInterrupted(f"interrupted: finished trials are stored in {store.path}; continue with "
                                  f"knowgap resume {manifest.run_id}") from None
-        metrics = self.suite.metrics(store.iter_records())
+        metrics = self.suite.metrics(store.snapshot())  # re-read per pass: suites may go over it twice
         store.write_metrics(metrics)
         self._tally(store, manifest)
         manifest.status = finished_status(manifest.trials_ok, manifest.trials_error)

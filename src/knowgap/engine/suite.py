@@ -188,7 +188,9 @@ class Suite(ABC):
 
     @abstractmethod
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        """Metrics per configuration (group) with 95% CIs, from the stored records."""
+        """Metrics per configuration (group) with 95% CIs, from the stored records. After a run, ``records`` is
+        the run store's :class:`~knowgap.engine.store.StoredRecords`: a sequence that reads the file again on each
+        pass, so two passes need no list (a list of every record grows with the run)."""
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
         """The cluster of each case of ``records`` (case id -> key): cases with one key are not independent (built

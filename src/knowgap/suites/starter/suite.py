@@ -9,7 +9,7 @@ Scores: did the model abstain, and, where the context answers, did it give the a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -138,5 +138,5 @@ class StarterSuite(Suite):
         return starter_verdicts(record) + injection.injection_verdicts(record)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        records = list(records)
+        records = records if isinstance(records, Sequence) else list(records)  # a run's snapshot: re-read
         return starter_metrics(records) + injection.injection_metrics(records)
