@@ -77,9 +77,12 @@ def browser() -> Iterator[Any]:
 
 
 def wait(driver: Any, condition: Any, timeout: float = 15) -> Any:
+    """Poll ``condition`` until it holds; an element the page replaced between finding and reading it (a stale
+    reference, seen under load) is polled again rather than failing the test."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(condition)
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
 
 
 def text_of(driver: Any, css: str) -> str:
