@@ -81,3 +81,21 @@ def test_a_suite_written_against_the_public_api_runs(tmp_path: Path, monkeypatch
     assert isinstance(result, knowgap.RunResult)
     [metric] = result.metrics
     assert (metric.name, metric.value, metric.n) == ("echo_rate", 1.0, 2)
+
+
+def test_iter_trials_streams_the_store_and_still_reads_like_a_list(runs_root: Path) -> None:
+    import gc
+
+    from knowgap.engine.records import TrialRecord
+    from knowgap.engine.store import TRIALS
+    from tests.fakes.models import Fixed
+
+    result = knowgap.run("starter", models={"target": Fixed.spec}, providers={Fixed.spec: Fixed("I don't know.")},
+                         runs_root=runs_root, repeats=3, progress=False)
+    stored = [json.loads(line)["trial_id"] for line in (result.path / TRIALS).read_text().splitlines()]
+    trials = knowgap.iter_trials(result.run_id, runs_root)
+    gc.collect()
+    assert sum(isinstance(o, TrialRecord) for o in gc.get_objects()) == 0  # nothing read yet: nothing held
+    assert len(trials) == len(stored) == result.manifest.trials_ok
+    assert trials[0].trial_id == stored[0] and trials[-1].trial_id == stored[-1]
+    assert [r.trial_id for r in trials] == stored  # iterating again reads the file again, in order

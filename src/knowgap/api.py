@@ -135,8 +135,11 @@ def failures(run_id: str, runs_root: str | Path | None = None, *, metric: str | 
     return list_failures(load_run_data(run_id, runs_root), metric, limit)
 
 
-def iter_trials(run_id: str, runs_root: str | Path | None = None) -> list[TrialRecord]:
-    return list(RunStore.open(runs_dir(runs_root), run_id).iter_records())
+def iter_trials(run_id: str, runs_root: str | Path | None = None) -> Sequence[TrialRecord]:
+    """The current record of every trial of a run, in file order, as the run store's snapshot: iterating reads
+    ``trials.jsonl`` as a stream (a run of any size is never held whole); ``len`` is free; ``[i]`` reads up to
+    record ``i``; ``list()`` when every record is needed at once."""
+    return RunStore.open(runs_dir(runs_root), run_id).snapshot()
 
 
 def cache_info() -> dict[str, Any]:
