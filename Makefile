@@ -45,7 +45,7 @@ test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks experiments
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
