@@ -129,8 +129,8 @@ def report(data: LabelledRows, features: np.ndarray, signals: dict[str, np.ndarr
     groups = [data.groups[i] for i in rows]
     print(f"{len(rows)} answers ({int(y.sum())} acceptable) from {len(set(groups))} questions have "
           f"{', '.join(signals)}")
-    for name, s in signals.items():
-        print(f"  P(yes) of '{name}' alone: AUC {auc(s[rows] if name == 'same' else -s[rows], y):.3f}")
+    for name, s in signals.items():  # a model that reads the question: above 0.5 for 'same', below for 'omits'
+        print(f"  P(yes) of '{name}' alone as a score of acceptable answers: AUC {auc(s[rows], y):.3f}")
     logit = {name: np.log(np.clip(s[rows], 1e-4, 1 - 1e-4) / (1 - np.clip(s[rows], 1e-4, 1 - 1e-4)))
              for name, s in signals.items()}
     variants = {"19 signals": (features[rows], list(FEATURES))}
