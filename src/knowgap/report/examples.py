@@ -48,7 +48,7 @@ def failed_trials(run: RunData, limit: int = 20) -> Failed:
             queue = failed.setdefault(r.config_id, [])
             if len(queue) < limit:
                 queue.append(r)
-    picked = errors[:limit]
+    picked = errors  # at most ``limit`` were kept
     queues = [list(v) for _, v in sorted(failed.items())]
     while len(picked) < limit and any(queues):
         for q in queues:

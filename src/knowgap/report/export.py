@@ -142,13 +142,6 @@ class _ColumnType:
         return "string"
 
 
-def _column_type(values: list[Any]) -> str:
-    t = _ColumnType()
-    for v in values:
-        t.see(v)
-    return t.kind
-
-
 PARQUET_BATCH = 5000
 """Rows held at once while writing Parquet (one row group each)."""
 
