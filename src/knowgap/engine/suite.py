@@ -126,6 +126,12 @@ class JudgeUse(BaseModel):
                                   "a count.")
 
 
+def reiterable(records: Iterable[TrialRecord]) -> Sequence[TrialRecord]:
+    """``records`` for a suite's metrics that go over them more than once: a run's snapshot (or any sequence) as it
+    is, re-read on each pass; a one-pass iterable read into a list."""
+    return records if isinstance(records, Sequence) else list(records)
+
+
 class Suite(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -190,7 +196,7 @@ class Suite(ABC):
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         """Metrics per configuration (group) with 95% CIs, from the stored records. After a run, ``records`` is
         the run store's :class:`~knowgap.engine.store.StoredRecords`: a sequence that reads the file again on each
-        pass, so two passes need no list (a list of every record grows with the run)."""
+        pass, so two passes need no list (a list of every record grows with the run): see :func:`reiterable`."""
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
         """The cluster of each case of ``records`` (case id -> key): cases with one key are not independent (built

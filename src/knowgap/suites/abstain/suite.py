@@ -10,7 +10,7 @@ context: the one fact that answers was removed), and the factuality tier of answ
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -26,6 +26,7 @@ from knowgap.engine.suite import (
     Trial,
     TrialContext,
     TrialResult,
+    reiterable,
 )
 from knowgap.errors import KnowgapError
 from knowgap.injection.options import InjectionOptions, chosen_defences
@@ -366,7 +367,7 @@ class AbstainSuite(Suite):
             cases = self.scenario_cases()
             return scenario_metrics(records, {c.id: c.group for c in cases}, {c.id: c.lang for c in cases})
         facts = self.facts()
-        records = records if isinstance(records, Sequence) else list(records)  # a run's snapshot: re-read
+        records = reiterable(records)
         sources = {f.id: f.source for f in facts}
         return abstain_metrics(records, factuality_judge=self.options.factuality_judge,
                                kb_of={f.id: f.kb for f in facts}, source_of=sources) \

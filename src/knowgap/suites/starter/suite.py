@@ -9,7 +9,7 @@ Scores: did the model abstain, and, where the context answers, did it give the a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,6 +24,7 @@ from knowgap.engine.suite import (
     Trial,
     TrialContext,
     TrialResult,
+    reiterable,
 )
 from knowgap.errors import KnowgapError
 from knowgap.injection.options import InjectionOptions, chosen_defences
@@ -138,5 +139,5 @@ class StarterSuite(Suite):
         return starter_verdicts(record) + injection.injection_verdicts(record)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        records = records if isinstance(records, Sequence) else list(records)  # a run's snapshot: re-read
+        records = reiterable(records)
         return starter_metrics(records) + injection.injection_metrics(records)
