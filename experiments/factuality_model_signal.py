@@ -17,23 +17,20 @@ Results and what they mean: docs/judges.md, factuality, "What was tried".
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import math
 import random
-import time
 from pathlib import Path
 
 import numpy as np
+from model_signal import auc, load_signal, logit, measure, p_yes, paired_gain, yes_no_request
 
 from knowgap.judges.cards import binary_measures, confusion_of, sha256_files
 from knowgap.judges.factuality import CONTRADICTION_CAP
 from knowgap.judges.factuality_features import FEATURES, FEATURES_REVISION, FactualityRow, feature_matrix
 from knowgap.judges.factuality_validation import DATASET, L2, LabelledRows, grouped_folds, load_labelled
 from knowgap.judges.logistic import fit_logistic
-from knowgap.models.base import ChatModel
-from knowgap.models.registry import create_model
-from knowgap.models.types import ChatRequest, Message
+from knowgap.models.types import ChatRequest
+
+__all__ = ["p_yes", "report", "request"]
 
 SYSTEM = "You check answers against a reference answer. Reply with one word: Yes or No."
 QUESTIONS = {
@@ -44,47 +41,23 @@ QUESTIONS = {
     "omits": "Does the candidate answer leave out a condition, limit, requirement or key fact that the reference "
              "answer states, or state something the reference answer contradicts? Reply Yes or No.",
 }
-YES, NO = {"yes", "是"}, {"no", "否"}
 FOLD_SEEDS = (0, 1, 2)
 
 
 def request(row: FactualityRow, prompt: str) -> ChatRequest:
     """Question and reference first, so the answers to one question share a prompt prefix (the local provider
     restores its saved state for it)."""
-    text = (f"Question: {row.question}\n\nReference answer: {row.expected}\n\nCandidate answer: {row.response}\n\n"
-            f"{QUESTIONS[prompt]}")
-    return ChatRequest(messages=[Message(role="system", content=SYSTEM), Message(role="user", content=text)],
-                       max_tokens=1, temperature=0.0, seed=0, top_logprobs=20)
+    return yes_no_request(SYSTEM, f"Question: {row.question}\n\nReference answer: {row.expected}\n\n"
+                                  f"Candidate answer: {row.response}\n\n{QUESTIONS[prompt]}")
 
 
-def p_yes(model: ChatModel, req: ChatRequest) -> tuple[float, float, float]:
-    """P(yes) among yes and no, the probability mass the two hold, and the call's seconds."""
-    response = asyncio.run(model.chat(req))
-    top = response.logprobs[0].top if response.logprobs else []
-    yes = sum(math.exp(t.logprob) for t in top if t.token.strip().lower() in YES)
-    no = sum(math.exp(t.logprob) for t in top if t.token.strip().lower() in NO)
-    return (yes / (yes + no) if yes + no > 0 else 0.5), yes + no, response.latency_s or 0.0
-
-
-def measure(data: LabelledRows, spec: str, prompt: str, out: Path, limit_seconds: float | None) -> None:
-    """Append P(yes) of every row not yet in ``out``; questions in a seeded order (so a partial file is a random
-    set of questions), the answers of one question together."""
-    done = {json.loads(line)["i"] for line in out.read_text(encoding="utf-8").splitlines()} if out.exists() else set()
+def order_of(data: LabelledRows) -> list[int]:
+    """Questions in a seeded order (so a partial file is a random set of questions), the answers of one question
+    together."""
     questions = sorted(set(data.groups))
     random.Random(0).shuffle(questions)
     rank = {q: k for k, q in enumerate(questions)}
-    order = sorted((i for i in range(len(data)) if i not in done), key=lambda i: (rank[data.groups[i]], i))
-    model = create_model(spec)
-    started = time.monotonic()
-    with out.open("a", encoding="utf-8") as fh:
-        for n, i in enumerate(order, 1):
-            p, mass, seconds = p_yes(model, request(data.rows[i], prompt))
-            fh.write(json.dumps({"i": i, "p_yes": p, "mass": round(mass, 4), "seconds": round(seconds, 3)}) + "\n")
-            fh.flush()
-            if n % 50 == 0:
-                print(f"{prompt}: {len(done) + n}/{len(data)} answers, {time.monotonic() - started:.0f} s", flush=True)
-            if limit_seconds is not None and time.monotonic() - started > limit_seconds:
-                break
+    return sorted(range(len(data)), key=lambda i: (rank[data.groups[i]], i))
 
 
 def held_out(x: np.ndarray, y: np.ndarray, groups: list[str], names: list[str], seed: int) -> np.ndarray:
@@ -98,31 +71,6 @@ def held_out(x: np.ndarray, y: np.ndarray, groups: list[str], names: list[str], 
     return np.where(contradiction, np.minimum(score, CONTRADICTION_CAP), score)
 
 
-def auc(score: np.ndarray, y: np.ndarray) -> float:
-    pos, neg = score[y > 0], score[y == 0]
-    return float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
-
-
-def balanced(pred: np.ndarray, y: np.ndarray) -> float:
-    return float(0.5 * (pred[y > 0].mean() + (~pred[y == 0]).mean()))
-
-
-def paired_gain(base: np.ndarray, other: np.ndarray, y: np.ndarray, groups: list[str]) -> tuple[float, float, float]:
-    """Balanced accuracy of ``other`` minus ``base`` (verdicts on the same rows), 95% CI by resampling questions."""
-    members: dict[str, list[int]] = {}
-    for i, g in enumerate(groups):
-        members.setdefault(g, []).append(i)
-    keys = sorted(members)
-    rng = np.random.default_rng(1)
-    draws = []
-    for _ in range(2000):
-        rows = np.concatenate([members[k] for k in rng.choice(keys, len(keys))])
-        if 0 < y[rows].sum() < len(rows):
-            draws.append(balanced(other[rows], y[rows]) - balanced(base[rows], y[rows]))
-    low, high = np.percentile(draws, [2.5, 97.5])
-    return balanced(other, y) - balanced(base, y), float(low), float(high)
-
-
 def report(data: LabelledRows, features: np.ndarray, signals: dict[str, np.ndarray]) -> None:
     rows = np.flatnonzero(np.all([~np.isnan(s) for s in signals.values()], axis=0))
     y = np.array([data.tiers[i] != "tier_3" for i in rows], dtype=float)
@@ -131,13 +79,12 @@ def report(data: LabelledRows, features: np.ndarray, signals: dict[str, np.ndarr
           f"{', '.join(signals)}")
     for name, s in signals.items():  # a model that reads the question: above 0.5 for 'same', below for 'omits'
         print(f"  P(yes) of '{name}' alone as a score of acceptable answers: AUC {auc(s[rows], y):.3f}")
-    logit = {name: np.log(np.clip(s[rows], 1e-4, 1 - 1e-4) / (1 - np.clip(s[rows], 1e-4, 1 - 1e-4)))
-             for name, s in signals.items()}
+    logits = {name: logit(s[rows]) for name, s in signals.items()}
     variants = {"19 signals": (features[rows], list(FEATURES))}
     for name in signals:
-        variants[f"19 + {name}"] = (np.column_stack([features[rows], logit[name]]), [*FEATURES, f"model_{name}"])
+        variants[f"19 + {name}"] = (np.column_stack([features[rows], logits[name]]), [*FEATURES, f"model_{name}"])
     if len(signals) > 1:
-        variants["19 + all"] = (np.column_stack([features[rows], *logit.values()]),
+        variants["19 + all"] = (np.column_stack([features[rows], *logits.values()]),
                                 [*FEATURES, *(f"model_{n}" for n in signals)])
     for seed in FOLD_SEEDS:
         base = None
@@ -172,16 +119,10 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
         for prompt in prompts:
-            measure(data, args.model, prompt, args.out / f"{prompt}.jsonl",
-                    None if args.minutes is None else args.minutes * 60)
-    signals = {}
-    for prompt in prompts:
-        s = np.full(len(data), np.nan)
-        file = args.out / f"{prompt}.jsonl"
-        for line in file.read_text(encoding="utf-8").splitlines() if file.exists() else []:
-            row = json.loads(line)
-            s[row["i"]] = row["p_yes"]
-        signals[prompt] = s
+            measure(args.model, order_of(data), lambda i, p=prompt: request(data.rows[i], p),
+                    args.out / f"{prompt}.jsonl", label=prompt, total=len(data),
+                    limit_seconds=None if args.minutes is None else args.minutes * 60)
+    signals = {prompt: load_signal(args.out / f"{prompt}.jsonl", len(data)) for prompt in prompts}
     report(data, features(data, args.data_dir / DATASET, args.out), signals)
 
 

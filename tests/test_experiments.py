@@ -18,6 +18,8 @@ from tests.helpers import REPO
 
 
 def _load(name: str) -> ModuleType:
+    if str(REPO / "experiments") not in sys.path:  # the scripts import their shared pieces as a script would
+        sys.path.insert(0, str(REPO / "experiments"))
     spec = importlib.util.spec_from_file_location(name, REPO / "experiments" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -63,3 +65,37 @@ def test_the_report_finds_the_gain_of_a_signal_that_separates(capsys: pytest.Cap
     assert len(with_model) == 3 and all("BA 1.000" in line for line in with_model)
     gains = [float(line.split("gain ")[1].split()[0]) for line in with_model]
     assert all(g > 0.3 for g in gains)
+
+
+def test_faithfulness_prompts_share_the_document_and_keep_its_summaries_together() -> None:
+    signal = _load("faithfulness_model_signal")
+    from knowgap.judges.faithfulness_data import CalibrationPair
+
+    pairs = [CalibrationPair(benchmark="summedits", subset="news", id=str(i), source=f"Document {i % 3}.",
+                             summary=f"Summary {i}.", faithful=i % 2 == 0) for i in range(9)]
+    a, b = (signal.request(pairs[i]).messages[-1].content for i in (0, 3))
+    assert a.startswith("Document:\nDocument 0.") and b.startswith("Document:\nDocument 0.")
+    assert a.index("Summary 0.") > a.index("Document 0.")
+    order = signal.order_of(pairs)
+    assert sorted(order) == list(range(9))
+    documents = [pairs[i].source for i in order]
+    assert all(documents[k] == documents[k - 1] or documents[k] not in documents[:k] for k in range(1, 9))
+
+
+def test_the_faithfulness_report_finds_a_separating_signal(capsys: pytest.CaptureFixture[str]) -> None:
+    signal = _load("faithfulness_model_signal")
+    from knowgap.judges.faithfulness_data import CalibrationPair
+
+    rng = np.random.default_rng(0)
+    n = 200
+    faithful = rng.random(n) < 0.5
+    pairs = [CalibrationPair(benchmark="aggrefact", subset="cliff", id=str(i), source=f"doc {i // 2}",
+                             summary="s", faithful=bool(f)) for i, f in enumerate(faithful)]
+    features = rng.normal(size=(n, 2))  # the two shipped features: noise here
+    p = np.where(faithful, 0.8, 0.3)
+    p[:10] = np.nan  # not measured yet: left out
+    signal.report(pairs, features, p)
+    out = capsys.readouterr().out
+    assert f"{n - 10} pairs" in out and "P(yes) alone: AUC 1.000" in out
+    with_model = [line for line in out.splitlines() if "shipped + P(yes)" in line]
+    assert len(with_model) == 3 and all("BA 1.000" in line for line in with_model)

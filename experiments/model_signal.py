@@ -1,0 +1,95 @@
+"""Pieces shared by the experiments that ask the embedded model a yes/no question per labelled item and measure
+what its token probability adds to an offline judge: P(yes) from the top logprobs, a resumable file of those
+probabilities, and the held-out comparison measures (AUC, balanced accuracy, a paired gain with a bootstrap over
+groups)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from knowgap.models.base import ChatModel
+from knowgap.models.registry import create_model
+from knowgap.models.types import ChatRequest, Message
+
+YES, NO = {"yes", "是"}, {"no", "否"}
+
+
+def yes_no_request(system: str, text: str) -> ChatRequest:
+    """One generated token at temperature 0, its 20 most likely tokens returned."""
+    return ChatRequest(messages=[Message(role="system", content=system), Message(role="user", content=text)],
+                       max_tokens=1, temperature=0.0, seed=0, top_logprobs=20)
+
+
+def p_yes(model: ChatModel, req: ChatRequest) -> tuple[float, float, float]:
+    """P(yes) among yes and no, the probability mass the two hold, and the call's seconds."""
+    response = asyncio.run(model.chat(req))
+    top = response.logprobs[0].top if response.logprobs else []
+    yes = sum(math.exp(t.logprob) for t in top if t.token.strip().lower() in YES)
+    no = sum(math.exp(t.logprob) for t in top if t.token.strip().lower() in NO)
+    return (yes / (yes + no) if yes + no > 0 else 0.5), yes + no, response.latency_s or 0.0
+
+
+def measure(spec: str, order: Sequence[int], request_of: Callable[[int], ChatRequest], out: Path, *,
+            label: str, total: int, limit_seconds: float | None) -> None:
+    """Append ``{"i", "p_yes", "mass", "seconds"}`` for every item of ``order`` not yet in ``out`` (so a stopped
+    run resumes), stopping after ``limit_seconds``."""
+    done = {json.loads(line)["i"] for line in out.read_text(encoding="utf-8").splitlines()} if out.exists() else set()
+    todo = [i for i in order if i not in done]
+    model = create_model(spec)
+    started = time.monotonic()
+    with out.open("a", encoding="utf-8") as fh:
+        for n, i in enumerate(todo, 1):
+            p, mass, seconds = p_yes(model, request_of(i))
+            fh.write(json.dumps({"i": i, "p_yes": p, "mass": round(mass, 4), "seconds": round(seconds, 3)}) + "\n")
+            fh.flush()
+            if n % 50 == 0:
+                print(f"{label}: {len(done) + n}/{total} items, {time.monotonic() - started:.0f} s", flush=True)
+            if limit_seconds is not None and time.monotonic() - started > limit_seconds:
+                break
+
+
+def load_signal(file: Path, n: int) -> np.ndarray:
+    """P(yes) of each of ``n`` items from a file written by :func:`measure`; NaN where not measured."""
+    s = np.full(n, np.nan)
+    for line in file.read_text(encoding="utf-8").splitlines() if file.exists() else []:
+        row = json.loads(line)
+        s[row["i"]] = row["p_yes"]
+    return s
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    q = np.clip(p, 1e-4, 1 - 1e-4)
+    return np.asarray(np.log(q / (1 - q)))
+
+
+def auc(score: np.ndarray, y: np.ndarray) -> float:
+    pos, neg = score[y > 0], score[y == 0]
+    return float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
+
+
+def balanced(pred: np.ndarray, y: np.ndarray) -> float:
+    return float(0.5 * (pred[y > 0].mean() + (~pred[y == 0]).mean()))
+
+
+def paired_gain(base: np.ndarray, other: np.ndarray, y: np.ndarray,
+                groups: Sequence[str]) -> tuple[float, float, float]:
+    """Balanced accuracy of ``other`` minus ``base`` (verdicts on the same rows), 95% CI by resampling groups."""
+    members: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(g, []).append(i)
+    keys = sorted(members)
+    rng = np.random.default_rng(1)
+    draws = []
+    for _ in range(2000):
+        rows = np.concatenate([members[k] for k in rng.choice(keys, len(keys))])
+        if 0 < y[rows].sum() < len(rows):
+            draws.append(balanced(other[rows], y[rows]) - balanced(base[rows], y[rows]))
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return balanced(other, y) - balanced(base, y), float(low), float(high)
