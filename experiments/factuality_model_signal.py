@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +50,10 @@ def request(row: FactualityRow, prompt: str) -> ChatRequest:
     restores its saved state for it)."""
     return yes_no_request(SYSTEM, f"Question: {row.question}\n\nReference answer: {row.expected}\n\n"
                                   f"Candidate answer: {row.response}\n\n{QUESTIONS[prompt]}")
+
+
+def request_of(data: LabelledRows, prompt: str, i: int) -> ChatRequest:
+    return request(data.rows[i], prompt)
 
 
 def order_of(data: LabelledRows) -> list[int]:
@@ -119,7 +124,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
         for prompt in prompts:
-            measure(args.model, order_of(data), lambda i, p=prompt: request(data.rows[i], p),
+            measure(args.model, order_of(data), partial(request_of, data, prompt),
                     args.out / f"{prompt}.jsonl", label=prompt, total=len(data),
                     limit_seconds=None if args.minutes is None else args.minutes * 60)
     signals = {prompt: load_signal(args.out / f"{prompt}.jsonl", len(data)) for prompt in prompts}
