@@ -1,5 +1,8 @@
 """Shared fixtures. Every test gets its own KNOWGAP_HOME (cache) and runs folder, so tests never share state
-with each other or with the user's real cache. The embedded 0.5B pack is assembled once per session."""
+with each other or with the user's real cache. The embedded 0.5B pack is assembled once per session. One thing is
+shared by the session's tests: the embedding cache (KNOWGAP_EMBED_CACHE), vectors that are a pure function of
+their text, so a knowledge base is embedded once per session, not once per CLI subprocess; the tests of that
+cache use their own."""
 
 from __future__ import annotations
 
@@ -19,10 +22,16 @@ settings.register_profile("explore", print_blob=True)
 settings.load_profile(os.environ.get("KNOWGAP_HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(scope="session")
+def session_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("embeddings")
+
+
 @pytest.fixture(autouse=True)
-def kg_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def kg_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session_vectors: Path) -> Path:
     home = tmp_path / "kg_home"
     monkeypatch.setenv("KNOWGAP_HOME", str(home))
+    monkeypatch.setenv("KNOWGAP_EMBED_CACHE", str(session_vectors))
     monkeypatch.delenv("KNOWGAP_RUNS", raising=False)
     return home
 

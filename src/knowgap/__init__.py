@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, tuple[str, ...]] = {
     # running and reading runs
     "knowgap.api": ("run", "resume", "demo", "list_runs", "load_run", "iter_trials", "failures", "list_models",
-                    "cache_info", "clear_cache"),
+                    "cache_info", "clear_cache", "clear_embeddings"),
     "knowgap.engine.runner": ("RunResult",),
     "knowgap.engine.records": ("TrialRecord", "CallRecord", "MetricValue", "Manifest", "RunConfig", "Verdict"),
     # writing a suite (see docs/architecture.md, "Adding a suite")
@@ -33,8 +33,8 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 __all__ = ["CallRecord", "Case", "ChatModel", "ChatRequest", "ChatResponse", "Configuration", "InputError",
            "JudgeUse", "KnowgapError", "Manifest", "Message", "MetricValue", "PluginWarning", "RunConfig",
            "RunResult", "Suite", "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext", "TrialRecord",
-           "TrialResult", "Usage", "Verdict", "cache_info", "clear_cache", "demo", "failures", "iter_trials",
-           "list_models", "list_runs", "load_run", "register", "register_provider", "resume", "run"]
+           "TrialResult", "Usage", "Verdict", "cache_info", "clear_cache", "clear_embeddings", "demo", "failures",
+           "iter_trials", "list_models", "list_runs", "load_run", "register", "register_provider", "resume", "run"]
 
 
 def __getattr__(name: str) -> Any:
@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names are 
     from knowgap.api import (
         cache_info,
         clear_cache,
+        clear_embeddings,
         demo,
         failures,
         iter_trials,

@@ -143,9 +143,13 @@ def iter_trials(run_id: str, runs_root: str | Path | None = None) -> Sequence[Tr
 
 
 def cache_info() -> dict[str, Any]:
+    """The response cache (``path``, ``entries``, ``bytes``) and the embedding caches (``embeddings``: a list of
+    ``path``, ``vectors``, ``bytes``)."""
+    from knowgap.text import embedding_cache
+
     cache = ResponseCache(cache_path())
     try:
-        return {"path": str(cache.path), **cache.stats()}
+        return {"path": str(cache.path), **cache.stats(), "embeddings": embedding_cache.stats()}
     finally:
         cache.close()
 
@@ -157,6 +161,13 @@ def clear_cache(spec: str | None = None) -> int:
         return cache.clear(spec)
     finally:
         cache.close()
+
+
+def clear_embeddings() -> int:
+    """Delete the embedding caches (vectors are computed again when next needed); returns how many files."""
+    from knowgap.text import embedding_cache
+
+    return embedding_cache.clear()
 
 
 def demo(model: str = DEFAULT_MODEL, *, runs_root: str | Path | None = None,

