@@ -22,9 +22,9 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from model_signal import auc, load_signal, logit, measure, p_yes, paired_gain, yes_no_request
+from model_signal import Variants, auc, compare, load_signal, logit, measure, p_yes, yes_no_request
 
-from knowgap.judges.cards import binary_measures, confusion_of, sha256_files
+from knowgap.judges.cards import sha256_files
 from knowgap.judges.factuality import CONTRADICTION_CAP
 from knowgap.judges.factuality_features import FEATURES, FEATURES_REVISION, FactualityRow, feature_matrix
 from knowgap.judges.factuality_validation import DATASET, L2, LabelledRows, grouped_folds, load_labelled
@@ -85,27 +85,13 @@ def report(data: LabelledRows, features: np.ndarray, signals: dict[str, np.ndarr
     for name, s in signals.items():  # a model that reads the question: above 0.5 for 'same', below for 'omits'
         print(f"  P(yes) of '{name}' alone as a score of acceptable answers: AUC {auc(s[rows], y):.3f}")
     logits = {name: logit(s[rows]) for name, s in signals.items()}
-    variants = {"19 signals": (features[rows], list(FEATURES))}
+    variants: Variants = {"19 signals": (features[rows], list(FEATURES))}
     for name in signals:
         variants[f"19 + {name}"] = (np.column_stack([features[rows], logits[name]]), [*FEATURES, f"model_{name}"])
     if len(signals) > 1:
         variants["19 + all"] = (np.column_stack([features[rows], *logits.values()]),
                                 [*FEATURES, *(f"model_{n}" for n in signals)])
-    for seed in FOLD_SEEDS:
-        base = None
-        for label, (x, names) in variants.items():
-            score = held_out(x, y, groups, names, seed)
-            pred = score >= 0.5
-            c, _ = confusion_of(pred.tolist(), (y > 0).tolist())
-            est = binary_measures(c)["balanced_accuracy"]
-            line = f"  fold seed {seed}, {label:14s}: BA {est.value:.3f} [{est.ci_low:.3f}, {est.ci_high:.3f}], " \
-                   f"AUC {auc(score, y):.3f}"
-            if base is None:
-                base = pred
-            else:
-                gain, low, high = paired_gain(base, pred, y, groups)
-                line += f", gain {gain:+.3f} [{low:+.3f}, {high:+.3f}]"
-            print(line)
+    compare(variants, y, groups, lambda x, names, seed: held_out(x, y, groups, names, seed), FOLD_SEEDS)
 
 
 def main() -> None:

@@ -26,9 +26,8 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from model_signal import auc, balanced, load_signal, logit, measure, paired_gain, yes_no_request
+from model_signal import Variants, auc, balanced, compare, load_signal, logit, measure, yes_no_request
 
-from knowgap.judges.cards import binary_measures, confusion_of
 from knowgap.judges.faithfulness import OfflineFaithfulness
 from knowgap.judges.faithfulness_data import CalibrationPair, group_of, load_benchmarks
 from knowgap.judges.faithfulness_model import fit
@@ -70,25 +69,14 @@ def report(pairs: list[CalibrationPair], features: np.ndarray, signal: np.ndarra
     s = signal[rows]
     print(f"  P(yes) alone: AUC {auc(s, y):.3f}, balanced accuracy at 0.5 {balanced(s >= 0.5, y):.3f}, "
           f"mean P(yes) faithful {s[y > 0].mean():.3f} / unfaithful {s[y == 0].mean():.3f}")
-    variants = {"shipped (2)": (features[rows], list(SHIPPED_FEATURES)),
+    variants: Variants = {"shipped (2)": (features[rows], list(SHIPPED_FEATURES)),
                 "shipped + P(yes)": (np.column_stack([features[rows], logit(s)]), [*SHIPPED_FEATURES, "model_yes"]),
                 "P(yes) refitted": (logit(s)[:, None], ["model_yes"])}
-    for seed in FOLD_SEEDS:
-        base = None
-        for label, (x, names) in variants.items():
-            recipe = fit(np.zeros((2, len(names))), np.array([0.0, 1.0]), names)
-            score = held_out_probabilities(x, y, groups, recipe, seed=seed)
-            pred = score >= 0.5
-            c, _ = confusion_of(pred.tolist(), (y > 0).tolist())
-            est = binary_measures(c)["balanced_accuracy"]
-            line = f"  fold seed {seed}, {label:16s}: BA {est.value:.3f} [{est.ci_low:.3f}, {est.ci_high:.3f}], " \
-                   f"AUC {auc(score, y):.3f}"
-            if base is None:
-                base = pred
-            else:
-                gain, low, high = paired_gain(base, pred, y, groups)
-                line += f", gain {gain:+.3f} [{low:+.3f}, {high:+.3f}]"
-            print(line)
+    def held_out(x: np.ndarray, names: list[str], seed: int) -> np.ndarray:
+        recipe = fit(np.zeros((2, len(names))), np.array([0.0, 1.0]), names)  # the recipe: names and L2 1
+        return held_out_probabilities(x, y, groups, recipe, seed=seed)
+
+    compare(variants, y, groups, held_out, FOLD_SEEDS)
 
 
 def main() -> None:

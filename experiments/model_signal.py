@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from knowgap.judges.cards import binary_measures, confusion_of
 from knowgap.models.base import ChatModel
 from knowgap.models.registry import create_model
 from knowgap.models.types import ChatRequest, Message
@@ -93,3 +94,30 @@ def paired_gain(base: np.ndarray, other: np.ndarray, y: np.ndarray,
             draws.append(balanced(other[rows], y[rows]) - balanced(base[rows], y[rows]))
     low, high = np.percentile(draws, [2.5, 97.5])
     return balanced(other, y) - balanced(base, y), float(low), float(high)
+
+
+Variants = dict[str, tuple[np.ndarray, list[str]]]
+"""Label -> (feature matrix, feature names) of each combiner compared; the first is the baseline."""
+
+
+def compare(variants: Variants, y: np.ndarray, groups: Sequence[str],
+            held_out: Callable[[np.ndarray, list[str], int], np.ndarray], seeds: Sequence[int] = (0, 1, 2)) -> None:
+    """Print, per fold seed, each variant's held-out balanced accuracy (at P >= 0.5, bootstrap CI) and AUC, and
+    its gain over the first variant paired on the same rows. ``held_out(x, names, seed)``: every row's held-out
+    probability."""
+    width = max(len(label) for label in variants)
+    for seed in seeds:
+        base = None
+        for label, (x, names) in variants.items():
+            score = held_out(x, names, seed)
+            pred = score >= 0.5
+            c, _ = confusion_of(pred.tolist(), (y > 0).tolist())
+            est = binary_measures(c)["balanced_accuracy"]
+            line = (f"  fold seed {seed}, {label:{width}s}: BA {est.value:.3f} [{est.ci_low:.3f}, {est.ci_high:.3f}], "
+                    f"AUC {auc(score, y):.3f}")
+            if base is None:
+                base = pred
+            else:
+                gain, low, high = paired_gain(base, pred, y, groups)
+                line += f", gain {gain:+.3f} [{low:+.3f}, {high:+.3f}]"
+            print(line)
