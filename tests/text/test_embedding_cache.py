@@ -83,3 +83,13 @@ def test_cache_info_shows_and_clear_embeddings_removes_the_vectors(kg_home: Path
     assert cleared.returncode == 0 and "removed 1 embedding cache files" in cleared.stdout
     assert not list((kg_home / "embeddings").iterdir())
     assert "vectors" not in knowgap_cli("cache", "info", env=env).stdout
+
+
+@pytest.mark.slow
+def test_a_stored_row_of_the_wrong_size_is_computed_again(kg_home: Path) -> None:
+    expected = E5Embedder(disk=False).embed(TEXTS[:1])
+    cache = embedding_cache.EmbeddingCache.for_model(E5Embedder().model_id, kg_home / "embeddings")
+    cache.put([(embedding_cache.key("passage", TEXTS[0]), np.ones(7, dtype=np.float32))])
+    cache.close()
+    assert np.array_equal(E5Embedder().embed(TEXTS[:1]), expected)
+    assert np.array_equal(NoModel().embed(TEXTS[:1]), expected)  # and the row was written again

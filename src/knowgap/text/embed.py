@@ -23,6 +23,8 @@ from knowgap.errors import KnowgapError
 from knowgap.text import embedding_cache
 
 Kind = Literal["query", "passage"]
+DIM = 384
+"""multilingual-e5-small's vector size."""
 
 
 class Embedder(Protocol):
@@ -83,7 +85,7 @@ class E5Embedder:
             return texts
         rest = []
         for text, k in zip(texts, keys, strict=True):
-            if k in found:
+            if k in found and found[k].shape == (DIM,):  # a row of another shape is computed again
                 self._memo[(kind, text)] = found[k]
             else:
                 rest.append(text)
@@ -131,7 +133,7 @@ class E5Embedder:
                 self._memo[(kind, text)] = row
             self._to_disk(missing, rows, kind)
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, DIM), dtype=np.float32)
         return np.stack([self._memo[(kind, t)] for t in texts])
 
 

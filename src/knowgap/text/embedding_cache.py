@@ -4,8 +4,9 @@ One SQLite file per embedding model and version in ``KNOWGAP_HOME/embeddings/`` 
 another folder, or ``off`` turns the disk layer off). A row is keyed by the sha256 of the embedding kind and the
 text, and holds the float32 vector exactly as the model returned it, so a vector read back is the vector the
 model would give (retrieval order does not change with the cache). Several processes may share a file (SQLite
-locking; rows are only ever added). The cache must never cost a run: a file that cannot be opened, read or
-written is reported once as a warning and the embedder goes on without it.
+locking; a row is only ever written with the vector its text gives, and a stored row of the wrong size is
+computed and written again). The cache must never cost a run: a file that cannot be opened, read or written is
+reported once as a warning and the embedder goes on without it.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class EmbeddingCache:
         with self._lock:
             self._db.execute("BEGIN")
             try:
-                self._db.executemany("INSERT OR IGNORE INTO vectors (key, vec) VALUES (?, ?)",
+                self._db.executemany("INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)",
                                      [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items])
                 self._db.execute("COMMIT")
             except BaseException:
