@@ -69,6 +69,10 @@ def report(pairs: list[CalibrationPair], features: np.ndarray, signal: np.ndarra
     s = signal[rows]
     print(f"  P(yes) alone: AUC {auc(s, y):.3f}, balanced accuracy at 0.5 {balanced(s >= 0.5, y):.3f}, "
           f"mean P(yes) faithful {s[y > 0].mean():.3f} / unfaithful {s[y == 0].mean():.3f}")
+    for subset in sorted({pairs[i].subset for i in rows}):
+        mine = np.array([pairs[i].subset == subset for i in rows])
+        if 0 < y[mine].sum() < mine.sum():
+            print(f"    {subset}: {int(mine.sum())} pairs, P(yes) alone AUC {auc(s[mine], y[mine]):.3f}")
     variants: Variants = {"shipped (2)": (features[rows], list(SHIPPED_FEATURES)),
                 "shipped + P(yes)": (np.column_stack([features[rows], logit(s)]), [*SHIPPED_FEATURES, "model_yes"]),
                 "P(yes) refitted": (logit(s)[:, None], ["model_yes"])}
