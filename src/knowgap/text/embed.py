@@ -74,8 +74,10 @@ class E5Embedder:
 
     def _from_disk(self, texts: list[str], kind: Kind) -> list[str]:
         """Move the vectors the disk cache holds into the memo; returns the texts it does not hold."""
+        if not texts:  # every text in the memo: no disk lookup (nor a look at the environment) on this path
+            return texts
         cache = self._cache()
-        if cache is None or not texts:
+        if cache is None:
             return texts
         keys = [embedding_cache.key(kind, t) for t in texts]
         try:

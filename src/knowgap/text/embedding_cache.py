@@ -17,7 +17,7 @@ import re
 import sqlite3
 import threading
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -75,13 +75,12 @@ class EmbeddingCache:
                 found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
         return found
 
-    def put(self, rows: Mapping[bytes, np.ndarray] | Iterable[tuple[bytes, np.ndarray]]) -> None:
-        items = rows.items() if isinstance(rows, Mapping) else rows
+    def put(self, rows: Iterable[tuple[bytes, np.ndarray]]) -> None:
         with self._lock:
             self._db.execute("BEGIN")
             try:
                 self._db.executemany("INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)",
-                                     [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items])
+                                     [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in rows])
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
