@@ -17,12 +17,11 @@ Results and what they mean: docs/judges.md, factuality, "What was tried".
 from __future__ import annotations
 
 import argparse
-import random
 from functools import partial
 from pathlib import Path
 
 import numpy as np
-from model_signal import Variants, auc, compare, load_signal, logit, measure, p_yes, yes_no_request
+from model_signal import Variants, auc, compare, grouped_order, load_signal, logit, measure, p_yes, yes_no_request
 
 from knowgap.judges.cards import sha256_files
 from knowgap.judges.factuality import CONTRADICTION_CAP
@@ -54,15 +53,6 @@ def request(row: FactualityRow, prompt: str) -> ChatRequest:
 
 def request_of(data: LabelledRows, prompt: str, i: int) -> ChatRequest:
     return request(data.rows[i], prompt)
-
-
-def order_of(data: LabelledRows) -> list[int]:
-    """Questions in a seeded order (so a partial file is a random set of questions), the answers of one question
-    together."""
-    questions = sorted(set(data.groups))
-    random.Random(0).shuffle(questions)
-    rank = {q: k for k, q in enumerate(questions)}
-    return sorted(range(len(data)), key=lambda i: (rank[data.groups[i]], i))
 
 
 def held_out(x: np.ndarray, y: np.ndarray, groups: list[str], names: list[str], seed: int) -> np.ndarray:
@@ -110,7 +100,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
         for prompt in prompts:
-            measure(args.model, order_of(data), partial(request_of, data, prompt),
+            measure(args.model, grouped_order(data.groups), partial(request_of, data, prompt),
                     args.out / f"{prompt}.jsonl", label=prompt, total=len(data),
                     limit_seconds=None if args.minutes is None else args.minutes * 60)
     signals = {prompt: load_signal(args.out / f"{prompt}.jsonl", len(data)) for prompt in prompts}

@@ -21,12 +21,11 @@ Results and what they mean: docs/judges.md, faithfulness, "What was tried".
 from __future__ import annotations
 
 import argparse
-import random
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from model_signal import Variants, auc, balanced, compare, load_signal, logit, measure, yes_no_request
+from model_signal import Variants, auc, balanced, compare, grouped_order, load_signal, logit, measure, yes_no_request
 
 from knowgap.judges.faithfulness import OfflineFaithfulness
 from knowgap.judges.faithfulness_data import CalibrationPair, group_of, load_benchmarks
@@ -46,11 +45,7 @@ def request(pair: CalibrationPair) -> ChatRequest:
 
 def order_of(pairs: list[CalibrationPair]) -> list[int]:
     """Documents in a seeded order, the summaries of one document together."""
-    groups = [group_of(p) for p in pairs]
-    documents = sorted(set(groups))
-    random.Random(0).shuffle(documents)
-    rank = {d: k for k, d in enumerate(documents)}
-    return sorted(range(len(pairs)), key=lambda i: (rank[groups[i]], i))
+    return grouped_order([group_of(p) for p in pairs])
 
 
 def shipped_features(pairs: list[CalibrationPair]) -> np.ndarray:

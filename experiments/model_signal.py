@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import random
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,6 +55,15 @@ def measure(spec: str, order: Sequence[int], request_of: Callable[[int], ChatReq
                 print(f"{label}: {len(done) + n}/{total} items, {time.monotonic() - started:.0f} s", flush=True)
             if limit_seconds is not None and time.monotonic() - started > limit_seconds:
                 break
+
+
+def grouped_order(groups: Sequence[str], seed: int = 0) -> list[int]:
+    """Item indices with the groups in a seeded order (so a stopped run has measured a random set of whole
+    groups) and the items of one group together (so they share a prompt prefix)."""
+    keys = sorted(set(groups))
+    random.Random(seed).shuffle(keys)
+    rank = {g: k for k, g in enumerate(keys)}
+    return sorted(range(len(groups)), key=lambda i: (rank[groups[i]], i))
 
 
 def load_signal(file: Path, n: int) -> np.ndarray:
