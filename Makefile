@@ -41,8 +41,12 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed-local
 	$(BIN)/knowgap demo
 
+# The tests run in parallel workers, one per usable core (at most 4; TEST_WORKERS=1 for one), each test file's
+# tests together on one worker (their module fixtures, e.g. a llama server or a Ray cluster, start once).
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=4; echo $$n)
+
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks experiments

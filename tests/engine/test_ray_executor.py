@@ -245,7 +245,7 @@ def test_ray_refuses_providers_given_as_objects(runs_root: Path) -> None:
     (f"127.0.0.1:{free_port()}", "no Ray cluster answers there"),
     ("ray://10.0.0.1:10001", r"Ray Client \(ray://\) is not supported"),
     ("headnode", "expected HOST:PORT"),
-])
+], ids=["nothing-listening", "ray-client", "no-port"])  # ids, not the drawn port: test ids must not vary
 def test_a_bad_ray_address_is_named_before_anything_runs(tmp_path: Path, runs_root: Path, address: str,
                                                          message: str) -> None:
     with pytest.raises(KnowgapError, match=message):
