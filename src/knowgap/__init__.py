@@ -9,8 +9,9 @@ change. Names are imported when first used, so ``import knowgap`` stays fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from knowgap.lazy import lazy_exports
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     # running and reading runs
@@ -28,26 +29,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "knowgap.errors": ("KnowgapError", "InputError"),
     "knowgap.plugins": ("PluginWarning",),
 }
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["CallRecord", "Case", "ChatModel", "ChatRequest", "ChatResponse", "Configuration", "InputError",
            "JudgeUse", "KnowgapError", "Manifest", "Message", "MetricValue", "PluginWarning", "RunConfig",
            "RunResult", "Suite", "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext", "TrialRecord",
            "TrialResult", "Usage", "Verdict", "cache_info", "clear_cache", "clear_embeddings", "demo", "failures",
            "iter_trials", "list_models", "list_runs", "load_run", "register", "register_provider", "resume", "run"]
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'knowgap' has no attribute '{name}'")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next access is a plain lookup
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names are imported on first use

@@ -11,7 +11,7 @@ import types
 import typing
 import warnings
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,20 +19,21 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
-from knowgap import api
 from knowgap.command_groups import CommandGroups
 from knowgap.engine.outcome import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TRIAL_ERRORS, error_report, status_text
 from knowgap.engine.records import Manifest, MetricValue
-from knowgap.engine.runner import RunInterrupted, RunResult, knowgap_version
-from knowgap.engine.suite import Suite
 from knowgap.errors import KnowgapError
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.plugins import PluginWarning
 from knowgap.redaction import redact
-from knowgap.report.data import CUT_NOTE, truncated_answers
-from knowgap.report.judging import judgements, screen_reasons
-from knowgap.report.markdown import METRICS_COLUMNS, REPORT, metrics_table_rows, suite_tables
 from knowgap.suites import BUILTIN, available, get_suite, origin, suite_names
+
+if TYPE_CHECKING:
+    from knowgap.engine.runner import RunResult
+    from knowgap.engine.suite import Suite
+
+# The engine, the API and the report writers are imported inside the commands that use them, so `knowgap --help`
+# (and any command that runs no suite) does not load them.
 
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
@@ -72,6 +73,8 @@ ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help=f"Target mod
 
 
 def _metrics_table(metrics: list[MetricValue], manifest: Manifest, title: str) -> Table:
+    from knowgap.report.markdown import METRICS_COLUMNS, metrics_table_rows
+
     table = Table(title=title, title_justify="left")
     for col in METRICS_COLUMNS:
         table.add_column(col, justify="right" if col in ("value", "n cases / trials") else "left")
@@ -82,6 +85,8 @@ def _metrics_table(metrics: list[MetricValue], manifest: Manifest, title: str) -
 
 def _print_metrics(metrics: list[MetricValue], manifest: Manifest, title: str) -> None:
     """The metrics table, then one line per SCREEN metric saying why it is not for reporting."""
+    from knowgap.report.judging import judgements, screen_reasons
+
     out.print(_metrics_table(metrics, manifest, title))
     reasons = screen_reasons(judgements(manifest, metrics))
     if reasons:
@@ -92,6 +97,8 @@ def _print_metrics(metrics: list[MetricValue], manifest: Manifest, title: str) -
 
 def _print_result(result: RunResult) -> None:
     """The run's metrics and where it is stored on stdout; why trials errored on stderr."""
+    from knowgap.report.markdown import REPORT, suite_tables
+
     m = result.manifest
     _print_metrics(result.metrics, m, redact(f"{m.config.suite} · {m.config.models.get('target')}"))
     tables = suite_tables(m.config.suite, result.metrics)
@@ -167,6 +174,8 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
     roles = [role for role in suite_cls.roles if role != "target"]  # the target has --model/-m
 
     def command(**kwargs: Any) -> None:
+        from knowgap import api
+
         options = {k: v for k, v in kwargs.items() if k in fields and v is not None and v != []}
         models = {"target": kwargs["model"], **{role: kwargs[_role_param(role)] for role in roles}}
         resume = kwargs.get("resume")
@@ -285,6 +294,8 @@ def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
 
     Example: knowgap resume starter-20261202-101500-ab12
     """
+    from knowgap import api
+
     result = api.resume(run, runs_root=runs_dir, progress=not quiet, specs=spec or [],
                         executor=executor.value if executor else None, ray_address=ray_address)
     _print_result(result)
@@ -298,6 +309,8 @@ def models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
 
     Example: knowgap models --verify
     """
+    from knowgap import api
+
     statuses = api.list_models()
     if verify:
         from knowgap.models.packs import verify_pack
@@ -336,6 +349,8 @@ def runs(runs_dir: Annotated[str | None, typer.Option(help="Where runs are store
 
     Example: knowgap runs --runs-dir runs
     """
+    from knowgap import api
+
     manifests = api.list_runs(runs_dir)
     if not manifests:
         out.print("no runs yet: try knowgap demo")
@@ -368,6 +383,8 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
     if failed or metric is not None:
         _show_failures(run, runs_dir, metric, limit, as_json)
         return
+    from knowgap import api
+
     manifest, metrics = api.load_run(run, runs_dir)
     if as_json:
         out.print_json(json.dumps({"manifest": manifest.model_dump(mode="json"),
@@ -386,6 +403,8 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         _print_metrics(metrics, manifest, "metrics")
     else:
         out.print("no metrics yet (the run did not finish): knowgap resume " + manifest.run_id)
+    from knowgap.report.data import CUT_NOTE, truncated_answers
+
     for i, record in enumerate(api.iter_trials(run, runs_dir)):
         if i >= trials:
             break
@@ -396,6 +415,8 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
 
 
 def _show_failures(run: str, runs_dir: str | None, metric: str | None, limit: int, as_json: bool) -> None:
+    from knowgap import api
+
     found = api.failures(run, runs_dir, metric=metric, limit=limit)
     if as_json:
         out.print_json(found.model_dump_json())
@@ -422,6 +443,9 @@ def demo(model: ModelOpt = None,
 
     Example: knowgap demo --model local:qwen2.5-0.5b
     """
+    from knowgap import api
+    from knowgap.report.markdown import REPORT
+
     results = api.demo(model or DEFAULT_MODEL, runs_root=runs_dir)
     for result in results:
         _print_result(result)
@@ -454,6 +478,8 @@ def cache_info() -> None:
 
     Example: knowgap cache info
     """
+    from knowgap import api
+
     info = api.cache_info()
     out.print(f"{info['path']}: {info['entries']} responses, {info['bytes'] / 1e6:.1f} MB", markup=False)
     for emb in info["embeddings"]:
@@ -470,6 +496,8 @@ def cache_clear(model: Annotated[str | None, typer.Option(help="Only this model 
 
     Example: knowgap cache clear --model local:qwen2.5-0.5b
     """
+    from knowgap import api
+
     if embeddings:
         if model:
             raise KnowgapError("--embeddings deletes every embedding cache; it takes no --model")
@@ -481,6 +509,8 @@ def cache_clear(model: Annotated[str | None, typer.Option(help="Only this model 
 @app.command()
 def version() -> None:
     """Print the knowgap version."""
+    from knowgap.engine.runner import knowgap_version
+
     out.print(knowgap_version())
 
 
@@ -505,10 +535,11 @@ def main() -> None:
         sys.exit(2)
     try:
         app()
-    except RunInterrupted as exc:
-        err.print(f"[yellow]{escape(str(exc))}[/yellow]")
-        sys.exit(EXIT_INTERRUPTED)
     except KnowgapError as exc:
+        runner = sys.modules.get("knowgap.engine.runner")  # a run was interrupted only if a run was started
+        if runner is not None and isinstance(exc, runner.RunInterrupted):
+            err.print(f"[yellow]{escape(str(exc))}[/yellow]")
+            sys.exit(EXIT_INTERRUPTED)
         err.print(f"[red]error:[/red] {escape(redact(str(exc)))}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_BAD_INPUT)
     except OSError as exc:  # the file system refused: one line naming the path, not a traceback

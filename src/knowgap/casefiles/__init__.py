@@ -18,8 +18,18 @@ its case model and its own rules with the :class:`~knowgap.engine.suite.Suite` h
 
 from __future__ import annotations
 
-from knowgap.casefiles.schema import case_schema
-from knowgap.casefiles.strict import check, check_file
-from knowgap.strictjsonl import CaseFileCheck, Problem
+from typing import TYPE_CHECKING
 
+from knowgap.lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "knowgap.casefiles.schema": ("case_schema",),
+    "knowgap.casefiles.strict": ("check", "check_file"),
+    "knowgap.strictjsonl": ("CaseFileCheck", "Problem"),
+})
 __all__ = ["CaseFileCheck", "Problem", "case_schema", "check", "check_file"]
+
+if TYPE_CHECKING:  # what type checkers see; at run time each name is imported on first use
+    from knowgap.casefiles.schema import case_schema
+    from knowgap.casefiles.strict import check, check_file
+    from knowgap.strictjsonl import CaseFileCheck, Problem

@@ -11,16 +11,29 @@
   ``knowgap generate partial``.
 """
 
-from knowgap.suites.partial.dataset import (
-    DATA,
-    Policy,
-    Scenario,
-    load_policies,
-    load_scenario,
-    load_scenarios,
-)
-from knowgap.suites.partial.suite import PartialSuite
-from knowgap.suites.partial.view import BuiltView, View, build_view, render_view
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from knowgap.lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "knowgap.suites.partial.dataset": ("DATA", "Policy", "Scenario", "load_policies", "load_scenario",
+                                       "load_scenarios"),
+    "knowgap.suites.partial.suite": ("PartialSuite",),
+    "knowgap.suites.partial.view": ("BuiltView", "View", "build_view", "render_view"),
+})
 __all__ = ["DATA", "BuiltView", "PartialSuite", "Policy", "Scenario", "View", "build_view", "load_policies",
            "load_scenario", "load_scenarios", "render_view"]
+
+if TYPE_CHECKING:  # what type checkers see; at run time each name is imported on first use
+    from knowgap.suites.partial.dataset import (
+        DATA,
+        Policy,
+        Scenario,
+        load_policies,
+        load_scenario,
+        load_scenarios,
+    )
+    from knowgap.suites.partial.suite import PartialSuite
+    from knowgap.suites.partial.view import BuiltView, View, build_view, render_view
