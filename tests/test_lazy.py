@@ -8,11 +8,13 @@ import json
 import subprocess
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from knowgap.lazy import lazy_exports
+from tests.helpers import scripted
 
 LAZY_PACKAGES = ["knowgap.suites.starter", "knowgap.suites.abstain", "knowgap.suites.clarify",
                  "knowgap.suites.partial", "knowgap.suites.extract", "knowgap.labels", "knowgap.report",
@@ -77,3 +79,17 @@ def test_a_name_is_kept_after_its_first_use() -> None:
         assert vars(module)["dumps"] is json.dumps  # the next access is a plain lookup
     finally:
         del sys.modules[module.__name__]
+
+
+def test_a_run_of_one_suite_loads_no_other_suite(tmp_path: Path) -> None:
+    spec = scripted(tmp_path, "I do not know.")
+    modules, out = _loaded_after(
+        f"sys.argv = ['knowgap', 'run', 'starter', '-m', {spec!r}, '--sample', '2', '--runs-dir', "
+        f"{str(tmp_path / 'runs')!r}, '-q']\n"
+        "from knowgap.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    out = exc.code\n")
+    assert out in (0, None)
+    assert "knowgap.suites.starter.suite" in modules
+    other = [m for m in modules if m.startswith("knowgap.suites.") and m.count(".") >= 3  # not the packages
+             and m.split(".")[2] != "starter" and not m.endswith(".commands")]  # the CLI registers every commands
+    assert other == []

@@ -7,6 +7,7 @@ from pathlib import Path
 from knowgap.engine.outcome import error_report, status_text
 from knowgap.engine.records import Manifest, MetricValue
 from knowgap.engine.store import write_atomic
+from knowgap.errors import KnowgapError
 from knowgap.redaction import redact
 from knowgap.report.injection import RunMetrics, injection_markdown
 from knowgap.report.judging import OLD_RUN, Judgements, card_summary
@@ -64,11 +65,16 @@ def judges_markdown(manifest: Manifest) -> list[str]:
 
 def suite_tables(suite: str, metrics: list[MetricValue]) -> str | None:
     """The suite's own markdown layout of its metrics (``Suite.render_tables``); None when it has none or is
-    not installed."""
-    from knowgap.suites import available
+    not installed (or its plugin cannot be loaded now). Only that suite is imported."""
+    from knowgap.suites import get_suite, suite_names
 
-    suite_cls = available().get(suite)
-    return suite_cls.render_tables(metrics) if suite_cls is not None else None
+    if suite not in suite_names():
+        return None
+    try:
+        suite_cls = get_suite(suite)
+    except KnowgapError:  # a plugin that no longer loads: the report goes without its layout
+        return None
+    return suite_cls.render_tables(metrics)
 
 
 def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
