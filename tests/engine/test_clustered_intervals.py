@@ -17,10 +17,12 @@ from knowgap.engine.stats import (
     clustered_wilson,
     effective_n,
     group_by_cluster,
+    mean_interval,
     wilson,
     wilson_rate,
 )
 from knowgap.engine.tally import Tally
+from knowgap.report.markdown import format_metric
 from knowgap.suites.starter.metrics import starter_metrics
 
 
@@ -126,3 +128,42 @@ def test_a_suite_with_identical_repeats_reports_the_interval_of_one_repeat(repea
         a, b = once[name], again[name]
         assert (b.value, b.ci_low, b.ci_high, b.n_cases) == (a.value, a.ci_low, a.ci_high, a.n)
         assert b.n == repeats * a.n
+
+
+def test_a_mean_from_one_case_is_never_a_certain_point() -> None:
+    # one partial case with evidence_recall 0.9: a bootstrap can only return [0.9, 0.9], which a gate on the
+    # CI's low end (>= 0.8) would pass on one observation
+    one = MetricValue.mean("evidence_recall", "g", [0.9])
+    assert (one.ci_low, one.ci_high) == wilson_rate(0.9, 1)
+    assert one.ci_low is not None and one.ci_low < 0.2 and one.ci_high is not None and one.ci_high < 1.0
+    # three repeats of that one case are still one case
+    repeated = MetricValue.mean("evidence_recall", "g", [0.9] * 3, keys=["c"] * 3)
+    assert (repeated.ci_low, repeated.ci_high) == (one.ci_low, one.ci_high)
+
+
+@pytest.mark.parametrize("score", [0.0, 1.0])
+def test_every_case_scoring_the_same_gets_the_interval_of_that_share(score: float) -> None:
+    # 12 cases all 1.0 is as uncertain as 12 of 12: Wilson [0.76, 1], not the bootstrap's point [1, 1]
+    m = MetricValue.mean("recall", "g", [score] * 24, keys=[f"c{i // 2}" for i in range(24)])
+    assert (m.ci_low, m.ci_high) == wilson(int(score) * 12, 12)
+    assert m.ci_high - m.ci_low > 0.2  # type: ignore[operator]
+
+
+def test_a_score_off_the_unit_range_without_spread_has_no_interval() -> None:
+    # a 1-5 rubric score of 4 in every case: nothing to estimate a spread from
+    m = MetricValue.mean("rubric", "g", [4.0] * 6)
+    assert (m.value, m.ci_low, m.ci_high, m.n_cases) == (4.0, None, None, 6)
+    assert format_metric(m) == ("4.000", "")
+    assert mean_interval([], []) is None
+    # a quantity that is not a [0, 1] score gets none even where its values fall in [0, 1] (tokens per trial: 0)
+    tokens = MetricValue.mean("query_tokens", "g", [0.0] * 6, unbounded=True)
+    assert (tokens.value, tokens.ci_low, tokens.ci_high) == (0.0, None, None)
+    assert MetricValue.mean("query_tokens", "g", [0.0, 2.0, 1.0], unbounded=True).ci_low is not None  # spread
+
+
+def test_a_mean_with_spread_keeps_the_cluster_bootstrap() -> None:
+    values = [1.0, 1.0, 0.5, 0.5, 1.0, 1.0]
+    keys = ["a", "a", "b", "b", "c", "c"]
+    m = MetricValue.mean("recall", "g", values, keys=keys, seed=4)
+    assert (m.ci_low, m.ci_high) == cluster_bootstrap_mean(values, keys, seed=4) == mean_interval(values, keys,
+                                                                                                  seed=4)

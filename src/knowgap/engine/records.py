@@ -10,10 +10,10 @@ from pydantic import BaseModel, Field
 
 from knowgap.engine.stats import (
     ClusterCounts,
-    cluster_bootstrap_mean,
     cluster_counts,
     clustered_wilson,
     effective_n,
+    mean_interval,
     wilson,
 )
 from knowgap.models.types import ChatRequest, ChatResponse
@@ -140,12 +140,15 @@ class MetricValue(BaseModel):
 
     @classmethod
     def mean(cls, name: str, group: str, values: Sequence[float], description: str = "",
-             seed: int = 0, keys: Sequence[Hashable] | None = None) -> MetricValue:
+             seed: int = 0, keys: Sequence[Hashable] | None = None, unbounded: bool = False) -> MetricValue:
         """The mean of ``values``, with a seeded bootstrap 95% CI (value and CI None when there are none);
-        ``keys[i]`` is value i's cluster and the bootstrap resamples clusters (None: each value its own)."""
+        ``keys[i]`` is value i's cluster and the bootstrap resamples clusters (None: each value its own). Where
+        the clusters show no spread the CI is Wilson's for scores in [0, 1] and None otherwise, or always None
+        for a quantity that is not a [0, 1] score (``unbounded``) (:func:`~knowgap.engine.stats.mean_interval`),
+        never a zero-width interval."""
         n = len(values)
         keys = list(range(n)) if keys is None else keys
-        lo, hi = cluster_bootstrap_mean(values, keys, seed=seed) if n else (None, None)
+        lo, hi = mean_interval(values, keys, seed=seed, unbounded=unbounded) or (None, None)
         return cls(name=name, group=group, value=sum(values) / n if n else None, ci_low=lo, ci_high=hi, n=n,
                    n_cases=len(set(keys)), kind="mean", description=description)
 

@@ -8,7 +8,10 @@ Approach to Language Model Evaluations", arXiv:2411.00640, section on clustered 
 - a proportion keeps Wilson's shape on Kish's effective sample size ``n_eff = p(1-p) / Var_cluster(p_hat)``,
   the cluster-robust (ratio-estimator) variance without the small-sample factor G/(G-1), capped at the number
   of trials; at p = 0 or 1 (no variance to estimate from) ``n_eff`` is the number of clusters;
-- a mean is a seeded percentile bootstrap that resamples clusters, all their trials at once.
+- a mean is a seeded percentile bootstrap that resamples clusters, all their trials at once; where the
+  clusters show no spread (one case, or every case scoring the same) a bootstrap can only return a point, so a
+  metric's mean takes Wilson's interval instead for scores in [0, 1] and no interval otherwise
+  (:func:`mean_interval`).
 
 Two properties hold exactly (bit for bit) and are tested: with every cluster of size 1 the intervals are the
 plain Wilson and bootstrap intervals, and a sample whose every cluster is one observation repeated R times
@@ -149,6 +152,35 @@ def cluster_bootstrap_mean(values: Sequence[float], keys: Sequence[Hashable], *,
         chosen = rng.choices(picks, k=len(groups))
         draws.append(math.fsum(sums[i] for i in chosen) / sum(sizes[i] for i in chosen))
     return _percentiles(sorted(draws), alpha)
+
+
+def mean_interval(values: Sequence[float], keys: Sequence[Hashable], *, reps: int = 2000, seed: int = 0,
+                  unbounded: bool = False) -> tuple[float, float] | None:
+    """The 95% CI of a clustered mean as a metric reports it: :func:`cluster_bootstrap_mean`, unless the clusters show
+    no spread (one cluster, or every cluster's mean the same), where a bootstrap can only return the mean itself
+    (a zero-width interval: certainty from one case). Then, for scores in [0, 1], the Wilson interval of that
+    mean over the clusters, as a share that every case had would get (no [0, 1] score varies more than a 0/1
+    outcome, so it is the cautious side: 12 cases all 1.0 give [0.76, 1], as 12 of 12 does); for other values,
+    and for a quantity that is not a [0, 1] score even when its values fall there (``unbounded``: tokens,
+    accuracy per 1,000 tokens), None (no interval can be estimated). None also when there are no values."""
+    if len(values) != len(keys):
+        raise ValueError(f"{len(values)} values but {len(keys)} cluster keys")
+    if not values:
+        return None
+    groups = group_by_cluster(keys)
+    means = {_cluster_mean([values[i] for i in g]) for g in groups}
+    if len(means) > 1:
+        return cluster_bootstrap_mean(values, keys, reps=reps, seed=seed)
+    (mean,) = means
+    in_unit = not unbounded and 0.0 <= min(values) and max(values) <= 1.0
+    return interval_without_spread(mean, len(groups)) if in_unit else None
+
+
+def interval_without_spread(value: float, clusters: int) -> tuple[float, float] | None:
+    """The 95% CI of a statistic whose cluster resamples all give ``value`` (one cluster, or clusters that all
+    agree), where a percentile bootstrap returns the zero-width ``(value, value)``: Wilson's interval of a share
+    ``value`` over ``clusters`` for a statistic in [0, 1], None (no interval) otherwise."""
+    return wilson_rate(value, clusters) if clusters > 0 and 0.0 <= value <= 1.0 else None
 
 
 def cluster_resample(items: Sequence[object], groups: Sequence[Sequence[int]], rng: random.Random) -> list[object]:

@@ -11,6 +11,7 @@ import pytest
 
 import knowgap
 from knowgap.engine.runner import RunInterrupted
+from knowgap.engine.stats import wilson
 from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse, ToolCall, Usage
@@ -158,6 +159,9 @@ def test_perfect_agent(runs_root: Path) -> None:
     assert metric(result, auth, "evidence_precision").value == 1.0
     assert metric(result, auth, "evidence_recall").value == 1.0
     assert metric(result, auth, "invented_evidence").value == 0.0
+    for name in ("macro_f1", "evidence_recall"):  # every case right: as uncertain as k of k, not the point [1, 1]
+        m = metric(result, auth, name)
+        assert m.cases > 1 and (m.ci_low, m.ci_high) == wilson(m.cases, m.cases), name
     # 24 decision trials in the authorized view: 12 urgency + 12 next action; ECE of 0.9/0.5 confidences
     assert metric(result, auth, "decision_accuracy").n == 24
     decided = [r.scores for r in knowgap.iter_trials(result.run_id, runs_root)

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.stats import cluster_resample, group_by_cluster
+from knowgap.engine.stats import cluster_resample, group_by_cluster, interval_without_spread
 from knowgap.suites.partial import injection_metrics
 from knowgap.suites.partial.prompts import DEFAULT_PROMPT, RUBRIC_CRITERIA
 from knowgap.suites.partial.scoring import ece, macro_f1
@@ -94,7 +94,8 @@ def cluster_key(record: TrialRecord, cases: Mapping[str, Any]) -> str:
 
 def _bootstrap_stat(name: str, group: str, items: list[tuple[Any, str]], stat: Any, reps: int = 1000
                     ) -> MetricValue:
-    """``stat`` over the items with a percentile bootstrap that resamples clusters (each item's key)."""
+    """``stat`` over the items with a percentile bootstrap that resamples clusters (each item's key); where every
+    resample gives the same value, :func:`~knowgap.engine.stats.interval_without_spread` instead of a point."""
     values = [item for item, _ in items]
     keys = [key for _, key in items]
     value = stat(values) if values else None
@@ -107,6 +108,8 @@ def _bootstrap_stat(name: str, group: str, items: list[tuple[Any, str]], stat: A
     draws = sorted(v for v in (stat(cluster_resample(values, groups, rng)) for _ in range(reps)) if v is not None)
     lo, hi = (draws[int(0.025 * len(draws))], draws[min(len(draws) - 1, int(0.975 * len(draws)))]) if draws else (
         None, None)
+    if lo is not None and lo == hi:  # every resample gave one value (one case, or all agree): not certainty
+        lo, hi = interval_without_spread(value, clusters) or (None, None)
     return MetricValue(name=name, group=group, value=value, ci_low=lo, ci_high=hi, n=len(items), n_cases=clusters,
                        kind="mean", description=DESCRIBED[name])
 
@@ -122,8 +125,10 @@ def _share(name: str, group: str, items: list[tuple[bool, str]]) -> MetricValue:
     return MetricValue.proportion_of(name, group, [ok for ok, _ in items], [k for _, k in items], DESCRIBED[name])
 
 
-def _mean(name: str, group: str, items: list[tuple[float, str]]) -> MetricValue:
-    return MetricValue.mean(name, group, [v for v, _ in items], DESCRIBED[name], keys=[k for _, k in items])
+def _mean(name: str, group: str, items: list[tuple[float, str]], unbounded: bool = False) -> MetricValue:
+    """``unbounded``: not a score in [0, 1] (tokens, counts, accuracy per 1,000 tokens)."""
+    return MetricValue.mean(name, group, [v for v, _ in items], DESCRIBED[name], keys=[k for _, k in items],
+                            unbounded=unbounded)
 
 
 def _group_metrics(group: str, records: list[TrialRecord], cases: Mapping[str, Any]) -> list[MetricValue]:
@@ -157,16 +162,18 @@ def _group_metrics(group: str, records: list[TrialRecord], cases: Mapping[str, A
             out.append(_mean(key, group, ratings))
     fallbacks = [(float(x["reasoning_fallbacks"]), k) for x, k in s if x.get("reasoning_fallbacks") is not None]
     if fallbacks:
-        out.append(_mean("reasoning_fallbacks", group, fallbacks))
+        out.append(_mean("reasoning_fallbacks", group, fallbacks, unbounded=True))
     points = [((float(x["confidence"]), bool(x["correct"])), k) for x, k in dec if x.get("confidence") is not None]
     out.append(_bootstrap_stat("ece", group, points, ece))
     if any(x.get("requests") for x, _ in s) or group.startswith("budget"):
-        out.append(_mean("query_tokens", group, [(float(x.get("query_tokens", 0)), k) for x, k in s]))
-        out.append(_mean("denied_requests", group, [(float(x.get("denied_requests", 0)), k) for x, k in s]))
+        out.append(_mean("query_tokens", group, [(float(x.get("query_tokens", 0)), k) for x, k in s],
+                         unbounded=True))
+        out.append(_mean("denied_requests", group, [(float(x.get("denied_requests", 0)), k) for x, k in s],
+                         unbounded=True))
         pairs = [((bool(x["correct"]), float(x.get("query_tokens", 0))), k) for x, k in dec]
         out.append(_bootstrap_stat("query_efficiency", group, pairs, _efficiency))
     per_tok = [((1.0 if x["correct"] else 0.0) / (x["llm_tokens"] / 1000), k) for x, k in dec if x.get("llm_tokens")]
-    out.append(_mean("accuracy_per_1k_tokens", group, per_tok))
+    out.append(_mean("accuracy_per_1k_tokens", group, per_tok, unbounded=True))
     failures = sum(1 for x, _ in s if not x.get("parsed"))
     out.append(MetricValue(name="parse_failures", group=group, value=float(failures), n=len(s), kind="count",
                            description=DESCRIBED["parse_failures"]))
