@@ -384,6 +384,7 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         _show_failures(run, runs_dir, metric, limit, as_json)
         return
     from knowgap import api
+    from knowgap.report.data import CUT_NOTE, truncated_answers
 
     manifest, metrics = api.load_run(run, runs_dir)
     if as_json:
@@ -403,8 +404,6 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         _print_metrics(metrics, manifest, "metrics")
     else:
         out.print("no metrics yet (the run did not finish): knowgap resume " + manifest.run_id)
-    from knowgap.report.data import CUT_NOTE, truncated_answers
-
     for i, record in enumerate(api.iter_trials(run, runs_dir)):
         if i >= trials:
             break
