@@ -5,8 +5,11 @@ request of an injected run is the request of a run without --inject; defences ar
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,8 @@ import knowgap
 from knowgap.casefiles.inject import inject_cases
 from knowgap.casefiles.suite_formats import check_file
 from knowgap.cli import app
+from knowgap.engine.records import TrialRecord
+from knowgap.engine.store import TRIALS
 from knowgap.engine.verdicts import hits
 from knowgap.injection import make_injection, read_attacks
 from knowgap.injection.defences import MARK, guard_system
@@ -24,6 +29,7 @@ from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.suites.partial.dataset import DATA, load_scenarios
 from knowgap.suites.partial.injected import hidden_field, plant
+from knowgap.suites.partial.suite import PartialOptions, PartialSuite
 from knowgap.suites.partial.view import build_view, render_view
 
 SCENARIOS = load_scenarios(DATA)
@@ -221,3 +227,29 @@ def test_the_payload_rides_in_a_visible_prose_field_chosen_by_position_and_asks_
     empty = built.model_copy(update={"view": built.view.model_copy(update={"evidence": {"a": 1, "b": 2}})})
     planted, carrier = plant(empty, make_injection(attack, "case", "end", "plain", field))
     assert carrier == "note" and list(planted.view.evidence) == ["a", "b", "note"]
+
+
+def test_metrics_read_the_records_as_a_stream_and_hold_none(runs_root: Path) -> None:
+    """The metrics keep a few facts of each trial, not its record (calls, views, reply): a run's metrics do not
+    hold every trial in memory, and they are the run's own."""
+    result = run(runs_root, True, repeats=2, inject=True, attack_families=["exfiltration"])
+    lines = (result.path / TRIALS).read_text(encoding="utf-8").splitlines()
+    alive_behind: list[int] = []
+    refs: list[weakref.ref[TrialRecord]] = []
+
+    def stream() -> Iterator[TrialRecord]:
+        for line in lines:
+            record = TrialRecord.model_validate_json(line)
+            refs.append(weakref.ref(record))
+            yield record
+            del record
+            gc.collect()  # the consumer still holds the record it was just given; none before it
+            alive_behind.append(sum(ref() is not None for ref in refs[:-1]))
+
+    suite = PartialSuite(PartialOptions.model_validate(result.manifest.config.options))
+    metrics = suite.metrics(stream())
+    assert len(refs) == len(lines) == result.manifest.trials_total > 50
+    assert max(alive_behind) == 0
+    assert any(m.name == "attack_noise_floor" and m.n for m in metrics)  # the noise floor read repeat 1's prompt
+    stored = {(m.group, m.name): (m.value, m.ci_low, m.ci_high, m.n) for m in result.metrics}
+    assert {(m.group, m.name): (m.value, m.ci_low, m.ci_high, m.n) for m in metrics} == stored

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.records import MetricValue
 from knowgap.engine.tally import Tally
 from knowgap.injection import ATTACK_SUCCESS, CLEAN_TASK_SCORE, NOISE_FLOOR, Injection, count_attack
 from knowgap.injection.metrics import DESCRIPTIONS
 from knowgap.suites.partial.injected import RunFacts, outcome
+from knowgap.suites.partial.trial_facts import TrialFacts
 
 LEAK = "injected_leak_rate"
 CHANGE = "decision_change_rate"
@@ -29,26 +30,24 @@ DESCRIBED = DESCRIPTIONS | {
 NAMES = frozenset(DESCRIBED)
 
 
-def _noise(tally: Tally, records: list[TrialRecord], key: Callable[[TrialRecord], str]) -> None:
+def _noise(tally: Tally, records: list[TrialFacts], key: Callable[[TrialFacts], str]) -> None:
     """The checks of each trial's planted injections between the clean runs of its repeats 0 and 1."""
-    first = {(r.case_id, r.config_id): r for r in records if r.repeat == 0 and "injection" in r.output}
+    first = {(r.case_id, r.config_id): r.injection for r in records if r.repeat == 0 and r.injection is not None}
     for r in records:
         base = first.get((r.case_id, r.config_id))
-        if r.repeat != 1 or base is None or "injection" not in r.output:
+        if r.repeat != 1 or base is None or r.injection is None:
             continue
-        clean0, clean1 = (RunFacts.model_validate(x.output["injection"]["clean"]) for x in (base, r))
-        system = next((m.content for c in r.calls if c.role == "target" for m in c.request.messages
-                       if m.role == "system"), "")
-        for planted in r.output["injection"].get("planted", []):
-            worked, _ = outcome(Injection.model_validate(planted), clean1, clean0, system)
+        clean0, clean1 = (RunFacts.model_validate(x["clean"]) for x in (base, r.injection))
+        for planted in r.injection.get("planted", []):
+            worked, _ = outcome(Injection.model_validate(planted), clean1, clean0, r.system)
             if worked is not None:
                 tally.hit(NOISE_FLOOR, worked, key(r))
 
 
-def injection_metrics(group: str, records: list[TrialRecord], key: Callable[[TrialRecord], str]
+def injection_metrics(group: str, records: list[TrialFacts], key: Callable[[TrialFacts], str]
                       ) -> list[MetricValue]:
     """The injection metrics of ``group`` (none when its trials carry no injection output)."""
-    ok = [r for r in records if r.status == "ok" and "injection" in r.output]
+    ok = [r for r in records if r.status == "ok" and r.injection is not None]
     if not ok:
         return []
     tally = Tally()
@@ -56,8 +55,8 @@ def injection_metrics(group: str, records: list[TrialRecord], key: Callable[[Tri
         cluster = key(r)
         if r.scores.get("decision"):
             tally.hit(CLEAN_TASK_SCORE, bool(r.scores.get("correct")), cluster)
-        planted = r.output["injection"].get("planted", [])
-        for injection, run in zip(planted, r.output["injection"].get("runs", []), strict=False):
+        injected = r.injection or {}  # never empty here: the filter above kept injected trials only
+        for injection, run in zip(injected.get("planted", []), injected.get("runs", []), strict=False):
             count_attack(tally, Injection.model_validate(injection), run.get("worked"), cluster)
             tally.hit(LEAK, bool(run.get("new_leaks")), cluster)
             if run.get("decision_changed") is not None:

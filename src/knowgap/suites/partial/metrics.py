@@ -17,6 +17,7 @@ from knowgap.engine.stats import cluster_resample, group_by_cluster, interval_wi
 from knowgap.suites.partial import injection_metrics
 from knowgap.suites.partial.prompts import DEFAULT_PROMPT, RUBRIC_CRITERIA
 from knowgap.suites.partial.scoring import ece, macro_f1
+from knowgap.suites.partial.trial_facts import TrialFacts
 
 
 class PretestRule(BaseModel):
@@ -79,11 +80,11 @@ COMPUTED = METRIC_NAMES - {"leak_rate", injection_metrics.LEAK, *MATCHED, *RUBRI
 """The metrics no judge decides (the others: see ``PartialSuite.metric_judges``)."""
 
 
-Scored = tuple[dict[str, Any], str]
+Scored = tuple[Mapping[str, Any], str]
 """One ok trial's scores and its cluster key (:func:`cluster_key`)."""
 
 
-def cluster_key(record: TrialRecord, cases: Mapping[str, Any]) -> str:
+def cluster_key(record: TrialRecord | TrialFacts, cases: Mapping[str, Any]) -> str:
     """The cluster of a trial in every interval: its task (the roles of one task share the scenario's data and
     the question; a scenario's 3-4 tasks ask different questions), or its own case when the case is unknown.
     Scenarios as clusters would leave 6 per family group: too few to estimate a variance from."""
@@ -131,7 +132,7 @@ def _mean(name: str, group: str, items: list[tuple[float, str]], unbounded: bool
                             unbounded=unbounded)
 
 
-def _group_metrics(group: str, records: list[TrialRecord], cases: Mapping[str, Any]) -> list[MetricValue]:
+def _group_metrics(group: str, records: list[TrialFacts], cases: Mapping[str, Any]) -> list[MetricValue]:
     ok = [r for r in records if r.status == "ok"]
     s: list[Scored] = [(r.scores, cluster_key(r, cases)) for r in ok]
     dec = [(x, k) for x, k in s if x.get("decision")]
@@ -188,10 +189,12 @@ def _group_metrics(group: str, records: list[TrialRecord], cases: Mapping[str, A
 
 def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: PretestRule | None = None
             ) -> list[MetricValue]:
-    groups: dict[str, list[TrialRecord]] = defaultdict(list)
+    """Every metric of the run's ``records`` (read once, as a stream; each kept as its :class:`TrialFacts`)."""
+    groups: dict[str, list[TrialFacts]] = defaultdict(list)
     full_acc: dict[str, list[tuple[bool, str]]] = defaultdict(list)
     auth_acc: dict[str, list[tuple[bool, str]]] = defaultdict(list)
-    for r in records:
+    for record in records:
+        r = TrialFacts.of(record)
         case = cases.get(r.case_id)
         groups[r.config_id].append(r)
         if case is None:
