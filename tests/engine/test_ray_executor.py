@@ -272,3 +272,18 @@ def test_rate_limits_are_shared_among_the_ray_workers() -> None:
     assert share_rate_limits(RunConfig(suite="starter", rpm=2), 5).rpm == 1  # never 0 (0 would be no limit)
     assert share_rate_limits(config, 1) is config
     assert share_rate_limits(RunConfig(suite="starter"), 4).rpm is None
+
+
+def test_workers_get_the_drivers_model_settings_and_the_keys_their_specs_name(monkeypatch: pytest.MonkeyPatch
+                                                                               ) -> None:
+    from knowgap.engine.ray_executor import worker_env
+
+    monkeypatch.setenv("KNOWGAP_EMBED_CACHE", "off")
+    monkeypatch.setenv("KNOWGAP_N_THREADS", "1")
+    monkeypatch.setenv("TEAM_KEY", "sk-team")
+    monkeypatch.setenv("UNRELATED_SECRET", "x")
+    monkeypatch.delenv("KNOWGAP_N_CTX", raising=False)
+    config = RunConfig(suite="starter", models={"target": "openai-compat:m@http://h/v1?key=${TEAM_KEY}"})
+    env = worker_env(config)
+    assert env["KNOWGAP_EMBED_CACHE"] == "off" and env["KNOWGAP_N_THREADS"] == "1" and env["TEAM_KEY"] == "sk-team"
+    assert "UNRELATED_SECRET" not in env and "KNOWGAP_N_CTX" not in env

@@ -55,9 +55,11 @@ INSTALL_HINT = "pip install 'knowgap[ray]'"
 MAX_ATTEMPTS = 3
 """Workers a trial may lose before it is stored as an error."""
 FORWARDED_ENV = ("KNOWGAP_N_CTX", "KNOWGAP_N_THREADS", "KNOWGAP_PREFIX_CACHE_MB", "KNOWGAP_ALLOW_AMX",
+                 "KNOWGAP_EMBED_CACHE",
                  "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
 """The driver's environment the workers get (with every ``${NAME}`` the model specs name): model settings that
-change answers, and provider credentials (sent in the actors' arguments, never written to a file or a log)."""
+change answers, the embedding cache's place (``off`` stays off on every node; a folder a node cannot use costs that
+node one warning), and provider credentials (sent in the actors' arguments, never written to a file or a log)."""
 
 
 class TrialRunner(Protocol):
