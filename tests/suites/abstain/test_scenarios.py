@@ -13,6 +13,7 @@ import knowgap
 from knowgap.casefiles.schema import case_schema
 from knowgap.casefiles.strict import check
 from knowgap.engine.records import TrialRecord
+from knowgap.engine.stats import wilson
 from knowgap.errors import InputError, KnowgapError
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.suites.abstain.scenario_data import QUESTION_SCENARIOS, check_scenario_file, load_scenario
@@ -185,6 +186,8 @@ def test_a_scenario_runs_end_to_end(scenario: str, runs_root: Path) -> None:
                          options={"scenario": scenario, "sample": 12}, runs_root=runs_root)
     got = {m.name: m for m in result.metrics if m.group == f"{scenario}/neutral"}
     assert result.ok and got["abstention_f1"].value == 1.0 and got["answer_accuracy"].value == 1.0
+    f1 = got["abstention_f1"]  # every case right: as uncertain as k of k, not the bootstrap's point [1, 1]
+    assert f1.cases > 1 and (f1.ci_low, f1.ci_high) == wilson(f1.cases, f1.cases)  # cases: clusters
     assert got["abstention_recall"].n + got["answer_accuracy"].n == 12
     record = knowgap.iter_trials(result.run_id, runs_root)[0]
     assert record.verdicts and record.output["experiment"]["scenario"] == scenario
