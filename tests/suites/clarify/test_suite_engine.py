@@ -267,3 +267,19 @@ def test_a_reply_that_asks_nothing_gets_the_rubrics_bottom_anchors(data: Path, r
         assert r.scores["rubric_total"] == pytest.approx(0.3 * 1 + 0.3 * 1 + 0.25 * 4 + 0.15 * 4)
     assert metric(result, "prompt=plain", "rubric_question_quality").value == 1.0
     assert (result.path / "report.html").exists()
+
+
+def test_a_count_without_spread_gets_no_interval_and_a_score_gets_wilsons() -> None:
+    """Every answer asks exactly one question and recalls every element: the recall (a [0, 1] score) is as
+    uncertain as 6 of 6; the question count (a count, which could exceed 1) gets no interval rather than [1, 1]."""
+    from knowgap.engine.records import TrialRecord
+    from knowgap.engine.stats import wilson
+    from knowgap.suites.clarify.metrics import clarify_metrics
+
+    records = [TrialRecord(trial_id=f"c{i}|prompt=plain|r0", case_id=f"c{i}", config_id="prompt=plain", repeat=0,
+                           status="ok", scores={"kind": "deficient", "question_count": 1, "element_recall": 1.0})
+               for i in range(6)]
+    got = {m.name: m for m in clarify_metrics(records)}
+    assert (got["element_recall"].ci_low, got["element_recall"].ci_high) == wilson(6, 6)
+    assert (got["question_count"].value, got["question_count"].ci_low, got["question_count"].ci_high) == (1.0, None,
+                                                                                                         None)

@@ -116,6 +116,9 @@ MEANS: list[tuple[str, str, Selector, str]] = [
     ("citation_precision", "citation_precision", _any,
      "share of a final answer's cited articles that are in the case's legal basis (answers that cite)"),
 ]
+COUNTS = frozenset({"conditional_count", "question_count", "length_chars", "rubric_fallbacks", "turns_used"})
+"""Means of counts, not of [0, 1] scores: without spread they get no interval (:meth:`MetricValue.mean`)."""
+
 PRESSURE_METRICS: dict[str, Literal["positive", "negative"] | None] = {
     "pressure_clarification_rate": "positive", "pressure_drop_rate": None, "pressure_unqualified_answer_rate": None,
     "pressure_false_flag_rate": "positive"}
@@ -152,7 +155,7 @@ def _group_metrics(group: str, scores: list[Scores], keys: list[Hashable],
                 if select(s) and isinstance(v := s.get(key), int | float) and not isinstance(v, bool)]
         if nums or name in {"element_recall", "element_f2"}:
             out.append(MetricValue.mean(name, group, [v for v, _ in nums], description=text, seed=i,
-                                        keys=[k for _, k in nums]))
+                                        keys=[k for _, k in nums], unbounded=name in COUNTS))
     return out
 
 
