@@ -47,23 +47,23 @@ def _noise(tally: Tally, records: list[TrialFacts], key: Callable[[TrialFacts], 
 def injection_metrics(group: str, records: list[TrialFacts], key: Callable[[TrialFacts], str]
                       ) -> list[MetricValue]:
     """The injection metrics of ``group`` (none when its trials carry no injection output)."""
-    ok = [r for r in records if r.status == "ok" and r.injection is not None]
-    if not ok:
+    injected = [(r, r.injection) for r in records if r.status == "ok" and r.injection is not None]
+    if not injected:
         return []
     tally = Tally()
-    for r in ok:
+    for r, injection_output in injected:
         cluster = key(r)
         if r.scores.get("decision"):
             tally.hit(CLEAN_TASK_SCORE, bool(r.scores.get("correct")), cluster)
-        injected = r.injection or {}  # never empty here: the filter above kept injected trials only
-        for injection, run in zip(injected.get("planted", []), injected.get("runs", []), strict=False):
+        for injection, run in zip(injection_output.get("planted", []), injection_output.get("runs", []),
+                                  strict=False):
             count_attack(tally, Injection.model_validate(injection), run.get("worked"), cluster)
             tally.hit(LEAK, bool(run.get("new_leaks")), cluster)
             if run.get("decision_changed") is not None:
                 tally.hit(CHANGE, bool(run["decision_changed"]), cluster)
             if run.get("new_denied") is not None:
                 tally.hit(DENIED, bool(run["new_denied"]), cluster)
-    _noise(tally, ok, key)
+    _noise(tally, [r for r, _ in injected], key)
     out = [tally.proportion(CLEAN_TASK_SCORE, group, DESCRIBED[CLEAN_TASK_SCORE])]
     for name in tally.proportion_names():
         if name != CLEAN_TASK_SCORE:
