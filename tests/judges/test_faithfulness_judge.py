@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from knowgap.engine.stats import wilson
 from knowgap.judges import faithfulness_features
 from knowgap.judges.cards import find_card
 from knowgap.judges.faithfulness import JUDGE_NAME, OfflineFaithfulness
@@ -114,6 +115,9 @@ def test_folds_keep_every_document_together_and_pick_accuracy_counts_ties_half()
     assert set(folds.tolist()) == {0, 1, 2}
     pick = pick_accuracy([0.9, 0.1, 0.5, 0.5], [(0, 1), (2, 3)], ["a", "a", "b", "b"])
     assert pick.value == 0.75
+    # a picker right on every pair of 5 documents: as uncertain as 5 of 5, not the bootstrap's point [1, 1]
+    perfect = pick_accuracy([0.9, 0.1] * 5, [(2 * i, 2 * i + 1) for i in range(5)], [f"d{i // 2}" for i in range(10)])
+    assert (perfect.value, perfect.ci_low, perfect.ci_high) == (1.0, *wilson(5, 5))
 
 
 def test_near_verbatim_pairs_pair_a_faithful_summary_with_a_copied_unfaithful_one() -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from knowgap.engine.stats import interval_without_spread
 from knowgap.judges.cards import Estimate, ValidityCard, binary_card, sha256_files
 from knowgap.judges.faithfulness import JUDGE_NAME, Analysis, OfflineFaithfulness
 from knowgap.judges.faithfulness_data import (
@@ -88,7 +89,8 @@ def held_out_probabilities(x: np.ndarray, y: np.ndarray, groups: Sequence[str], 
 def pick_accuracy(scores: Sequence[float], pairs: Sequence[tuple[int, int]], groups: Sequence[str], *,
                   reps: int = 2000, seed: int = 0) -> Estimate:
     """How often the faithful summary of a pair scores higher (a tie counts half), with a 95% CI from a
-    bootstrap that resamples documents (pairs of one document are not independent)."""
+    bootstrap that resamples documents (pairs of one document are not independent); where every resample gives
+    the same value (a perfect picker), :func:`~knowgap.engine.stats.interval_without_spread` instead of a point."""
     if not pairs:
         return Estimate(value=None)
     wins = np.array([1.0 if scores[f] > scores[u] else 0.5 if scores[f] == scores[u] else 0.0 for f, u in pairs])
@@ -99,8 +101,11 @@ def pick_accuracy(scores: Sequence[float], pairs: Sequence[tuple[int, int]], gro
     for _ in range(reps):
         drawn = np.concatenate([members[j] for j in rng.integers(0, len(keys), len(keys))])
         values.append(float(wins[drawn].mean()))
-    return Estimate(value=float(wins.mean()), ci_low=float(np.quantile(values, 0.025)),
-                    ci_high=float(np.quantile(values, 0.975)))
+    value = float(wins.mean())
+    lo, hi = float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
+    # every resample giving one value (every document alike) is not certainty
+    ci = (lo, hi) if lo != hi else interval_without_spread(value, len(keys))
+    return Estimate(value=value, ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None)
 
 
 def featurize(pairs: Sequence[CalibrationPair], checker: OfflineFaithfulness,
