@@ -183,6 +183,13 @@ def interval_without_spread(value: float, clusters: int) -> tuple[float, float] 
     return wilson_rate(value, clusters) if clusters > 0 and 0.0 <= value <= 1.0 else None
 
 
+def unless_point(ci: tuple[float, float], value: float, clusters: int) -> tuple[float, float] | None:
+    """A percentile bootstrap's interval ``ci`` of a statistic ``value`` over ``clusters``, unless it is a point
+    (every resample gave one value: one cluster, or clusters that all agree), which is not certainty: then
+    :func:`interval_without_spread`."""
+    return ci if ci[0] != ci[1] else interval_without_spread(value, clusters)
+
+
 def cluster_resample(items: Sequence[object], groups: Sequence[Sequence[int]], rng: random.Random) -> list[object]:
     """One cluster bootstrap resample of ``items``: as many clusters as there are, drawn with replacement, each
     with all its items (``groups``: the items' positions per cluster, :func:`group_by_cluster`). With clusters of

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowgap.engine.stats import interval_without_spread
+from knowgap.engine.stats import unless_point
 from knowgap.judges.cards import Estimate, ValidityCard, binary_card, sha256_files
 from knowgap.judges.faithfulness import JUDGE_NAME, Analysis, OfflineFaithfulness
 from knowgap.judges.faithfulness_data import (
@@ -90,7 +90,7 @@ def pick_accuracy(scores: Sequence[float], pairs: Sequence[tuple[int, int]], gro
                   reps: int = 2000, seed: int = 0) -> Estimate:
     """How often the faithful summary of a pair scores higher (a tie counts half), with a 95% CI from a
     bootstrap that resamples documents (pairs of one document are not independent); where every resample gives
-    the same value (a perfect picker), :func:`~knowgap.engine.stats.interval_without_spread` instead of a point."""
+    the same value (a perfect picker), not that point (:func:`~knowgap.engine.stats.unless_point`)."""
     if not pairs:
         return Estimate(value=None)
     wins = np.array([1.0 if scores[f] > scores[u] else 0.5 if scores[f] == scores[u] else 0.0 for f, u in pairs])
@@ -102,9 +102,7 @@ def pick_accuracy(scores: Sequence[float], pairs: Sequence[tuple[int, int]], gro
         drawn = np.concatenate([members[j] for j in rng.integers(0, len(keys), len(keys))])
         values.append(float(wins[drawn].mean()))
     value = float(wins.mean())
-    lo, hi = float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
-    # every resample giving one value (every document alike) is not certainty
-    ci = (lo, hi) if lo != hi else interval_without_spread(value, len(keys))
+    ci = unless_point((float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))), value, len(keys))
     return Estimate(value=value, ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None)
 
 

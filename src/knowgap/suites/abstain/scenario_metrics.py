@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 
 from knowgap.engine.records import MetricValue, TrialRecord, Verdict
-from knowgap.engine.stats import group_by_cluster, interval_without_spread
+from knowgap.engine.stats import group_by_cluster, unless_point
 from knowgap.engine.tally import Tally
 from knowgap.engine.verdicts import judged, not_scored
 
@@ -58,7 +58,7 @@ def f1_of(pairs: Iterable[tuple[bool, bool]]) -> float | None:
 def f1_metric(group: str, pairs: Sequence[tuple[bool, bool]], keys: Sequence[Hashable],
               seed: int = 0) -> MetricValue:
     """``abstention_f1`` with a percentile bootstrap 95% CI that resamples clusters (all their trials at once);
-    where every resample gives the same F1, :func:`~knowgap.engine.stats.interval_without_spread` instead."""
+    where every resample gives the same F1, not that point (:func:`~knowgap.engine.stats.unless_point`)."""
     value = f1_of(pairs)
     groups = group_by_cluster(keys)
     lo = hi = None
@@ -66,9 +66,8 @@ def f1_metric(group: str, pairs: Sequence[tuple[bool, bool]], keys: Sequence[Has
         rng = random.Random(seed)
         draws = sorted(d for d in (f1_of(pairs[i] for g in rng.choices(groups, k=len(groups)) for i in g)
                                    for _ in range(BOOTSTRAP_REPS)) if d is not None)
-        lo, hi = draws[int(0.025 * (len(draws) - 1))], draws[math.ceil(0.975 * (len(draws) - 1))]
-        if lo == hi:  # every resample gave one value (one case, or every case alike): not certainty
-            lo, hi = interval_without_spread(value, len(groups)) or (None, None)
+        lo, hi = unless_point((draws[int(0.025 * (len(draws) - 1))], draws[math.ceil(0.975 * (len(draws) - 1))]),
+                              value, len(groups)) or (None, None)
     return MetricValue(name=F1, group=group, value=value, ci_low=lo, ci_high=hi, n=len(pairs),
                        n_cases=len(groups), kind="mean", description=F1_DESCRIPTION)
 

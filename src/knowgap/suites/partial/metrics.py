@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.stats import cluster_resample, group_by_cluster, interval_without_spread
+from knowgap.engine.stats import cluster_resample, group_by_cluster, unless_point
 from knowgap.suites.partial import injection_metrics
 from knowgap.suites.partial.prompts import DEFAULT_PROMPT, RUBRIC_CRITERIA
 from knowgap.suites.partial.scoring import ece, macro_f1
@@ -96,7 +96,7 @@ def cluster_key(record: TrialRecord | TrialFacts, cases: Mapping[str, Any]) -> s
 def _bootstrap_stat(name: str, group: str, items: list[tuple[Any, str]], stat: Any, reps: int = 1000
                     ) -> MetricValue:
     """``stat`` over the items with a percentile bootstrap that resamples clusters (each item's key); where every
-    resample gives the same value, :func:`~knowgap.engine.stats.interval_without_spread` instead of a point."""
+    resample gives the same value, not that point (:func:`~knowgap.engine.stats.unless_point`)."""
     values = [item for item, _ in items]
     keys = [key for _, key in items]
     value = stat(values) if values else None
@@ -107,10 +107,9 @@ def _bootstrap_stat(name: str, group: str, items: list[tuple[Any, str]], stat: A
     rng = random.Random(0)
     groups = group_by_cluster(keys)
     draws = sorted(v for v in (stat(cluster_resample(values, groups, rng)) for _ in range(reps)) if v is not None)
-    lo, hi = (draws[int(0.025 * len(draws))], draws[min(len(draws) - 1, int(0.975 * len(draws)))]) if draws else (
-        None, None)
-    if lo is not None and lo == hi:  # every resample gave one value (one case, or all agree): not certainty
-        lo, hi = interval_without_spread(value, clusters) or (None, None)
+    ci = unless_point((draws[int(0.025 * len(draws))], draws[min(len(draws) - 1, int(0.975 * len(draws)))]), value,
+                      clusters) if draws else None
+    lo, hi = ci or (None, None)
     return MetricValue(name=name, group=group, value=value, ci_low=lo, ci_high=hi, n=len(items), n_cases=clusters,
                        kind="mean", description=DESCRIBED[name])
 
