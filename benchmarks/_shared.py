@@ -6,6 +6,7 @@ on ``sys.path``).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import platform
@@ -60,6 +61,29 @@ class BenchOptions(SuiteOptions):
     n: int = Field(1000, ge=1, description="Synthetic cases.")
 
 
+class CollectorClock:
+    """Seconds the garbage collector spent in this process since :meth:`start` (every generation)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._began = 0.0
+
+    def start(self) -> CollectorClock:
+        if self._tick not in gc.callbacks:
+            gc.callbacks.append(self._tick)
+        return self
+
+    def _tick(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._began
+
+
+COLLECTOR = CollectorClock()
+"""This process's collector clock; a side starts it (``COLLECTOR.start()``) to have it counted."""
+
+
 class PhaseClock:
     """Wall-clock and peak-RSS marks set from inside the suite (first trial, metrics start and end)."""
 
@@ -68,6 +92,9 @@ class PhaseClock:
     first_trial_cpu: float | None = None
     metrics_start_cpu: float | None = None
     """This process's CPU time (``time.process_time``) at the first trial and at the start of metrics."""
+    first_trial_gc: float | None = None
+    metrics_start_gc: float | None = None
+    """The garbage collector's seconds (:data:`COLLECTOR`, once started) at the same two marks."""
     metrics_end: float | None = None
     rss_at_metrics_start_mb: float | None = None
     rss_at_metrics_end_mb: float | None = None
@@ -80,6 +107,7 @@ class PhaseClock:
     def reset(cls) -> None:
         cls.first_trial = cls.metrics_start = cls.metrics_end = None
         cls.first_trial_cpu = cls.metrics_start_cpu = None
+        cls.first_trial_gc = cls.metrics_start_gc = None
         cls.rss_at_metrics_start_mb = cls.rss_at_metrics_end_mb = None
 
 
@@ -103,6 +131,7 @@ class BenchSuite(Suite):
         if PhaseClock.first_trial is None:
             PhaseClock.first_trial = time.perf_counter()
             PhaseClock.first_trial_cpu = time.process_time()
+            PhaseClock.first_trial_gc = COLLECTOR.seconds
         case = trial.case
         assert isinstance(case, BenchCase)
         response = await ctx.generate("target", ChatRequest.simple(case.prompt, max_tokens=MAX_TOKENS))
@@ -111,6 +140,7 @@ class BenchSuite(Suite):
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         PhaseClock.metrics_start = time.perf_counter()
         PhaseClock.metrics_start_cpu = time.process_time()
+        PhaseClock.metrics_start_gc = COLLECTOR.seconds
         PhaseClock.rss_at_metrics_start_mb = peak_rss_mb()
         if PhaseClock.hook is not None:
             PhaseClock.hook("metrics_start")

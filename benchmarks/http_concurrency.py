@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _shared import MAX_TOKENS, SUITE, PhaseClock, case_prompt, peak_rss_mb, print_table, write_json
+from _shared import COLLECTOR, MAX_TOKENS, SUITE, PhaseClock, case_prompt, peak_rss_mb, print_table, write_json
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER = REPO / "tests" / "fakes" / "latency_server.py"
@@ -66,6 +66,7 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool,
 
     spec = f"openai-compat:m@{url}"
     PhaseClock.reset()
+    COLLECTOR.start()
     profiler = cProfile.Profile() if profile else None
     t0 = time.perf_counter()
     if profiler is not None:
@@ -80,6 +81,8 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool,
     exec_s = PhaseClock.metrics_start - PhaseClock.first_trial
     assert PhaseClock.first_trial_cpu is not None and PhaseClock.metrics_start_cpu is not None
     cpu_s = PhaseClock.metrics_start_cpu - PhaseClock.first_trial_cpu
+    assert PhaseClock.first_trial_gc is not None and PhaseClock.metrics_start_gc is not None
+    gc_s = PhaseClock.metrics_start_gc - PhaseClock.first_trial_gc
     try:
         from knowgap.models.http_pool import http_client_kind
 
@@ -87,7 +90,7 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool,
     except ImportError:  # a knowgap from before HttpPool (PYTHONPATH=OLD/src to compare)
         client = "httpx, one client (before HttpPool)"
     out: dict[str, Any] = {"rps": n / exec_s, "rps_end_to_end": n / wall, "exec_s": exec_s, "wall_s": wall,
-                           "cpu_ms_per_request": 1000 * cpu_s / n,
+                           "cpu_ms_per_request": 1000 * cpu_s / n, "gc_ms_per_request": 1000 * gc_s / n,
                            "provider_calls": result.provider_calls, "peak_rss_mb": peak_rss_mb(),
                            "exec_peak_rss_mb": PhaseClock.rss_at_metrics_start_mb, "http_client": client}
     if profiler is not None:
@@ -157,8 +160,10 @@ async def _bare(kind: str, url: str, n: int, concurrency: int) -> tuple[float, f
 
 
 def side_bare(kind: str, url: str, n: int, concurrency: int) -> dict[str, Any]:
+    COLLECTOR.start()
     elapsed, cpu = asyncio.run(_bare(kind, url, n, concurrency))
-    return {"rps": n / elapsed, "exec_s": elapsed, "cpu_ms_per_request": 1000 * cpu / n, "peak_rss_mb": peak_rss_mb()}
+    return {"rps": n / elapsed, "exec_s": elapsed, "cpu_ms_per_request": 1000 * cpu / n,
+            "gc_ms_per_request": 1000 * COLLECTOR.seconds / n, "peak_rss_mb": peak_rss_mb()}
 
 
 def side_inspect(url: str, n: int, concurrency: int, work: Path) -> dict[str, Any]:
@@ -293,7 +298,8 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
         "knowgap_peak_rss_mb": knowgap.get("peak_rss_mb"), "bare_peak_rss_mb": bare.get("peak_rss_mb"),
         "inspect_peak_rss_mb": inspect.get("peak_rss_mb"), "inspect_why": inspect.get("why"),
         "meets_target": ratio is not None and ratio >= TARGET_RATIO,
-        "rounds": [{side: {"rps": r.get("rps"), "cpu_ms_per_request": r.get("cpu_ms_per_request")}
+        "rounds": [{side: {"rps": r.get("rps"), "cpu_ms_per_request": r.get("cpu_ms_per_request"),
+                           "gc_ms_per_request": r.get("gc_ms_per_request")}
                     for side, r in rnd.items()} for rnd in rounds],
         "knowgap_vs_best_bare_by_round": ratios,
         "sizes": sizes, "rss_ratio": max(rss) / min(rss) if len(rss) > 1 else None,
@@ -353,8 +359,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\nmedian run of each side:")
     rows = [(side, r.get("rps"), (r["rps"] / data["limit_rps"]) if r.get("rps") else None,
              (r["rps"] / data["best_bare_rps"]) if r.get("rps") and data["best_bare_rps"] else None,
-             r.get("cpu_ms_per_request"), r.get("peak_rss_mb")) for side, r in data["sides"].items()]
-    print_table(["side", "requests/s", "of limit", "of best bare", "CPU ms/request", "peak RSS MiB"], rows)
+             r.get("cpu_ms_per_request"), r.get("gc_ms_per_request"), r.get("peak_rss_mb"))
+            for side, r in data["sides"].items()]
+    print_table(["side", "requests/s", "of limit", "of best bare", "CPU ms/request", "GC ms/request", "peak RSS MiB"],
+                rows)
     if data["knowgap_rps_end_to_end"]:
         print(f"knowgap end to end (setup + execution + metrics + reports): {data['knowgap_rps_end_to_end']:,.0f}/s")
     if data["inspect_why"]:

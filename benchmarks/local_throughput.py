@@ -38,7 +38,7 @@ from pydantic import Field
 
 import knowgap
 from knowgap.engine.gateway import ModelClient, RetryPolicy
-from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.records import MetricValue
 from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.models import local as local_mod
 from knowgap.models.local import LocalModel, load_llama
@@ -155,8 +155,7 @@ def run_knowgap(spec: str, texts: list[str], max_tokens: int, runs_root: Path) -
                          "max_tokens": max_tokens}, use_cache=False, runs_root=runs_root, progress=False)
     seconds = time.perf_counter() - start
     assert result.manifest.trials_ok == len(texts), result.manifest
-    records: list[TrialRecord] = knowgap.iter_trials(result.run_id, runs_root)
-    records.sort(key=lambda r: r.case_id)
+    records = sorted(knowgap.iter_trials(result.run_id, runs_root), key=lambda r: r.case_id)
     responses = [r.calls[0].response for r in records]
     assert all(resp is not None for resp in responses)
     return {"tokens": sum(r.usage.completion_tokens for r in responses if r), "seconds": seconds,

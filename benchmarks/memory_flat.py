@@ -108,7 +108,7 @@ def child_run(n: int, shape: str, root: Path, trace: bool) -> dict[str, Any]:
 def child_metrics(n: int, shape: str, root: Path, run_id: str) -> dict[str, Any]:
     cases, _ = _shape(n, shape)
     store = RunStore.open(root, run_id)
-    suite = BenchSuite(BenchOptions(n=cases))
+    suite = BenchSuite(BenchOptions.model_validate({"n": cases}))
     before = peak_rss_mb()
     t0 = time.perf_counter()
     metrics = suite.metrics(store.iter_records())

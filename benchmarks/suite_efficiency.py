@@ -182,7 +182,7 @@ def main() -> int:
           f"status {result.status}")
     print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} (2-core shared machine: "
           "above ~0.3 the figures are measured under load)")
-    rows = [
+    parts = [
         ("model (sum of latency_s)", model_s, model_s / wall),
         ("non-model inside trials (prompts, scoring, judges, embeddings)", in_trials - model_s,
          (in_trials - model_s) / wall),
@@ -192,7 +192,7 @@ def main() -> int:
         ("wall (knowgap.run)", wall, 1.0),
         ("model load (prepare, before the run)", load_s, load_s / wall),
     ]
-    print_table(["part", "seconds", "share of wall"], rows, title="where the time goes")
+    print_table(["part", "seconds", "share of wall"], parts, title="where the time goes")
     verdict = "met" if share >= TARGET_SHARE else "NOT met"
     print(f"\nmodel time / wall = {share:.1%} (target >= {TARGET_SHARE:.0%}: {verdict}); "
           f"with the model load counted: {share_with_load:.1%}")

@@ -27,6 +27,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from knowgap.engine.cache import ResponseCache
+from knowgap.engine.collector import fewer_collections
 from knowgap.engine.gateway import ModelClient, ModelGateway, RetryPolicy
 from knowgap.engine.group_commit import GroupCommit
 from knowgap.engine.outcome import error_causes, finished_status
@@ -287,7 +288,8 @@ class Runner:
                         await asyncio.sleep(0)
 
             try:
-                await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+                with fewer_collections():
+                    await asyncio.gather(*(worker() for _ in range(max(1, workers))))
             finally:
                 commit.flush()  # stopped early (Ctrl-C, a failure): trials that finished are stored
 
