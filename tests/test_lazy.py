@@ -18,7 +18,7 @@ from tests.helpers import scripted
 
 LAZY_PACKAGES = ["knowgap.suites.starter", "knowgap.suites.abstain", "knowgap.suites.clarify",
                  "knowgap.suites.partial", "knowgap.suites.extract", "knowgap.labels", "knowgap.report",
-                 "knowgap.evaluation", "knowgap.casefiles"]
+                 "knowgap.evaluation", "knowgap.casefiles", "knowgap.models"]
 
 HEAVY = ["knowgap.api", "knowgap.engine.runner", "knowgap.engine.cache", "knowgap.report.html",
          "knowgap.labels.agreement",
