@@ -21,7 +21,18 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from model_signal import Variants, auc, compare, grouped_order, load_signal, logit, measure, p_yes, yes_no_request
+from model_signal import (
+    Variants,
+    auc,
+    compare,
+    grouped_order,
+    load_signal,
+    logit,
+    measure,
+    p_yes,
+    rating,
+    yes_no_request,
+)
 
 from knowgap.judges.cards import sha256_files
 from knowgap.judges.factuality import CONTRADICTION_CAP
@@ -40,14 +51,21 @@ QUESTIONS = {
     # Yes = something is missing or contradicted (higher is worse)
     "omits": "Does the candidate answer leave out a condition, limit, requirement or key fact that the reference "
              "answer states, or state something the reference answer contradicts? Reply Yes or No.",
+    # a 1-5 rating read as its probability-weighted mean (higher is better)
+    "rate": "Rate how well the candidate answer matches the reference answer, from 1 to 5: 5 = the same answer "
+            "with every key fact and condition; 4 = the same answer, a minor detail missing; 3 = partly the "
+            "same, a key fact or condition missing; 2 = mostly different or missing the key facts; 1 = wrong or "
+            "contradicting the reference. Reply with one digit.",
 }
+RATING_SYSTEM = "You grade answers against a reference answer. Reply with one digit from 1 to 5."
 FOLD_SEEDS = (0, 1, 2)
 
 
 def request(row: FactualityRow, prompt: str) -> ChatRequest:
     """Question and reference first, so the answers to one question share a prompt prefix (the local provider
     restores its saved state for it)."""
-    return yes_no_request(SYSTEM, f"Question: {row.question}\n\nReference answer: {row.expected}\n\n"
+    system = RATING_SYSTEM if prompt == "rate" else SYSTEM
+    return yes_no_request(system, f"Question: {row.question}\n\nReference answer: {row.expected}\n\n"
                                   f"Candidate answer: {row.response}\n\n{QUESTIONS[prompt]}")
 
 
@@ -73,7 +91,7 @@ def report(data: LabelledRows, features: np.ndarray, signals: dict[str, np.ndarr
     print(f"{len(rows)} answers ({int(y.sum())} acceptable) from {len(set(groups))} questions have "
           f"{', '.join(signals)}")
     for name, s in signals.items():  # a model that reads the question: above 0.5 for 'same', below for 'omits'
-        print(f"  P(yes) of '{name}' alone as a score of acceptable answers: AUC {auc(s[rows], y):.3f}")
+        print(f"  the signal of '{name}' alone as a score of acceptable answers: AUC {auc(s[rows], y):.3f}")
     logits = {name: logit(s[rows]) for name, s in signals.items()}
     variants: Variants = {"19 signals": (features[rows], list(FEATURES))}
     for name in signals:
@@ -102,7 +120,8 @@ def main() -> None:
         for prompt in prompts:
             measure(args.model, grouped_order(data.groups), partial(request_of, data, prompt),
                     args.out / f"{prompt}.jsonl", label=prompt, total=len(data),
-                    limit_seconds=None if args.minutes is None else args.minutes * 60)
+                    limit_seconds=None if args.minutes is None else args.minutes * 60,
+                    signal=rating if prompt == "rate" else p_yes)
     signals = {prompt: load_signal(args.out / f"{prompt}.jsonl", len(data)) for prompt in prompts}
     report(data, features(data, args.data_dir / DATASET, args.out), signals)
 

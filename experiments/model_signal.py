@@ -38,17 +38,40 @@ def p_yes(model: ChatModel, req: ChatRequest) -> tuple[float, float, float]:
     return (yes / (yes + no) if yes + no > 0 else 0.5), yes + no, response.latency_s or 0.0
 
 
+RATINGS = {str(r): r for r in range(1, 6)}
+
+
+def rating(model: ChatModel, req: ChatRequest) -> tuple[float, float, float]:
+    """The probability-weighted mean of a 1-5 rating (G-Eval style) from one token's top log-probabilities, mapped
+    to 0..1; the probability mass the five digits hold, and the call's seconds."""
+    response = asyncio.run(model.chat(req))
+    top = response.logprobs[0].top if response.logprobs else []
+    weights = {r: 0.0 for r in RATINGS.values()}
+    for t in top:
+        r = RATINGS.get(t.token.strip())
+        if r is not None:
+            weights[r] += math.exp(t.logprob)
+    mass = sum(weights.values())
+    mean = sum(r * w for r, w in weights.items()) / mass if mass > 0 else 3.0
+    return (mean - 1) / 4, mass, response.latency_s or 0.0
+
+
+Signal = Callable[[ChatModel, ChatRequest], tuple[float, float, float]]
+"""A model's answer to one request read as a 0..1 signal: (signal, probability mass read, seconds)."""
+
+
 def measure(spec: str, order: Sequence[int], request_of: Callable[[int], ChatRequest], out: Path, *,
-            label: str, total: int, limit_seconds: float | None) -> None:
+            label: str, total: int, limit_seconds: float | None, signal: Signal = p_yes) -> None:
     """Append ``{"i", "p_yes", "mass", "seconds"}`` for every item of ``order`` not yet in ``out`` (so a stopped
-    run resumes), stopping after ``limit_seconds``."""
+    run resumes), stopping after ``limit_seconds``. ``p_yes`` holds ``signal``'s value (P(yes), or a rating mapped
+    to 0..1)."""
     done = {json.loads(line)["i"] for line in out.read_text(encoding="utf-8").splitlines()} if out.exists() else set()
     todo = [i for i in order if i not in done]
     model = create_model(spec)
     started = time.monotonic()
     with out.open("a", encoding="utf-8") as fh:
         for n, i in enumerate(todo, 1):
-            p, mass, seconds = p_yes(model, request_of(i))
+            p, mass, seconds = signal(model, request_of(i))
             fh.write(json.dumps({"i": i, "p_yes": p, "mass": round(mass, 4), "seconds": round(seconds, 3)}) + "\n")
             fh.flush()
             if n % 50 == 0:
