@@ -1,4 +1,5 @@
-"""Does the embedded model's yes/no token probability add to the offline factuality judge? (issue 15)
+"""Does the embedded model's yes/no token probability (or its 1-5 rating) add to the offline factuality judge?
+(issue 15)
 
 For every tiered answer of ``policybench/responses_dev.jsonl`` (the factuality judge's labelled set), the model
 is asked one yes/no question about the answer against the expected answer (``--prompt``; one generated token, its
