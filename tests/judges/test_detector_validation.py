@@ -32,6 +32,7 @@ OFFLINE: dict[str, Callable[..., ValidityCard]] = {
     "leak-detector": dv.validate_leak_detector,
     "gap-matcher": dv.validate_gap_matcher,
     "answer-match": dv.validate_answer_match,
+    "answer-overlap": dv.validate_answer_overlap,
     "extract-takeover": dv.validate_extract_takeover,
     "abstention-scenarios": dv.validate_abstention_scenarios,
 }
@@ -51,7 +52,28 @@ def _labels(name: str) -> list[bool]:
         return [it.takeover for it in labelled_sets.takeover_items()[0]]
     if name == "abstention-scenarios":  # gold: the agreed labels
         return [it.label_a.abstained for it in labelled_sets.abstention_scenario_items()[0] if it.agreed]
+    if name == "answer-overlap":
+        return [it.correct for it in labelled_sets.scenario_answer_items()[0]]
     return [it.correct for it in labelled_sets.answer_match_items()[0]]
+
+
+def test_the_scenario_answers_are_real_replies_to_answerable_questions_with_their_references() -> None:
+    """scenario_answers.jsonl: each row answers an answerable question of its scenario file, carries that
+    question's references, and the 1.5B rows are the replies the abstention-scenarios set holds."""
+    from knowgap.suites.abstain.scenario_data import SHIPPED
+
+    questions = {(path.stem, row["id"]): row for path in SHIPPED.glob("*.jsonl")
+                 for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    replies = {it.id: it.response for it in labelled_sets.abstention_scenario_items()[0]}
+    items, _ = labelled_sets.scenario_answer_items()
+    assert len({it.id for it in items}) == len(items)
+    for it in items:
+        question = questions[(it.scenario, it.id.rsplit("/", 1)[-1])]
+        assert not question["should_abstain"] and question["question"] == it.question, it.id
+        assert it.answers == question["answers"], it.id
+        if not it.id.startswith("05/"):
+            assert replies[it.id] == it.response, it.id
+    assert {it.scenario for it in items} == {"false-premise", "unknowable", "unanswerable-context"}
 
 
 @pytest.fixture(autouse=True)

@@ -99,7 +99,8 @@ CATALOG: tuple[CatalogJudge, ...] = (
     CatalogJudge("answer-overlap", "offline",
                  "does an answer match a reference answer (contains it, or most of a long one's content tokens)?",
                  "knowgap.suites.abstain.scenario_answers:ANSWER_OVERLAP_VERSION", "matches",
-                 "labelled answers (i15-cards2, the starter set answer-match is measured on)",
+                 "judges/data/labelled/scenario_answers.jsonl (real 1.5B and 0.5B answers to the abstain "
+                 "scenarios' answerable questions, hand-labelled)",
                  _detector("answer-overlap"), metrics=("abstain.answer_accuracy",), needs_data=False),
     CatalogJudge("clarification", "offline", "does the response ask for, or make conditional on, missing facts?",
                  "knowgap.judges.clarification:CLARIFICATION_VERSION", "clarifies",

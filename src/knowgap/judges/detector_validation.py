@@ -18,6 +18,8 @@ The labelled sets (details and provenance in ``judges/data/labelled/SOURCES.md``
 - ``abstention-scenarios``: the offline abstention detector on real replies of ``local:qwen2.5-1.5b`` to the abstain
   scenarios (false-premise, unknowable, unanswerable-context), labelled by two independent annotators
   (``labelled/abstention_scenarios.jsonl``; the agreed label is gold, a disagreement is left out);
+- ``answer-overlap``: real replies of the embedded models to the abstain scenarios' answerable questions, labelled
+  right or wrong against the references (``labelled/scenario_answers.jsonl``);
 - ``leak-detector`` / ``gap-matcher`` / ``answer-match``: texts written and labelled for this project against
   the partial suite's scenarios and the starter cases (``labelled/partial_leaks.jsonl``, ``partial_gaps.jsonl``,
   ``answer_match.jsonl``).
@@ -44,6 +46,7 @@ from knowgap.judges.labelled_sets import (
     gap_items,
     leak_items,
     legal_answer_items,
+    scenario_answer_items,
     stratified,
     takeover_items,
 )
@@ -351,19 +354,28 @@ def validate_answer_match(data_dir: Path, limit: int | None = None, judge_model:
 
 def validate_answer_overlap(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
                             progress: Progress | None = None) -> ValidityCard:
-    """The abstain scenarios' answer check (containment, or token overlap with a long reference), on the labelled
-    responses answer-match is measured on (short references: it mostly measures the containment half)."""
+    """The abstain scenarios' answer check (containment, or token overlap with a long reference) on real replies to
+    the scenarios' answerable questions, labelled right or wrong by reading them; ``extra`` holds sensitivity and
+    specificity per scenario."""
     from knowgap.suites.abstain.scenario_answers import ANSWER_OVERLAP_VERSION, answer_match
 
-    items, path = answer_match_items()
+    items, path = scenario_answer_items()
     chosen = stratified([it.correct for it in items], limit)
     rows = [items[i] for i in chosen]
     return _offline("answer-overlap", ANSWER_OVERLAP_VERSION, "gives the right answer", path.name,
                     sha256_files([path]), [r.correct for r in rows],
                     lambda i: answer_match(rows[i].response, rows[i].answers)[0], progress,
-                    method=_method(len(items), chosen, limit, "labelled responses"),
-                    notes=_ANSWER_NOTES + " The references are short, so the token-overlap rule is barely "
-                                          "exercised: not a card for FalseQA's or SQuAD's long answers.")
+                    method=_method(len(items), chosen, limit, "labelled scenario answers"),
+                    groups=[r.scenario for r in rows], notes=_SCENARIO_ANSWER_NOTES)
+
+
+_SCENARIO_ANSWER_NOTES = ("Real replies of local:qwen2.5-1.5b and local:qwen2.5-0.5b to the answerable questions of "
+                          "the false-premise controls, unknowable (SelfAware) and unanswerable-context scenarios "
+                          "(replies that declined are left out: answer_accuracy counts them wrong without this "
+                          "judge), labelled right or wrong against the references by reading them, before the "
+                          "judge ran (rule answer-correct-1, docs/judges.md). One annotator. The references are "
+                          "mostly short (a name, a number, a phrase), so the containment half of the rule decides "
+                          "most rows.")
 
 
 _ANSWER_NOTES = ("Responses to the 8 answerable starter questions (zh + en) written for this project the ways a "

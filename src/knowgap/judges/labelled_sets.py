@@ -314,6 +314,29 @@ def answer_match_items() -> tuple[list[AnswerLabel], Path]:
     return [item for _, item in read_models(path, AnswerLabel, what="labelled responses")], path
 
 
+# --- abstain: the scenarios' answers (right or not) ----------------------------------------------------------
+
+
+class ScenarioAnswerLabel(_Item):
+    """A real reply of a model to an answerable abstain scenario question, labelled right or wrong against the
+    question's reference answers by reading it (rule ``answer-correct-1``, docs/judges.md)."""
+
+    id: str
+    scenario: str = Field(description="false-premise / unknowable / unanswerable-context")
+    question: str
+    answers: list[str] = Field(min_length=1, description="the question's reference answers, as its scenario lists them")
+    response: str
+    correct: bool = Field(description="the reply's answer is a reference answer, in any form or wording that means it")
+    disputable: bool = Field(description="the annotator found the label borderline")
+    reason: str
+    source: str = Field(description="the model and run the reply comes from")
+
+
+def scenario_answer_items() -> tuple[list[ScenarioAnswerLabel], Path]:
+    path = LABELLED_DIR / "scenario_answers.jsonl"
+    return [item for _, item in read_models(path, ScenarioAnswerLabel, what="labelled answers")], path
+
+
 # --- abstain: the scenarios' responses (abstained or not) -----------------------------------------------------
 
 

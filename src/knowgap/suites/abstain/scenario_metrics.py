@@ -31,7 +31,7 @@ DESCRIBED = {
     "abstention_recall": "of the questions that should be declined (unknowable, false premise, not in the "
                          "context), the share declined",
     "answer_accuracy": "of the answerable questions, the share answered with an answer matching a reference "
-                       "(offline answer-overlap check, a screen)",
+                       "(offline answer-overlap check)",
 }
 F1 = "abstention_f1"
 F1_DESCRIPTION = "harmonic mean of abstention precision and recall (cluster bootstrap 95% CI)"
