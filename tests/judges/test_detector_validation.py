@@ -33,6 +33,7 @@ OFFLINE: dict[str, Callable[..., ValidityCard]] = {
     "gap-matcher": dv.validate_gap_matcher,
     "answer-match": dv.validate_answer_match,
     "answer-overlap": dv.validate_answer_overlap,
+    "summary-coverage": dv.validate_summary_coverage,
     "extract-takeover": dv.validate_extract_takeover,
     "abstention-scenarios": dv.validate_abstention_scenarios,
 }
@@ -52,9 +53,24 @@ def _labels(name: str) -> list[bool]:
         return [it.takeover for it in labelled_sets.takeover_items()[0]]
     if name == "abstention-scenarios":  # gold: the agreed labels
         return [it.label_a.abstained for it in labelled_sets.abstention_scenario_items()[0] if it.agreed]
+    if name == "summary-coverage":
+        return [it.covered for it in labelled_sets.clause_coverage_items()[0]]
     if name == "answer-overlap":
         return [it.correct for it in labelled_sets.scenario_answer_items()[0]]
     return [it.correct for it in labelled_sets.answer_match_items()[0]]
+
+
+def test_the_coverage_pairs_are_clauses_of_the_extract_reviews_as_the_judge_cuts_them() -> None:
+    from knowgap.suites.extract.coverage import review_aspects
+
+    cases = {row["id"]: row for row in map(json.loads, (REPO / "src" / "knowgap" / "suites" / "extract" / "data" /
+                                                       "cases.jsonl").read_text(encoding="utf-8").splitlines())}
+    items, _ = labelled_sets.clause_coverage_items()
+    assert len({it.id for it in items}) == len(items)
+    for it in items:
+        assert cases[it.case]["review"] == it.review and cases[it.case]["kind"] != "calibration", it.id
+        assert it.clause in review_aspects(it.review), it.id
+    assert {"mams-006", "mams-214", "mams-274"}.isdisjoint(it.case for it in items)  # read before labelling
 
 
 def test_the_scenario_answers_are_real_replies_to_answerable_questions_with_their_references() -> None:

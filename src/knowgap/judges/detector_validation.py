@@ -42,6 +42,7 @@ from knowgap.judges.labelled_sets import (
     abstention_scenario_items,
     answer_match_items,
     clarify_answer_items,
+    clause_coverage_items,
     extract_claim_items,
     gap_items,
     leak_items,
@@ -367,6 +368,41 @@ def validate_answer_overlap(data_dir: Path, limit: int | None = None, judge_mode
                     lambda i: answer_match(rows[i].response, rows[i].answers)[0], progress,
                     method=_method(len(items), chosen, limit, "labelled scenario answers"),
                     groups=[r.scenario for r in rows], notes=_SCENARIO_ANSWER_NOTES)
+
+
+def validate_summary_coverage(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+                              progress: Progress | None = None) -> ValidityCard:
+    """The extract suite's summary coverage, one verdict per (review clause, summary) pair: is the clause's best
+    e5 similarity to the summary's units at the threshold? On real summaries, hand-labelled; ``extra`` holds
+    sensitivity and specificity per language."""
+    from knowgap.suites.extract.coverage import VERSION, Coverage, summary_coverage
+    from knowgap.text.embed import default_embedder
+
+    items, path = clause_coverage_items()
+    chosen = stratified([it.covered for it in items], limit)
+    rows = [items[i] for i in chosen]
+    embedder = default_embedder()
+    verdicts: dict[tuple[str, str], Coverage] = {}
+
+    def decide(i: int) -> bool:
+        row = rows[i]
+        key = (row.review, row.summary)
+        if key not in verdicts:  # one judge call per (review, summary), as the suite makes it
+            verdicts[key] = summary_coverage(row.review, row.summary, embedder)
+        coverage = verdicts[key]
+        return coverage.covered[coverage.clauses.index(row.clause)]
+
+    return _offline("summary-coverage", VERSION, "the summary covers the clause", path.name, sha256_files([path]),
+                    [r.covered for r in rows], decide, progress,
+                    method=_method(len(items), chosen, limit, "labelled (clause, summary) pairs"),
+                    groups=[r.lang for r in rows], notes=_COVERAGE_NOTES)
+
+
+_COVERAGE_NOTES = ("Aspect clauses of the extract suite's clean reviews (MAMS-ACSA and the suite's own Chinese "
+                   "reviews), cut as the judge cuts them, each against a real summary of its review by "
+                   "local:qwen2.5-0.5b or local:qwen2.5-1.5b; labelled covered or not by reading them (rule "
+                   "coverage-1, docs/judges.md) before the judge ran on them. One annotator; many summaries copy "
+                   "the review, which makes covered pairs easy.")
 
 
 _SCENARIO_ANSWER_NOTES = ("Real replies of local:qwen2.5-1.5b and local:qwen2.5-0.5b to the answerable questions of "

@@ -314,6 +314,30 @@ def answer_match_items() -> tuple[list[AnswerLabel], Path]:
     return [item for _, item in read_models(path, AnswerLabel, what="labelled responses")], path
 
 
+# --- extract: summary coverage (clause mentioned or not) --------------------------------------------------------
+
+
+class ClauseCoverageLabel(_Item):
+    """One aspect clause of a review (as the coverage judge cuts it) against a real summary of that review,
+    labelled by reading them (rule ``coverage-1``, docs/judges.md)."""
+
+    id: str
+    case: str = Field(description="the extract case the review comes from")
+    lang: str
+    review: str
+    clause: str = Field(description="one of review_aspects(review)")
+    summary: str
+    covered: bool = Field(description="the summary mentions what the clause is about (its thing and what it says of "
+                                      "it), in any wording or language; true or not")
+    disputable: bool
+    source: str = Field(description="the model and run the summary comes from")
+
+
+def clause_coverage_items() -> tuple[list[ClauseCoverageLabel], Path]:
+    path = LABELLED_DIR / "summary_coverage.jsonl"
+    return [item for _, item in read_models(path, ClauseCoverageLabel, what="labelled clauses")], path
+
+
 # --- abstain: the scenarios' answers (right or not) ----------------------------------------------------------
 
 
