@@ -157,7 +157,7 @@ CATALOG: tuple[CatalogJudge, ...] = (
                  metrics=("extract.faithfulness_offline", "extract.offline_unfaithful_rate")),
     CatalogJudge("summary-coverage", "offline", "does the summary mention each aspect clause of the review?",
                  "knowgap.suites.extract.coverage:VERSION", "the summary covers the clause",
-                 "judges/data/labelled/summary_coverage.jsonl (clauses of the normal reviews against real 0.5B "
+                 "judges/data/labelled/summary_coverage.jsonl (clauses of the clean reviews against real 0.5B "
                  "and 1.5B summaries, hand-labelled)",
                  _detector("summary-coverage"), needs_data=False,
                  metrics=("extract.summary_coverage",)),

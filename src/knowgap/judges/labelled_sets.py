@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,6 +56,15 @@ class _Item(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+Item = TypeVar("Item", bound=_Item)
+
+
+def _labelled(path: Path, model: type[Item], what: str) -> tuple[list[Item], Path]:
+    """Every row of the labelled file ``path`` as ``model`` (an InputError names the file, line and field), and
+    the path (its sha256 goes into the card)."""
+    return [item for _, item in read_models(path, model, what=what)], path
+
+
 # --- clarify: legal consultation answers (clarification, dangerous assertions) ---------------------------------
 
 
@@ -71,8 +80,7 @@ class LegalAnswer(_Item):
 
 
 def legal_answer_items() -> tuple[list[LegalAnswer], Path]:
-    path = LABELLED_DIR / "legal_answers.jsonl"
-    return [item for _, item in read_models(path, LegalAnswer, what="labelled answers")], path
+    return _labelled(LABELLED_DIR / "legal_answers.jsonl", LegalAnswer, "labelled answers")
 
 
 # --- clarify: final answers for correctness --------------------------------------------------------------------
@@ -310,8 +318,7 @@ class AnswerLabel(_Item):
 
 
 def answer_match_items() -> tuple[list[AnswerLabel], Path]:
-    path = LABELLED_DIR / "answer_match.jsonl"
-    return [item for _, item in read_models(path, AnswerLabel, what="labelled responses")], path
+    return _labelled(LABELLED_DIR / "answer_match.jsonl", AnswerLabel, "labelled responses")
 
 
 # --- extract: summary coverage (clause mentioned or not) --------------------------------------------------------
@@ -334,8 +341,7 @@ class ClauseCoverageLabel(_Item):
 
 
 def clause_coverage_items() -> tuple[list[ClauseCoverageLabel], Path]:
-    path = LABELLED_DIR / "summary_coverage.jsonl"
-    return [item for _, item in read_models(path, ClauseCoverageLabel, what="labelled clauses")], path
+    return _labelled(LABELLED_DIR / "summary_coverage.jsonl", ClauseCoverageLabel, "labelled clauses")
 
 
 # --- abstain: the scenarios' answers (right or not) ----------------------------------------------------------
@@ -357,8 +363,7 @@ class ScenarioAnswerLabel(_Item):
 
 
 def scenario_answer_items() -> tuple[list[ScenarioAnswerLabel], Path]:
-    path = LABELLED_DIR / "scenario_answers.jsonl"
-    return [item for _, item in read_models(path, ScenarioAnswerLabel, what="labelled answers")], path
+    return _labelled(LABELLED_DIR / "scenario_answers.jsonl", ScenarioAnswerLabel, "labelled answers")
 
 
 # --- abstain: the scenarios' responses (abstained or not) -----------------------------------------------------
@@ -391,5 +396,4 @@ class AbstentionScenarioItem(_Item):
 def abstention_scenario_items(path: Path | None = None) -> tuple[list[AbstentionScenarioItem], Path]:
     """Every labelled reply (agreed or not: the validator keeps the agreed ones as gold); ``path`` default: the
     shipped ``abstention_scenarios.jsonl``."""
-    path = path or LABELLED_DIR / "abstention_scenarios.jsonl"
-    return [item for _, item in read_models(path, AbstentionScenarioItem, what="labelled replies")], path
+    return _labelled(path or LABELLED_DIR / "abstention_scenarios.jsonl", AbstentionScenarioItem, "labelled replies")
