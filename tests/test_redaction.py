@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from knowgap import redaction
 from knowgap.redaction import _SECRET_ENV, MASK, redact, redact_obj
 
 
@@ -147,4 +151,49 @@ def test_redact_obj_scalars(clean_env: pytest.MonkeyPatch) -> None:
     ("org/m@v2 at http://host/v1", "org/m@v2 at http://host/v1"),
 ])
 def test_url_userinfo_in_specs(clean_env: pytest.MonkeyPatch, text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+# The patterns as they were before redact() found the key shapes from their literal "k-" and ran the credential
+# pattern only on texts holding one of its words (2026-12-05): every text must come out the same.
+_OLD_PATTERNS = [
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/]{8,}=*"),
+    re.compile(r"\b(?:sk|pk|rk)-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|access_token)[\"']?\s*[:=]\s*[\"']?"
+               r"(?:(?:bearer|basic|token|digest)\s+)?)(?!(?:bearer|basic|token|digest)\s)[^\s\"',}&]{6,}"),
+]
+
+
+def _old_redact(text: str) -> str:
+    for pattern in _OLD_PATTERNS:
+        if pattern.groups:
+            text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
+        else:
+            text = pattern.sub(MASK, text)
+    return redaction._URL_USERINFO.sub(redaction._mask_userinfo, text)
+
+
+_PIECES = st.sampled_from([
+    "sk-", "pk-", "rk-", "k-", "ask-", "risk-", "work-", "_sk-", "ésk-", "sk-ant-", "sk-proj-", "abcdefgh",
+    "AbC_12-x", "API_KEY", "x-api-key", "apiKey", "Api-Key", "Authorization", "ACCESS_TOKEN", "Bearer ",
+    "Basic ", "token ", ": ", "=", '"', "'", " ", "\n", ",", "é", "中文", "k", "s", "-", "12345678",
+    "https://", "u:pw@", "host/v1", "@", "${X_TOKEN}",
+])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_redact_masks_what_the_patterns_match(clean_env: pytest.MonkeyPatch, text: str) -> None:
+    assert redact(text) == _old_redact(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("risk-sk-abcdefghij", f"risk-{MASK}"),  # the first "k-" is no key; the one after it is
+    ("ask-abcdefghij and sk-abcdefghij", f"ask-abcdefghij and {MASK}"),
+    ("_sk-abcdefghij sk-abc", "_sk-abcdefghij sk-abc"),  # a word character before; a tail under 8
+    ("sk-abcdefghij-sk-abcdefghij", MASK),  # one run of key characters is one key
+    ("Api-Key: abcdef123456", f"Api-Key: {MASK}"),
+    ("a capital, rapid, work-related, check-in text", "a capital, rapid, work-related, check-in text"),
+])
+def test_key_shapes_and_credential_words(clean_env: pytest.MonkeyPatch, text: str, expected: str) -> None:
     assert redact(text) == expected

@@ -12,18 +12,19 @@ import re
 from typing import Any
 
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
-_PATTERNS = [
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/]{8,}=*"),
-    re.compile(r"\b(?:sk|pk|rk)-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"),
-    # an auth scheme word (Basic, Token...) is kept and the credential after it masked
-    re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|access_token)[\"']?\s*[:=]\s*[\"']?"
-               r"(?:(?:bearer|basic|token|digest)\s+)?)(?!(?:bearer|basic|token|digest)\s)[^\s\"',}&]{6,}"),
-]
-_TRIGGERS: list[tuple[str, ...]] = [  # pattern i can only match a text holding one of these (lower-cased)
-    ("bearer",),
-    ("k-",),  # sk-, pk-, rk-
-    ("api", "authorization", "access_token"),  # api[_-]?key and x-api-key hold "api"
-]
+_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/]{8,}=*")
+_KEY_SHAPE = re.compile(r"\b(?:sk|pk|rk)-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}")
+"""API-key shapes (sk-..., pk-..., rk-...). Kept as the definition: :func:`_mask_key_shapes` finds the same
+matches faster."""
+_KEY_TAIL = re.compile(r"k-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}")
+"""What follows the first letter of a ``_KEY_SHAPE`` match: it starts with a literal, which ``re`` finds fast
+(``_KEY_SHAPE`` itself, with its word boundary and alternation, cost about 0.6 ms on 32 KB of text)."""
+_CREDENTIAL = re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|access_token)[\"']?\s*[:=]\s*[\"']?"
+                         r"(?:(?:bearer|basic|token|digest)\s+)?)(?!(?:bearer|basic|token|digest)\s)[^\s\"',}&]{6,}")
+"""An auth scheme word (Basic, Token...) is kept and the credential after it masked."""
+_CREDENTIAL_WORDS = ("apikey", "api_key", "api-key", "authorization", "access_token")
+"""``_CREDENTIAL`` can only match a text whose lower-cased form holds one of these (case-insensitive patterns are
+slow in ``re``: about 1 ms on 32 KB of text, so it runs only on the texts that hold one)."""
 _URL_USERINFO = re.compile(r"(?<=://)[^/\s@]+(?=@)")  # user:password@host, token@host
 _HAS_USERINFO = re.compile(r"://[^/\s@]+@")
 """Matches where _URL_USERINFO does; searched first because it starts with a literal, which re finds fast (the
@@ -58,20 +59,42 @@ def _secret_values() -> list[str]:
     return found
 
 
+def _mask_key_shapes(text: str) -> str:
+    """``_KEY_SHAPE.sub(MASK, text)``, found from the literal ``k-`` of each match: the same matches, left to right,
+    each starting one character before its ``k-`` (s, p or r, not preceded by a word character)."""
+    parts: list[str] = []
+    kept = pos = 0
+    while (match := _KEY_TAIL.search(text, pos)) is not None:
+        start = match.start() - 1
+        if start >= kept and text[start] in "spr" and (start == 0 or not _is_word(text[start - 1])):
+            parts += (text[kept:start], MASK)
+            kept = pos = match.end()
+        else:
+            pos = match.start() + 1
+    if not parts:
+        return text
+    parts.append(text[kept:])
+    return "".join(parts)
+
+
+def _is_word(char: str) -> bool:
+    """A character ``\\w`` matches in a ``str`` pattern."""
+    return char.isalnum() or char == "_"
+
+
 def redact(text: str) -> str:
     """Return ``text`` with every secret we can recognise replaced by ``***``."""
     if not text:
         return text
     for value in _secret_values():
         text = text.replace(value, MASK)
-    lower = text.lower()  # a pattern runs only on a text holding its trigger: most texts (a trial line) hold none
-    for pattern, triggers in zip(_PATTERNS, _TRIGGERS, strict=True):
-        if not any(t in lower for t in triggers):
-            continue
-        if pattern.groups:
-            text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
-        else:
-            text = pattern.sub(MASK, text)
+    lower = text.lower()  # the case-insensitive patterns run only on a text holding their words: most hold none
+    if "bearer" in lower:
+        text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
+    if "k-" in text:
+        text = _mask_key_shapes(text)
+    if any(word in lower for word in _CREDENTIAL_WORDS):
+        text = _CREDENTIAL.sub(lambda m: m.group(1) + MASK, text)
     return _URL_USERINFO.sub(_mask_userinfo, text) if "@" in text and _HAS_USERINFO.search(text) else text
 
 
