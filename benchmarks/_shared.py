@@ -6,6 +6,7 @@ on ``sys.path``).
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -49,8 +50,28 @@ class InstantModel(ChatModel):
         return {"spec": self.spec, "backend": "instant (benchmark)"}
 
 
-def case_prompt(i: int) -> str:
-    return f"Synthetic question number {i}: what is {i} plus one?"
+CONTEXT_SOURCE = (Path(__file__).resolve().parents[1]
+                  / "src/knowgap/suites/abstain/data/policybench/sources/CPF_raw_QA.json")
+"""Shipped English policy text (PolicyBench's CPF answers): the context of ``--context-chars``."""
+
+
+@functools.lru_cache(maxsize=8)
+def context_text(chars: int) -> str:
+    """The first ``chars`` characters of the CPF answers, one after another (the same text on every call)."""
+    answers = [str(row["answer"]) for row in json.loads(CONTEXT_SOURCE.read_text(encoding="utf-8"))]
+    text = "\n".join(answers)
+    while len(text) < chars:
+        text += "\n" + text
+    return text[:chars]
+
+
+def with_context(question: str, context_chars: int) -> str:
+    """``question`` after ``context_chars`` characters of policy text (a retrieval prompt's shape), or alone."""
+    return f"{context_text(context_chars)}\n\n{question}" if context_chars else question
+
+
+def case_prompt(i: int, context_chars: int = 0) -> str:
+    return with_context(f"Synthetic question number {i}: what is {i} plus one?", context_chars)
 
 
 class BenchCase(Case):
@@ -59,6 +80,7 @@ class BenchCase(Case):
 
 class BenchOptions(SuiteOptions):
     n: int = Field(1000, ge=1, description="Synthetic cases.")
+    context_chars: int = Field(0, ge=0, description="Characters of policy text before each question (0: none).")
 
 
 class CollectorClock:
@@ -134,7 +156,8 @@ class BenchSuite(Suite):
             PhaseClock.first_trial_gc = COLLECTOR.seconds
         case = trial.case
         assert isinstance(case, BenchCase)
-        response = await ctx.generate("target", ChatRequest.simple(case.prompt, max_tokens=MAX_TOKENS))
+        prompt = with_context(case.prompt, self.options.context_chars)  # built here: the cases stay small
+        response = await ctx.generate("target", ChatRequest.simple(prompt, max_tokens=MAX_TOKENS))
         return TrialResult(output={"response": response.text}, scores={"correct": response.text == "ok"})
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:

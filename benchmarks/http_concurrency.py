@@ -58,7 +58,7 @@ TARGET_RATIO = 0.9
 
 
 def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool,
-                 progress: bool = False) -> dict[str, Any]:
+                 progress: bool = False, context_chars: int = 0) -> dict[str, Any]:
     os.environ["KNOWGAP_HOME"] = str(work / "home")  # a private response cache, never the user's
     if progress:
         os.environ["FORCE_COLOR"] = "1"  # rich draws its live bar as on a terminal (stderr is discarded)
@@ -71,7 +71,8 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool,
     t0 = time.perf_counter()
     if profiler is not None:
         profiler.enable()
-    result = knowgap.run(SUITE, models={"target": spec}, options={"n": n}, concurrency=concurrency,
+    result = knowgap.run(SUITE, models={"target": spec}, options={"n": n, "context_chars": context_chars},
+                         concurrency=concurrency,
                          runs_root=work / "runs", progress=progress)
     if profiler is not None:
         profiler.disable()
@@ -102,9 +103,9 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool,
     return out
 
 
-def _body(i: int) -> dict[str, Any]:
-    return {"model": "m", "messages": [{"role": "user", "content": case_prompt(i)}], "temperature": 0.0,
-            "max_tokens": MAX_TOKENS}
+def _body(i: int, context_chars: int) -> dict[str, Any]:
+    return {"model": "m", "messages": [{"role": "user", "content": case_prompt(i, context_chars)}],
+            "temperature": 0.0, "max_tokens": MAX_TOKENS}
 
 
 def _client(kind: str, concurrency: int) -> Any:
@@ -122,7 +123,7 @@ def _client(kind: str, concurrency: int) -> Any:
     return HttpPool(headers={}, timeout=timeout, connections=concurrency)
 
 
-async def _bare(kind: str, url: str, n: int, concurrency: int) -> tuple[float, float]:
+async def _bare(kind: str, url: str, n: int, concurrency: int, context_chars: int) -> tuple[float, float]:
     todo = iter(range(n))
     texts = 0
     if kind == "bare-aiohttp":
@@ -131,7 +132,7 @@ async def _bare(kind: str, url: str, n: int, concurrency: int) -> tuple[float, f
         session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency))
 
         async def post(i: int) -> str:
-            async with session.post(f"{url}/chat/completions", json=_body(i)) as resp:
+            async with session.post(f"{url}/chat/completions", json=_body(i, context_chars)) as resp:
                 resp.raise_for_status()
                 return str((await resp.json())["choices"][0]["message"]["content"])
         close = session.close
@@ -139,7 +140,7 @@ async def _bare(kind: str, url: str, n: int, concurrency: int) -> tuple[float, f
         client = _client(kind, concurrency)
 
         async def post(i: int) -> str:
-            resp = await client.post(f"{url}/chat/completions", json=_body(i))
+            resp = await client.post(f"{url}/chat/completions", json=_body(i, context_chars))
             if resp.status_code != 200:
                 raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
             return str(resp.json()["choices"][0]["message"]["content"])
@@ -159,14 +160,14 @@ async def _bare(kind: str, url: str, n: int, concurrency: int) -> tuple[float, f
     return elapsed, cpu
 
 
-def side_bare(kind: str, url: str, n: int, concurrency: int) -> dict[str, Any]:
+def side_bare(kind: str, url: str, n: int, concurrency: int, context_chars: int = 0) -> dict[str, Any]:
     COLLECTOR.start()
-    elapsed, cpu = asyncio.run(_bare(kind, url, n, concurrency))
+    elapsed, cpu = asyncio.run(_bare(kind, url, n, concurrency, context_chars))
     return {"rps": n / elapsed, "exec_s": elapsed, "cpu_ms_per_request": 1000 * cpu / n,
             "gc_ms_per_request": 1000 * COLLECTOR.seconds / n, "peak_rss_mb": peak_rss_mb()}
 
 
-def side_inspect(url: str, n: int, concurrency: int, work: Path) -> dict[str, Any]:
+def side_inspect(url: str, n: int, concurrency: int, work: Path, context_chars: int = 0) -> dict[str, Any]:
     """inspect_ai's engine against the same server. Its ``openai-api`` provider needs the ``openai`` package; when
     that is missing, a minimal inspect ModelAPI posts the same chat-completions bodies over knowgap's HttpPool (the
     same transport as the knowgap side: aiohttp when installed), so the sides differ in their engines only."""
@@ -209,7 +210,7 @@ def side_inspect(url: str, n: int, concurrency: int, work: Path) -> dict[str, An
 
         modelapi(name="knowgapbench")(BenchAPI)
         model, provider = "knowgapbench/m", "a minimal ModelAPI over HttpPool (no openai package)"
-    task = Task(dataset=MemoryDataset([Sample(input=case_prompt(i), target="ok") for i in range(n)]),
+    task = Task(dataset=MemoryDataset([Sample(input=case_prompt(i, context_chars), target="ok") for i in range(n)]),
                 solver=generate(), scorer=match())
     t0 = time.perf_counter()
     logs = inspect_eval(task, model=model, max_connections=concurrency, max_samples=concurrency,
@@ -222,12 +223,14 @@ def side_inspect(url: str, n: int, concurrency: int, work: Path) -> dict[str, An
     return {"rps": n / elapsed, "exec_s": elapsed, "peak_rss_mb": peak_rss_mb(), "provider": provider}
 
 
-def run_side(side: str, url: str, n: int, concurrency: int, profile: bool = False) -> dict[str, Any]:
+def run_side(side: str, url: str, n: int, concurrency: int, profile: bool = False,
+             context_chars: int = 0) -> dict[str, Any]:
     """One side in a fresh process; its JSON result."""
     work = Path(tempfile.mkdtemp(prefix=f"knowgap-http-{side}-"))
     try:
         cmd = [sys.executable, __file__, "--side", side, "--url", url, "--requests", str(n),
-               "--concurrency", str(concurrency), "--work", str(work)] + (["--profile"] if profile else [])
+               "--concurrency", str(concurrency), "--work", str(work), "--context-chars", str(context_chars)] \
+            + (["--profile"] if profile else [])
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if out.returncode != 0:
             return {"rps": None, "why": f"{side} side failed (exit {out.returncode}): {out.stderr[-2000:]}"}
@@ -263,7 +266,8 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
     n, c, latency_ms = args.requests, args.concurrency, args.latency_ms
     with _server(latency_ms, args.server_workers) as server:
         run_side("bare", server.base_url, min(n, 500), c)  # warm-up: the server's and the OS's first connections
-        rounds = [{side: run_side(side, server.base_url, n, c, profile=args.profile and side == "knowgap" and r == 0)
+        rounds = [{side: run_side(side, server.base_url, n, c, profile=args.profile and side == "knowgap" and r == 0,
+                                  context_chars=args.context_chars)
                    for side in sides} for r in range(args.rounds)]  # sides alternated: A, B, A, B
         results = {side: _median_run([rnd[side] for rnd in rounds]) for side in sides}
         if args.profile and "knowgap" in results:
@@ -287,6 +291,7 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
     exec_rss = [s["exec_peak_rss_mb"] for s in sizes if s.get("exec_peak_rss_mb")]
     return {
         "benchmark": "http_concurrency", "requests": n, "concurrency": c, "latency_ms": latency_ms,
+        "context_chars": args.context_chars,
         "server_workers": args.server_workers, "limit_rps": limit,
         "knowgap_rps": knowgap.get("rps"), "knowgap_rps_end_to_end": knowgap.get("rps_end_to_end"),
         "knowgap_http_client": knowgap.get("http_client"), "knowgap_progress_rps": with_bar.get("rps"),
@@ -325,6 +330,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the sides this many times, alternated (A, B, A, B); the figures are each side's "
                              "median run and the median of the rounds' knowgap / best bare ratios (default 1)")
     parser.add_argument("--profile", action="store_true", help="cProfile the knowgap side and print its hot spots")
+    parser.add_argument("--context-chars", type=int, default=0,
+                        help="characters of English policy text before each question, on every side (default 0: "
+                             "a one-line question; 4000-32000 is the size of a retrieval prompt)")
     parser.add_argument("--side", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
@@ -335,11 +343,11 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(args.work)
         if args.side in ("knowgap", "knowgap-progress"):
             out = side_knowgap(args.url, args.requests, args.concurrency, work, args.profile,
-                               progress=args.side == "knowgap-progress")
+                               progress=args.side == "knowgap-progress", context_chars=args.context_chars)
         elif args.side.startswith("bare"):
-            out = side_bare(args.side, args.url, args.requests, args.concurrency)
+            out = side_bare(args.side, args.url, args.requests, args.concurrency, args.context_chars)
         else:
-            out = side_inspect(args.url, args.requests, args.concurrency, work)
+            out = side_inspect(args.url, args.requests, args.concurrency, work, args.context_chars)
         print(json.dumps(out))
         return 0
 
@@ -347,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     data = measure(args, sides)
     print(f"HTTP throughput: {data['requests']:,} requests, concurrency {data['concurrency']}, server latency "
           f"{data['latency_ms']:g} ms, {data['server_workers']} server process(es); limit C/L = "
-          f"{data['limit_rps']:,.0f} requests/s")
+          f"{data['limit_rps']:,.0f} requests/s"
+          + (f"; {data['context_chars']:,} characters of context in every prompt" if data["context_chars"] else ""))
     if len(data["rounds"]) > 1:
         sides = list(data["rounds"][0])
         print_table(["round"] + [f"{side} /s" for side in sides] + [f"{side} CPU ms" for side in sides]
