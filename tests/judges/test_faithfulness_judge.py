@@ -15,7 +15,7 @@ import pytest
 from knowgap.engine.stats import wilson
 from knowgap.judges import faithfulness_features
 from knowgap.judges.cards import find_card
-from knowgap.judges.faithfulness import JUDGE_NAME, OfflineFaithfulness
+from knowgap.judges.faithfulness import JUDGE_NAME, RULES, VERSION, OfflineFaithfulness
 from knowgap.judges.faithfulness_data import CalibrationPair, group_of, near_verbatim_pairs
 from knowgap.judges.faithfulness_model import fit, load
 from knowgap.judges.faithfulness_validity import grouped_folds, pick_accuracy, validate_faithfulness
@@ -52,6 +52,29 @@ def test_an_invented_number_makes_it_unfaithful(checker: OfflineFaithfulness) ->
 def test_a_flipped_negation_makes_it_unfaithful(checker: OfflineFaithfulness) -> None:
     bad = checker.check(NEWS, "Opposition members supported the plan, arguing that taxes would rise.")
     assert "negation" in bad.claims[0].issues and bad.verdict == "unfaithful"
+
+
+ZH_REVIEW = "外卖送了一个半小时，菜全凉了，米饭还是夹生的，不会再点了。"  # handwritten_zh_reviews.jsonl, zh-own
+
+
+@pytest.mark.parametrize("summary", [
+    "The delivery took an hour and a half, the food was cold and the rice undercooked; they will not order again.",
+    "The delivery arrived in twenty minutes, the food was hot, and the customer will order again.",
+])
+def test_a_summary_in_another_language_is_not_scored(checker: OfflineFaithfulness, summary: str) -> None:
+    # a word-comparing checker finds no Chinese word in English: it scored the faithful and the unfaithful
+    # summary the same, unfaithful; now neither gets a score
+    result = checker.check(ZH_REVIEW, summary)
+    assert (result.verdict, result.score, result.claims) == ("other_language", None, [])
+    assert checker.check(summary, ZH_REVIEW).verdict == "other_language"
+
+
+def test_a_summary_in_its_sources_language_is_scored(checker: OfflineFaithfulness) -> None:
+    faithful = checker.check(ZH_REVIEW, "外卖送了一个半小时，菜凉了，米饭夹生，顾客不会再点。")
+    unfaithful = checker.check(ZH_REVIEW, "外卖二十分钟就送到了，菜很热，顾客还会再点。")
+    assert faithful.verdict == "faithful" and unfaithful.verdict == "unfaithful"
+    # too short to tell its language: checked as before, not set aside
+    assert checker.check(NEWS, "Budget: 45 million.").verdict in ("faithful", "unfaithful")
 
 
 def test_a_copied_sentence_that_lost_its_referent_is_flagged(checker: OfflineFaithfulness) -> None:
@@ -138,10 +161,10 @@ def test_near_verbatim_pairs_pair_a_faithful_summary_with_a_copied_unfaithful_on
 
 def test_the_shipped_combiner_has_a_card_from_its_training_data() -> None:
     combiner = load()
-    card = find_card(JUDGE_NAME, combiner.version)
+    assert OfflineFaithfulness().version == VERSION == f"{combiner.version}+{RULES}"
+    card = find_card(JUDGE_NAME, VERSION)
     assert card is not None and card.positive == "faithful"
     assert card.dataset_sha256 == combiner.training_sha256 and card.n >= combiner.trained_on
-    assert OfflineFaithfulness().version == combiner.version
     moved = combiner.model_copy(update={"weights": [w + 0.1 for w in combiner.weights]})
     assert moved.version != combiner.version
 

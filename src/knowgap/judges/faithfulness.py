@@ -11,9 +11,15 @@ e5 feature gets it computed.
 
 ``verdict`` is ``faithful`` at or above the threshold (0.5), else ``unfaithful``. An empty summary or a
 refusal has no claims: its verdict is ``empty`` / ``refusal`` and its score is None (never a number that
-would be averaged in). Each source is analysed and embedded once per checker (kept by the sha256 of its
-text), so scoring several summaries of one source costs little more than scoring one. ``version`` names the
-combiner; its measured validity card is in ``judges/cards/`` (docs/judges.md).
+would be averaged in). Nor is a summary written in another language than its source (an English summary of a
+Chinese review): the checker compares words, so it would find none of them supported and call every such summary
+unfaithful, whatever it says (it scored them all 0.249 before this outcome existed). Its verdict is
+``other_language`` and its score None; both languages must be told
+(:func:`~knowgap.text.languages.identify_language`), a short or mixed text is checked as before.
+
+Each source is analysed and embedded once per checker (kept by the sha256 of its text), so scoring several
+summaries of one source costs little more than scoring one. ``version`` names the combiner and the revision of
+these rules (:data:`RULES`); its measured validity card is in ``judges/cards/`` (docs/judges.md).
 """
 
 from __future__ import annotations
@@ -34,15 +40,22 @@ from knowgap.judges.faithfulness_features import (
 from knowgap.judges.faithfulness_model import Combiner, load
 from knowgap.text.claims import split_claims
 from knowgap.text.embed import Embedder, default_embedder
+from knowgap.text.languages import identify_language
 
 JUDGE_NAME = "faithfulness"
 _SHIPPED = load()
-VERSION = _SHIPPED.version
-"""The shipped combiner's version (``lr-<hash>``: changes with its weights and features); cards name it."""
+RULES = "lang1"
+"""The revision of what the checker decides before its combiner (``empty``, ``refusal``, ``other_language``);
+part of the version."""
+VERSION = f"{_SHIPPED.version}+{RULES}"
+"""The shipped judge's version: the combiner's (``lr-<hash>``: changes with its weights and features) and the rules'
+revision; cards name it."""
 DEFAULT_THRESHOLD = 0.5
 """Faithful at or above this score (the combiner's probability; class-balanced, so 0.5 is its natural cut)."""
 
-Verdict = Literal["faithful", "unfaithful", "empty", "refusal"]
+Verdict = Literal["faithful", "unfaithful", "empty", "refusal", "other_language"]
+UNSCORED: tuple[Verdict, ...] = ("empty", "refusal", "other_language")
+"""The verdicts that come with no score: nothing the checker can compare."""
 
 
 class ClaimCheck(BaseModel):
@@ -67,7 +80,7 @@ class FaithfulnessResult(BaseModel):
 
 
 class Analysis(BaseModel):
-    """What the checker measured about one pair, before weighting (None for an empty summary or a refusal)."""
+    """What the checker measured about one pair, before weighting (none for an unscored verdict)."""
 
     claims: list[ClaimCheck]
     features: dict[str, float]
@@ -93,18 +106,20 @@ class OfflineFaithfulness:
 
     @property
     def version(self) -> str:
-        return self.combiner.version
+        return f"{self.combiner.version}+{RULES}"
 
     def verdict(self, score: float) -> Verdict:
         return "faithful" if score >= self.threshold else "unfaithful"
 
     def analyse(self, source: str, summary: str) -> Analysis | Verdict:
-        """The claims and features of a pair, or the verdict ``empty`` / ``refusal`` when there is nothing
-        to check."""
+        """The claims and features of a pair, or the verdict ``empty`` / ``refusal`` / ``other_language`` when
+        there is nothing to check."""
         if not summary or not summary.strip():
             return "empty"
         if abstention_phrase(summary) is not None and len(summary) < 200:
             return "refusal"
+        if other_language(source, summary):
+            return "other_language"
         claims = split_claims(summary) or [summary.strip()]
         index = self.sources.get(source)
         evidence = claim_evidence(claims, index)
@@ -119,6 +134,15 @@ class OfflineFaithfulness:
             return FaithfulnessResult(score=None, verdict=analysis)
         score = round(self.combiner.probability(analysis.features), 4)
         return FaithfulnessResult(score=score, verdict=self.verdict(score), claims=analysis.claims)
+
+
+def other_language(source: str, summary: str) -> bool:
+    """Whether ``summary`` is written in another language than ``source``, both of them told."""
+    summary_language = identify_language(summary)
+    if summary_language is None:
+        return False
+    source_language = identify_language(source)
+    return source_language is not None and source_language != summary_language
 
 
 def _check(e: ClaimEvidence, unit: str) -> ClaimCheck:

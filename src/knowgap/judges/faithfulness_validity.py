@@ -108,7 +108,8 @@ def pick_accuracy(scores: Sequence[float], pairs: Sequence[tuple[int, int]], gro
 
 def featurize(pairs: Sequence[CalibrationPair], checker: OfflineFaithfulness,
               progress: Callable[[int, int], None] | None = None) -> list[dict[str, float] | None]:
-    """Each pair's features (None for an empty summary or a refusal, which the judge does not score)."""
+    """Each pair's features (None for an empty, refusal or other-language summary, which the judge does not
+    score)."""
     out: list[dict[str, float] | None] = []
     for i, pair in enumerate(pairs):
         analysis = checker.analyse(pair.source, pair.summary)
@@ -168,7 +169,7 @@ def validate_faithfulness(data_dir: Path, *, limit: int | None = None) -> Validi
                               f"(same features, L2 {recipe.l2}) refitted on the other folds; "
                               + (f"sample of {len(pairs)} pairs (whole documents, stratified by benchmark)"
                                  if limit else "all pairs"),
-                       notes="empty or refusal summaries count as wrong verdicts (parse_failures); "
+                       notes="empty, refusal or other-language summaries count as wrong verdicts (parse_failures); "
                              "near-verbatim: same document, one faithful and one unfaithful summary whose word "
                              "tokens are >= 90% in the source; pick accuracy CI: bootstrap over documents",
                        extra=extra)

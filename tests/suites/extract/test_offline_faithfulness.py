@@ -3,9 +3,15 @@ and its text cues (claims, numbers, negation, polarity, names) do what they say.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+import knowgap
 from knowgap.judges.faithfulness import DEFAULT_THRESHOLD, OfflineFaithfulness
+from knowgap.models.base import ChatModel
+from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.text.claims import has_negation, numbers, polarity, proper_names, split_claims
 
 EN_REVIEW = ("I ordered the Aurora X2 headphones. They arrived in 3 days and the sound is excellent. "
@@ -104,3 +110,31 @@ def test_shipped_calibration_cases_are_separated(checker: OfflineFaithfulness) -
             scores[case.faithful].append(checker.check(case.review, case.summary).score or 0.0)
     assert len(scores[True]) == len(scores[False]) == 6
     assert min(scores[True]) - max(scores[False]) > 0.1
+
+
+class EnglishSummaries(ChatModel):
+    """A summarizer that answers every review, whatever its language, with the same English summary."""
+
+    spec = "scripted:english-summaries"
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        return ChatResponse(text=json.dumps({"summary": "The reviewer wrote about the product and the service.",
+                                             "overall_sentiment": "neutral",
+                                             "contains_conflicting_signals": False}))
+
+
+def test_an_extract_run_leaves_summaries_in_another_language_unscored(runs_root: Path) -> None:
+    """The checker compares words: an English summary of a Chinese review has none in common with it, and each
+    was called unfaithful (score 0.249). The run now leaves them out of the offline metrics and counts them."""
+    fake = EnglishSummaries()
+    result = knowgap.run("extract", models={"target": fake.spec}, providers={fake.spec: fake},
+                         options={"kinds": ["normal"], "runs": 1, "coverage": False},
+                         runs_root=runs_root)
+    outputs = [json.loads(line)["output"] for line in (result.path / "trials.jsonl").read_text().splitlines()]
+    by_lang = {lang: [o["clean"][0] for o in outputs if o["lang"] == lang] for lang in ("en", "zh")}
+    assert len(by_lang["en"]) == 24 and len(by_lang["zh"]) == 16
+    assert all(r["offline_verdict"] == "other_language" and r["offline_score"] is None for r in by_lang["zh"])
+    assert all(r["offline_verdict"] in ("faithful", "unfaithful") for r in by_lang["en"])
+    metrics = {m.name: m for m in result.metrics}
+    assert metrics["offline_outcome:other_language"].value == 16
+    assert metrics["faithfulness_offline"].n == metrics["offline_unfaithful_rate"].n == 24

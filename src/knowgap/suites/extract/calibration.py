@@ -60,6 +60,7 @@ class CalibrationReport(BaseModel):
     gap: float
     """faithful p25 minus unfaithful p75: positive means the middle halves do not overlap."""
     empty_or_refusal: int
+    """Pairs the checker left unscored: empty, refusal or (since version ``+lang1``) other-language summaries."""
     seconds: float
 
 

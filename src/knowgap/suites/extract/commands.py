@@ -68,7 +68,7 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
         out.print(table)
         for d in report.distributions:
             out.print(f"{d.label} scores (n={d.n}): " + ", ".join(f"{k} {v:.3f}" for k, v in d.quantiles.items()))
-        out.print(f"gap (faithful p25 - unfaithful p75): {report.gap:+.3f}; empty/refusal skipped: "
+        out.print(f"gap (faithful p25 - unfaithful p75): {report.gap:+.3f}; unscored (empty, refusal, other language): "
                   f"{report.empty_or_refusal}; {report.seconds:.0f}s")
         if report_out:
             report_out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
