@@ -53,8 +53,8 @@ def _labels(name: str) -> list[bool]:
         return [it.takeover for it in labelled_sets.takeover_items()[0]]
     if name == "abstention-scenarios":  # gold: the agreed labels
         return [it.label_a.abstained for it in labelled_sets.abstention_scenario_items()[0] if it.agreed]
-    if name == "summary-coverage":
-        return [it.covered for it in labelled_sets.clause_coverage_items()[0]]
+    if name == "summary-coverage":  # the judge scores the pairs in one language
+        return [it.covered for it in labelled_sets.same_language_clause_items()[0]]
     if name == "answer-overlap":
         return [it.correct for it in labelled_sets.scenario_answer_items()[0]]
     return [it.correct for it in labelled_sets.answer_match_items()[0]]

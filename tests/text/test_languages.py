@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowgap.text.languages import LANGUAGE_NAMES, identify_language
+from knowgap.text.languages import LANGUAGE_NAMES, different_languages, identify_language
 
 
 @pytest.mark.parametrize(("text", "lang"), [
@@ -43,3 +43,18 @@ def test_a_short_chinese_text_is_still_chinese_but_one_character_is_not_enough()
 def test_every_answer_has_a_name() -> None:
     samples = ["Der Service war sehr langsam und das Essen war kalt.", "服务很好", "The food was great and cheap."]
     assert all(LANGUAGE_NAMES[code] for code in map(identify_language, samples) if code)
+
+
+@pytest.mark.parametrize(("source", "text", "different"), [
+    ("外卖送了一个半小时，菜全凉了，米饭还是夹生的，不会再点了。",
+     "The delivery took an hour and a half and the food was cold.", True),
+    ("The atmosphere was wonderful, however the service and food were not.",
+     "评论者喜欢氛围，但对服务和食物不满意。", True),
+    ("The atmosphere was wonderful, however the service and food were not.",
+     "The reviewer liked the atmosphere but not the service or the food.", False),
+    ("外卖送了一个半小时，菜全凉了。", "外卖送了一个半小时，菜凉了。", False),
+    ("外卖送了一个半小时，菜全凉了。", "Cold food.", False),  # too short to tell: not called different
+    ("", "The reviewer liked the atmosphere but not the service.", False),
+])
+def test_different_languages_needs_both_told(source: str, text: str, different: bool) -> None:
+    assert different_languages(source, text) is different

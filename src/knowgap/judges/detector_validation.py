@@ -42,11 +42,11 @@ from knowgap.judges.labelled_sets import (
     abstention_scenario_items,
     answer_match_items,
     clarify_answer_items,
-    clause_coverage_items,
     extract_claim_items,
     gap_items,
     leak_items,
     legal_answer_items,
+    same_language_clause_items,
     scenario_answer_items,
     stratified,
     takeover_items,
@@ -378,7 +378,7 @@ def validate_summary_coverage(data_dir: Path, limit: int | None = None, judge_mo
     from knowgap.suites.extract.coverage import VERSION, Coverage, summary_coverage
     from knowgap.text.embed import default_embedder
 
-    items, path = clause_coverage_items()
+    items, path, left_out = same_language_clause_items()
     chosen = stratified([it.covered for it in items], limit)
     rows = [items[i] for i in chosen]
     embedder = default_embedder()
@@ -394,7 +394,9 @@ def validate_summary_coverage(data_dir: Path, limit: int | None = None, judge_mo
 
     return _offline("summary-coverage", VERSION, "the summary covers the clause", path.name, sha256_files([path]),
                     [r.covered for r in rows], decide, progress,
-                    method=_method(len(items), chosen, limit, "labelled (clause, summary) pairs"),
+                    method=_method(len(items), chosen, limit, "labelled (clause, summary) pairs in one language")
+                    + f"; {left_out} pairs whose summary is in another language than its review left out (the "
+                      "judge does not score them)",
                     groups=[r.lang for r in rows], notes=_COVERAGE_NOTES)
 
 

@@ -15,7 +15,7 @@ would be averaged in). Nor is a summary written in another language than its sou
 Chinese review): the checker compares words, so it would find none of them supported and call every such summary
 unfaithful, whatever it says (it scored them all 0.249 before this outcome existed). Its verdict is
 ``other_language`` and its score None; both languages must be told
-(:func:`~knowgap.text.languages.identify_language`), a short or mixed text is checked as before.
+(:func:`~knowgap.text.languages.different_languages`), a short or mixed text is checked as before.
 
 Each source is analysed and embedded once per checker (kept by the sha256 of its text), so scoring several
 summaries of one source costs little more than scoring one. ``version`` names the combiner and the revision of
@@ -40,7 +40,7 @@ from knowgap.judges.faithfulness_features import (
 from knowgap.judges.faithfulness_model import Combiner, load
 from knowgap.text.claims import split_claims
 from knowgap.text.embed import Embedder, default_embedder
-from knowgap.text.languages import identify_language
+from knowgap.text.languages import different_languages
 
 JUDGE_NAME = "faithfulness"
 _SHIPPED = load()
@@ -118,7 +118,7 @@ class OfflineFaithfulness:
             return "empty"
         if abstention_phrase(summary) is not None and len(summary) < 200:
             return "refusal"
-        if other_language(source, summary):
+        if different_languages(source, summary):
             return "other_language"
         claims = split_claims(summary) or [summary.strip()]
         index = self.sources.get(source)
@@ -134,15 +134,6 @@ class OfflineFaithfulness:
             return FaithfulnessResult(score=None, verdict=analysis)
         score = round(self.combiner.probability(analysis.features), 4)
         return FaithfulnessResult(score=score, verdict=self.verdict(score), claims=analysis.claims)
-
-
-def other_language(source: str, summary: str) -> bool:
-    """Whether ``summary`` is written in another language than ``source``, both of them told."""
-    summary_language = identify_language(summary)
-    if summary_language is None:
-        return False
-    source_language = identify_language(source)
-    return source_language is not None and source_language != summary_language
 
 
 def _check(e: ClaimEvidence, unit: str) -> ClaimCheck:

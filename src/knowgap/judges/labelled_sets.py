@@ -344,6 +344,16 @@ def clause_coverage_items() -> tuple[list[ClauseCoverageLabel], Path]:
     return _labelled(LABELLED_DIR / "summary_coverage.jsonl", ClauseCoverageLabel, "labelled clauses")
 
 
+def same_language_clause_items() -> tuple[list[ClauseCoverageLabel], Path, int]:
+    """The labelled (clause, summary) pairs whose summary is in its review's language (the pairs the coverage
+    judge scores), the file, and how many were left out."""
+    from knowgap.text.languages import different_languages
+
+    items, path = clause_coverage_items()
+    kept = [it for it in items if not different_languages(it.review, it.summary)]
+    return kept, path, len(items) - len(kept)
+
+
 # --- abstain: the scenarios' answers (right or not) ----------------------------------------------------------
 
 

@@ -92,3 +92,14 @@ def identify_language(text: str) -> str | None:
     if len(latin) < _MIN_LATIN_WORDS:
         return None
     return _latin_language(latin)
+
+
+def different_languages(source: str, text: str) -> bool:
+    """Whether ``text`` is written in another language than ``source``, both of them told (a short or mixed text
+    is not called different): what a judge that compares words or clause embeddings cannot check (an English
+    summary of a Chinese review)."""
+    text_language = identify_language(text)
+    if text_language is None:
+        return False
+    source_language = identify_language(source)
+    return source_language is not None and source_language != text_language

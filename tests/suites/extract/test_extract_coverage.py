@@ -89,3 +89,38 @@ def test_the_suite_reports_coverage_of_the_judged_summaries(runs_root: Path) -> 
         first, second = json.loads(line)["output"]["clean"]
         assert first["coverage"] == pytest.approx(1.0) and first["uncovered_clauses"] == []
         assert "coverage" not in second
+
+
+@pytest.mark.slow
+def test_a_summary_in_another_language_gets_no_coverage() -> None:
+    """e5-small's similarity across languages stays under the threshold: version 1 gave an English summary of a
+    Chinese review a coverage near 0 whatever it said. It is now not scored."""
+    rows = [json.loads(line) for line in (HERE / "handwritten_calibration.jsonl").read_text().splitlines()]
+    zh = next(r for r in rows if r["id"] == "cal-zh-01")
+    english = summary_coverage(zh["review"], "The hotel is five minutes from the subway, the room was clean and tidy, "
+                                             "the front desk was friendly, and the guest will come again.")
+    assert english.score is None and english.other_language and english.covered == []
+    assert english.clauses == review_aspects(zh["review"])
+    assert summary_coverage(zh["review"], zh["faithful_summary"]).score == 1.0
+
+
+class EmptySummary(ChatModel):
+    """Summarizer that returns valid JSON with an empty summary."""
+
+    spec = "scripted:empty-summary"
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        return ChatResponse(text=json.dumps({"summary": "", "overall_sentiment": "neutral",
+                                             "contains_conflicting_signals": False}))
+
+
+@pytest.mark.slow
+def test_an_empty_summary_is_counted_not_a_crash(runs_root: Path) -> None:
+    """Version 1 zipped the review's clauses with an empty list: every trial with an empty summary failed with a
+    ValueError in suite code."""
+    fake = EmptySummary()
+    result = knowgap.run("extract", models={"target": fake.spec}, providers={fake.spec: fake},
+                         options={"kinds": ["normal"], "sample": 3, "runs": 1}, runs_root=runs_root)
+    assert result.ok, result.error_causes
+    metrics = {m.name: m for m in result.metrics}
+    assert metrics["coverage_outcome:empty"].value == 3 and "summary_coverage" not in metrics

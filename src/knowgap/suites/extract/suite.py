@@ -231,6 +231,8 @@ class ExtractSuite(Suite):
         from knowgap.suites.extract.coverage import summary_coverage
 
         found = summary_coverage(review, summary)
+        if found.score is None:  # an empty summary, a review without clauses, or another language
+            return {"coverage": None, "coverage_outcome": "other_language" if found.other_language else "empty"}
         return {"coverage": found.score,
                 "uncovered_clauses": [c for c, ok in zip(found.clauses, found.covered, strict=True) if not ok]}
 
