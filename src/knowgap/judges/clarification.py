@@ -126,7 +126,10 @@ _ZH_CONDITIONAL = frozenset({"如果", "假如", "假设", "倘若", "若", "如
 _EN_CONDITIONAL = frozenset({"if", "unless", "depends", "depending", "assuming", "otherwise", "provided"})
 
 
-_DE_CLAUSE = re.compile(r"([^，,。；;！？!?：:\n]+)的[，,]")
+_DE_CLAUSE = re.compile(r"(?:^|(?<=[，,。；;！？!?：:\n]))([^，,。；;！？!?：:\n]+)的[，,]")
+"""A whole clause ending in 的 before a comma. It starts only where a clause starts: without that anchor ``re``
+retried a clause that does not end in 的 from each of its characters (quadratic: a 20 KB reply without punctuation
+took seconds, 100 KB ten minutes); the matches are the same, since one can only start where a clause does."""
 
 
 def conditional_markers(response: str) -> list[str]:

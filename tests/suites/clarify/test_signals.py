@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from knowgap.judges.clarification import (
+    _DE_CLAUSE,
     clarification_signals,
     clarifying_units,
     conditional_markers,
@@ -98,3 +104,19 @@ def test_gap_sentences_keep_only_what_treats_a_fact_as_unknown() -> None:
                 "如果属于违法解除，可以要求赔偿。祝顺利。")
     assert gap_sentences(response, ZH_Q) == ["需要了解以下信息：", "1. 解除理由", "2. 工作年限",
                                              "如果属于违法解除，可以要求赔偿。"]
+
+
+# the "……的，" clause pattern before it was anchored at clause starts (2026-12-05): quadratic on a long clause
+_OLD_DE_CLAUSE = re.compile(r"([^，,。；;！？!?：:\n]+)的[，,]")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(list("的，,。；;！？!?：:\n是未签订合同应当支付 ab")), max_size=40).map("".join))
+def test_the_de_clause_pattern_finds_what_it_found_before(text: str) -> None:
+    assert _DE_CLAUSE.findall(text) == _OLD_DE_CLAUSE.findall(text)
+
+
+def test_a_long_reply_without_punctuation_is_read_in_one_pass() -> None:
+    """A runaway reply: one 'clause' of 40,000 characters. The old pattern retried it from each character."""
+    text = "劳动合同" * 10_000
+    assert conditional_markers(text) == [] and conditional_markers(text + "的，应当支付") == ["……的，"]
