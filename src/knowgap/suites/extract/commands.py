@@ -27,6 +27,8 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
     ) -> None:
         """Offline faithfulness (no LLM): add score (0..1, the estimated chance it is faithful) and verdict to each row.
 
+        Verdicts: faithful, unfaithful; empty, refusal, other_language (not in the source's language): no score.
+
         Example: knowgap judge faithfulness pairs.jsonl --source-field doc --text-field summary --out scored.jsonl
         """
         from knowgap.judges.files import judge_faithfulness_file
