@@ -13,12 +13,11 @@ from typing import Any
 
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
 _BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/]{8,}=*")
-_KEY_SHAPE = re.compile(r"\b(?:sk|pk|rk)-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}")
-"""API-key shapes (sk-..., pk-..., rk-...). Kept as the definition: :func:`_mask_key_shapes` finds the same
-matches faster."""
 _KEY_TAIL = re.compile(r"k-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}")
-"""What follows the first letter of a ``_KEY_SHAPE`` match: it starts with a literal, which ``re`` finds fast
-(``_KEY_SHAPE`` itself, with its word boundary and alternation, cost about 0.6 ms on 32 KB of text)."""
+"""An API-key shape after its first letter (a key is sk-, pk- or rk- at the start of a word, then an optional ant- or
+proj-, then 8 or more letters, digits, _ or -): it starts with a literal, which ``re`` finds fast (the whole shape,
+with its word boundary and alternation, cost about 0.6 ms on 32 KB of text); :func:`_mask_key_shapes` checks the
+letter before it."""
 _CREDENTIAL = re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|access_token)[\"']?\s*[:=]\s*[\"']?"
                          r"(?:(?:bearer|basic|token|digest)\s+)?)(?!(?:bearer|basic|token|digest)\s)[^\s\"',}&]{6,}")
 """An auth scheme word (Basic, Token...) is kept and the credential after it masked."""
@@ -60,8 +59,9 @@ def _secret_values() -> list[str]:
 
 
 def _mask_key_shapes(text: str) -> str:
-    """``_KEY_SHAPE.sub(MASK, text)``, found from the literal ``k-`` of each match: the same matches, left to right,
-    each starting one character before its ``k-`` (s, p or r, not preceded by a word character)."""
+    """Every API-key shape masked (the shape in :data:`_KEY_TAIL`'s note), found from the literal ``k-``
+    of each: the same matches, left to right, each starting one character before its ``k-`` (s, p or r, not
+    preceded by a word character)."""
     parts: list[str] = []
     kept = pos = 0
     while (match := _KEY_TAIL.search(text, pos)) is not None:

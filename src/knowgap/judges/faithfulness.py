@@ -54,8 +54,7 @@ DEFAULT_THRESHOLD = 0.5
 """Faithful at or above this score (the combiner's probability; class-balanced, so 0.5 is its natural cut)."""
 
 Verdict = Literal["faithful", "unfaithful", "empty", "refusal", "other_language"]
-UNSCORED: tuple[Verdict, ...] = ("empty", "refusal", "other_language")
-"""The verdicts that come with no score: nothing the checker can compare."""
+"""The last three come with no score: nothing the checker can compare."""
 
 
 class ClaimCheck(BaseModel):
