@@ -11,6 +11,10 @@ question, fold seeds 0, 1 and 2; balanced accuracy (acceptable vs tier_3) with i
 gain paired on the same folds with a bootstrap over questions.
 
     python experiments/factuality_model_signal.py ../shared/data --prompt same --prompt omits
+    python experiments/factuality_model_signal.py ../shared/data --prompt anchor --prompt same
+
+``--prompt anchor`` asks the 'same' question once per question with the reference answer itself as the candidate
+(no label needed): the report then adds logit P(yes) minus its question's anchor, a per-question calibration.
 
 Results and what they mean: docs/judges.md, factuality, "What was tried".
 """
@@ -23,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 from model_signal import (
+    Signal,
     Variants,
     auc,
     compare,
@@ -40,6 +45,7 @@ from knowgap.judges.factuality import CONTRADICTION_CAP
 from knowgap.judges.factuality_features import FEATURES, FEATURES_REVISION, FactualityRow, feature_matrix
 from knowgap.judges.factuality_validation import DATASET, L2, LabelledRows, grouped_folds, load_labelled
 from knowgap.judges.logistic import fit_logistic
+from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest
 
 __all__ = ["p_yes", "report", "request"]
@@ -62,12 +68,31 @@ RATING_SYSTEM = "You grade answers against a reference answer. Reply with one di
 FOLD_SEEDS = (0, 1, 2)
 
 
+ANCHOR = "anchor"
+"""Not a question of its own: the 'same' question with the reference answer itself as the candidate, one call per
+question (label-free: the model's P(yes) for an answer it should call the same), to calibrate 'same' per question."""
+
+
 def request(row: FactualityRow, prompt: str) -> ChatRequest:
     """Question and reference first, so the answers to one question share a prompt prefix (the local provider
     restores its saved state for it)."""
     system = RATING_SYSTEM if prompt == "rate" else SYSTEM
+    candidate, question = (row.expected, QUESTIONS["same"]) if prompt == ANCHOR else (row.response, QUESTIONS[prompt])
     return yes_no_request(system, f"Question: {row.question}\n\nReference answer: {row.expected}\n\n"
-                                  f"Candidate answer: {row.response}\n\n{QUESTIONS[prompt]}")
+                                  f"Candidate answer: {candidate}\n\n{question}")
+
+
+def once_per_request(signal: Signal) -> Signal:
+    """``signal`` asked once per distinct request (the anchor's rows of one question share theirs)."""
+    seen: dict[str, tuple[float, float, float]] = {}
+
+    def ask(model: ChatModel, req: ChatRequest) -> tuple[float, float, float]:
+        key = req.fingerprint()
+        if key not in seen:
+            seen[key] = signal(model, req)
+        return seen[key]
+
+    return ask
 
 
 def request_of(data: LabelledRows, prompt: str, i: int) -> ChatRequest:
@@ -100,6 +125,10 @@ def report(data: LabelledRows, features: np.ndarray, signals: dict[str, np.ndarr
     if len(signals) > 1:
         variants["19 + all"] = (np.column_stack([features[rows], *logits.values()]),
                                 [*FEATURES, *(f"model_{n}" for n in signals)])
+    if "same" in logits and ANCHOR in logits:  # 'same' against the model's P(yes) for the reference itself
+        shifted = logits["same"] - logits[ANCHOR]
+        print(f"  logit P(yes) minus its question's anchor, alone: AUC {auc(shifted, y):.3f}")
+        variants["19 + same - anchor"] = (np.column_stack([features[rows], shifted]), [*FEATURES, "model_shifted"])
     compare(variants, y, groups, lambda x, names, seed: held_out(x, y, groups, names, seed), FOLD_SEEDS)
 
 
@@ -107,7 +136,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data_dir", type=Path, help="the shared data folder (holds policybench/)")
     parser.add_argument("--model", default="local:qwen2.5-1.5b", help="a model spec that returns logprobs")
-    parser.add_argument("--prompt", action="append", choices=sorted(QUESTIONS),
+    parser.add_argument("--prompt", action="append", choices=sorted([*QUESTIONS, ANCHOR]),
                         help="the question(s) to ask (repeatable; default: same)")
     parser.add_argument("--out", type=Path, default=Path("factuality-model-signal"), help="folder for P(yes) files")
     parser.add_argument("--minutes", type=float, default=None, help="stop asking after this long per prompt; "
@@ -122,7 +151,7 @@ def main() -> None:
             measure(args.model, grouped_order(data.groups), partial(request_of, data, prompt),
                     args.out / f"{prompt}.jsonl", label=prompt, total=len(data),
                     limit_seconds=None if args.minutes is None else args.minutes * 60,
-                    signal=rating if prompt == "rate" else p_yes)
+                    signal=rating if prompt == "rate" else once_per_request(p_yes) if prompt == ANCHOR else p_yes)
     signals = {prompt: load_signal(args.out / f"{prompt}.jsonl", len(data)) for prompt in prompts}
     report(data, features(data, args.data_dir / DATASET, args.out), signals)
 

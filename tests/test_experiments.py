@@ -48,6 +48,19 @@ def test_p_yes_is_the_share_of_yes_among_yes_and_no() -> None:
     assert p == pytest.approx(0.7 / 0.9) and mass == pytest.approx(0.9)
 
 
+def test_the_anchor_asks_about_the_reference_itself_once_per_question() -> None:
+    signal = _load("factuality_model_signal")
+    rows = [FactualityRow("Can I claim?", "Yes, if you are over 55.", answer) for answer in ("Yes.", "No.")]
+    anchors = [signal.request(row, signal.ANCHOR).messages[-1].content for row in rows]
+    assert anchors[0] == anchors[1] and "Candidate answer: Yes, if you are over 55." in anchors[0]
+    model = Leaning()
+    ask = signal.once_per_request(signal.p_yes)
+    assert ask(model, signal.request(rows[0], signal.ANCHOR)) == ask(model, signal.request(rows[1], signal.ANCHOR))
+    assert model.calls == 1
+    ask(model, signal.request(rows[0], "same"))
+    assert model.calls == 2
+
+
 def test_the_report_finds_the_gain_of_a_signal_that_separates(capsys: pytest.CaptureFixture[str]) -> None:
     signal = _load("factuality_model_signal")
     rng = np.random.default_rng(0)
