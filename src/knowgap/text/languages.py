@@ -10,6 +10,7 @@ counts as about 0.6 of a word): an English sentence quoting 服务很好 stays E
 
 from __future__ import annotations
 
+import functools
 import re
 
 LANGUAGE_NAMES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
@@ -66,9 +67,13 @@ def _latin_language(words: list[str]) -> str | None:
     return best
 
 
+@functools.lru_cache(maxsize=256)
 def identify_language(text: str) -> str | None:
     """The language of ``text`` as a code of :data:`LANGUAGE_NAMES`, or None when it cannot be told (too short,
-    no letters, evenly mixed, or Latin-script words that match no language's function words clearly)."""
+    no letters, evenly mixed, or Latin-script words that match no language's function words clearly).
+
+    Remembered for the last 256 texts: the judges ask it of the same source for each of its summaries (about
+    0.7 ms for a 4 KB article)."""
     counts: dict[str, float] = {}
     cjk = len(_SCRIPTS["zh"].findall(text))
     kana = len(_SCRIPTS["ja"].findall(text))
