@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/http_concurrency.py --requests 2000 --concurrency 64 --latency-ms 50 [--json OUT]
         [--sizes 2000,10000,50000] [--server-workers 1] [--sides knowgap,bare,inspect] [--rounds 3] [--profile]
+        [--context-chars 8000] [--cache-rows 500000]
 
 A real OpenAI-compatible server process on 127.0.0.1 (``tests/fakes/latency_server.py``: a raw asyncio HTTP/1.1
 server) answers every chat completion after L ms. With C requests in flight no client can do better than
@@ -16,6 +17,8 @@ server) answers every chat completion after L ms. With C requests in flight no c
   C connections) and parsing each answer's JSON; ``bare-sharded``: the same loop over knowgap's ``HttpPool`` with httpx
   (clients of 8 connections: one httpx pool's costs grow with the square of the calls in flight,
   encode/httpx#3215); ``bare-aiohttp``: the same loop with aiohttp. The baseline is the fastest of the three;
+  ``--cache-rows R`` gives it a cache already holding R responses of other runs (a user's cache after many runs;
+  built once per benchmark, copied into each knowgap side's KNOWGAP_HOME): every call still a miss;
 - ``knowgap-progress`` (only when asked for in ``--sides``): the knowgap side with its live rich progress bar
   drawing as on a terminal;
 - ``inspect``: inspect_ai (if importable) on the same N prompts with ``generate()`` and ``match()``, its
@@ -34,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import hashlib
 import io
 import json
 import os
@@ -223,11 +227,35 @@ def side_inspect(url: str, n: int, concurrency: int, work: Path, context_chars: 
     return {"rps": n / elapsed, "exec_s": elapsed, "peak_rss_mb": peak_rss_mb(), "provider": provider}
 
 
+def filled_cache(path: Path, rows: int) -> Path:
+    """A response cache at ``path`` holding ``rows`` responses of other runs (keys as random as real ones)."""
+    import sqlite3
+
+    from knowgap.engine.cache import ResponseCache
+
+    ResponseCache(path).close()  # the schema knowgap writes
+    answer = json.dumps({"text": "A typical short answer of a model to one question of a suite.",
+                         "usage": {"prompt_tokens": 40, "completion_tokens": 12}, "latency_s": 0.8})
+    db = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO responses (key, spec, run_id, response, created, identity) VALUES (?,?,?,?,?,?)",
+                       ((hashlib.sha256(f"earlier call {i}".encode()).hexdigest(), "openai-compat:old@http://x/v1",
+                         f"earlier-run-{i // 1000}", answer, time.time(), "old") for i in range(rows)))
+        db.execute("COMMIT")
+    finally:
+        db.close()
+    return path
+
+
 def run_side(side: str, url: str, n: int, concurrency: int, profile: bool = False,
-             context_chars: int = 0) -> dict[str, Any]:
-    """One side in a fresh process; its JSON result."""
+             context_chars: int = 0, cache: Path | None = None) -> dict[str, Any]:
+    """One side in a fresh process; its JSON result. ``cache``: a response cache the knowgap side starts from."""
     work = Path(tempfile.mkdtemp(prefix=f"knowgap-http-{side}-"))
     try:
+        if cache is not None and side.startswith("knowgap"):
+            (work / "home").mkdir()
+            shutil.copyfile(cache, work / "home" / "cache.sqlite")
         cmd = [sys.executable, __file__, "--side", side, "--url", url, "--requests", str(n),
                "--concurrency", str(concurrency), "--work", str(work), "--context-chars", str(context_chars)] \
             + (["--profile"] if profile else [])
@@ -264,10 +292,11 @@ def _ratio(results: dict[str, dict[str, Any]]) -> float | None:
 
 def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
     n, c, latency_ms = args.requests, args.concurrency, args.latency_ms
-    with _server(latency_ms, args.server_workers) as server:
+    with _server(latency_ms, args.server_workers) as server, tempfile.TemporaryDirectory() as tmp:
+        cache = filled_cache(Path(tmp) / "cache.sqlite", args.cache_rows) if args.cache_rows else None
         run_side("bare", server.base_url, min(n, 500), c)  # warm-up: the server's and the OS's first connections
         rounds = [{side: run_side(side, server.base_url, n, c, profile=args.profile and side == "knowgap" and r == 0,
-                                  context_chars=args.context_chars)
+                                  context_chars=args.context_chars, cache=cache)
                    for side in sides} for r in range(args.rounds)]  # sides alternated: A, B, A, B
         results = {side: _median_run([rnd[side] for rnd in rounds]) for side in sides}
         if args.profile and "knowgap" in results:
@@ -276,7 +305,7 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
             results["knowgap-progress"]["note"] = "knowgap with its live progress bar"
         sizes: list[dict[str, Any]] = []
         for size in args.sizes:
-            r = run_side("knowgap", server.base_url, size, c)
+            r = run_side("knowgap", server.base_url, size, c, cache=cache)
             sizes.append({"requests": size, "rps": r.get("rps"), "exec_peak_rss_mb": r.get("exec_peak_rss_mb"),
                           "peak_rss_mb": r.get("peak_rss_mb")})
     limit = c / (latency_ms / 1000)
@@ -291,7 +320,7 @@ def measure(args: argparse.Namespace, sides: list[str]) -> dict[str, Any]:
     exec_rss = [s["exec_peak_rss_mb"] for s in sizes if s.get("exec_peak_rss_mb")]
     return {
         "benchmark": "http_concurrency", "requests": n, "concurrency": c, "latency_ms": latency_ms,
-        "context_chars": args.context_chars,
+        "context_chars": args.context_chars, "cache_rows": args.cache_rows,
         "server_workers": args.server_workers, "limit_rps": limit,
         "knowgap_rps": knowgap.get("rps"), "knowgap_rps_end_to_end": knowgap.get("rps_end_to_end"),
         "knowgap_http_client": knowgap.get("http_client"), "knowgap_progress_rps": with_bar.get("rps"),
@@ -333,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--context-chars", type=int, default=0,
                         help="characters of English policy text before each question, on every side (default 0: "
                              "a one-line question; 4000-32000 is the size of a retrieval prompt)")
+    parser.add_argument("--cache-rows", type=int, default=0,
+                        help="start the knowgap side from a response cache holding this many responses of other "
+                             "runs (default 0: an empty cache; 500000 is about 270 MB)")
     parser.add_argument("--side", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
@@ -356,7 +388,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"HTTP throughput: {data['requests']:,} requests, concurrency {data['concurrency']}, server latency "
           f"{data['latency_ms']:g} ms, {data['server_workers']} server process(es); limit C/L = "
           f"{data['limit_rps']:,.0f} requests/s"
-          + (f"; {data['context_chars']:,} characters of context in every prompt" if data["context_chars"] else ""))
+          + (f"; {data['context_chars']:,} characters of context in every prompt" if data["context_chars"] else "")
+          + (f"; knowgap's cache starts with {data['cache_rows']:,} responses" if data["cache_rows"] else ""))
     if len(data["rounds"]) > 1:
         sides = list(data["rounds"][0])
         print_table(["round"] + [f"{side} /s" for side in sides] + [f"{side} CPU ms" for side in sides]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import knowgap
+from knowgap.engine import cache as cache_module
 from knowgap.engine.cache import ResponseCache, cache_key
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.paths import cache_path
@@ -154,3 +155,33 @@ def test_fingerprints_and_stored_responses_stay_what_they_were() -> None:
         '{"text":"ok","tool_calls":[{"id":"c1","name":"f","arguments":{},"raw_arguments":null}],'
         '"logprobs":[{"token":"ok","logprob":-0.1,"top":[]}],"usage":{"prompt_tokens":0,"completion_tokens":0},'
         '"latency_s":0.0,"finish_reason":null,"model":"","cached":false}')
+
+
+
+def _largest_log(tmp_path: Path, batches: int) -> int:
+    """The largest the write-ahead log gets while ``batches`` x 10 responses of 3 KB are written, a commit a batch."""
+    wal, largest = tmp_path / "c.sqlite-wal", 0
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    try:
+        for batch in range(batches):
+            for i in range(10):
+                cache.put(f"{batch}-{i}", "scripted:a", "run-1", ChatResponse(text=f"{batch}-{i}" + "x" * 3000))
+            cache.flush()
+            largest = max(largest, wal.stat().st_size)
+    finally:
+        cache.close()
+    reopened = ResponseCache(tmp_path / "c.sqlite")
+    try:
+        assert reopened.stats()["entries"] == batches * 10
+        assert reopened.get(f"{batches - 1}-9") == ChatResponse(text=f"{batches - 1}-9" + "x" * 3000)
+    finally:
+        reopened.close()
+    return largest
+
+
+def test_cache_checkpoints_its_log_every_checkpoint_pages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log is copied into the database when it passes CHECKPOINT_PAGES (10,000 pages), not at SQLite's 1,000
+    (about 4 MiB): 7.5 MB of responses stay in the log; with the setting at 100 pages it never passes 1 MB."""
+    assert _largest_log(tmp_path / "default", 200) > 6_000_000
+    monkeypatch.setattr(cache_module, "CHECKPOINT_PAGES", 100)
+    assert _largest_log(tmp_path / "small", 200) < 1_000_000
