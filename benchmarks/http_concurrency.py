@@ -19,6 +19,9 @@ server) answers every chat completion after L ms. With C requests in flight no c
   encode/httpx#3215); ``bare-aiohttp``: the same loop with aiohttp. The baseline is the fastest of the three;
   ``--cache-rows R`` gives it a cache already holding R responses of other runs (a user's cache after many runs;
   built once per benchmark, copied into each knowgap side's KNOWGAP_HOME): every call still a miss;
+- ``knowgap-splitK`` (only when asked for in ``--sides``, e.g. ``knowgap-split2``): K knowgap processes at once,
+  each with its own run store and cache, N / K trials and concurrency C / K: a bound on what running one run's
+  trials in K processes could reach on this machine, before any cost of passing trials between them;
 - ``knowgap-progress`` (only when asked for in ``--sides``): the knowgap side with its live rich progress bar
   drawing as on a terminal;
 - ``inspect``: inspect_ai (if importable) on the same N prompts with ``generate()`` and ``match()``, its
@@ -95,6 +98,7 @@ def side_knowgap(url: str, n: int, concurrency: int, work: Path, profile: bool,
     except ImportError:  # a knowgap from before HttpPool (PYTHONPATH=OLD/src to compare)
         client = "httpx, one client (before HttpPool)"
     out: dict[str, Any] = {"rps": n / exec_s, "rps_end_to_end": n / wall, "exec_s": exec_s, "wall_s": wall,
+                           "requests": n, "exec_from": PhaseClock.first_trial, "exec_to": PhaseClock.metrics_start,
                            "cpu_ms_per_request": 1000 * cpu_s / n, "gc_ms_per_request": 1000 * gc_s / n,
                            "provider_calls": result.provider_calls, "peak_rss_mb": peak_rss_mb(),
                            "exec_peak_rss_mb": PhaseClock.rss_at_metrics_start_mb, "http_client": client}
@@ -250,21 +254,43 @@ def filled_cache(path: Path, rows: int) -> Path:
 
 def run_side(side: str, url: str, n: int, concurrency: int, profile: bool = False,
              context_chars: int = 0, cache: Path | None = None) -> dict[str, Any]:
-    """One side in a fresh process; its JSON result. ``cache``: a response cache the knowgap side starts from."""
-    work = Path(tempfile.mkdtemp(prefix=f"knowgap-http-{side}-"))
+    """One side in a fresh process (``knowgap-splitK``: K at once); its JSON result. ``cache``: a response cache
+    each knowgap process starts from."""
+    parts = int(side.removeprefix("knowgap-split")) if side.startswith("knowgap-split") else 1
+    works = [Path(tempfile.mkdtemp(prefix=f"knowgap-http-{side}-")) for _ in range(parts)]
     try:
-        if cache is not None and side.startswith("knowgap"):
-            (work / "home").mkdir()
-            shutil.copyfile(cache, work / "home" / "cache.sqlite")
-        cmd = [sys.executable, __file__, "--side", side, "--url", url, "--requests", str(n),
-               "--concurrency", str(concurrency), "--work", str(work), "--context-chars", str(context_chars)] \
-            + (["--profile"] if profile else [])
-        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if out.returncode != 0:
-            return {"rps": None, "why": f"{side} side failed (exit {out.returncode}): {out.stderr[-2000:]}"}
-        return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+        procs = []
+        for i, work in enumerate(works):
+            if cache is not None and side.startswith("knowgap"):
+                (work / "home").mkdir()
+                shutil.copyfile(cache, work / "home" / "cache.sqlite")
+            share = n // parts + (1 if i < n % parts else 0)
+            cmd = [sys.executable, __file__, "--side", "knowgap" if parts > 1 else side, "--url", url,
+                   "--requests", str(share), "--concurrency", str(max(1, concurrency // parts)), "--work", str(work),
+                   "--context-chars", str(context_chars)] + (["--profile"] if profile and parts == 1 else [])
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        outs = []
+        for proc in procs:
+            stdout, stderr = proc.communicate()
+            if proc.returncode != 0:
+                return {"rps": None, "why": f"{side} side failed (exit {proc.returncode}): {stderr[-2000:]}"}
+            outs.append(dict(json.loads(stdout.strip().splitlines()[-1])))
+        return outs[0] if parts == 1 else _together(outs, n)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        for work in works:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _together(outs: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    """K knowgap processes run at once as one side: ``n`` trials over the span from the first one's first trial to
+    the last one's end of execution (perf_counter is the system's monotonic clock, the same in every process)."""
+    span = max(o["exec_to"] for o in outs) - min(o["exec_from"] for o in outs)
+    return {"rps": n / span, "exec_s": span, "processes": len(outs),
+            "rps_end_to_end": n / max(o["wall_s"] for o in outs),
+            "cpu_ms_per_request": sum(o["cpu_ms_per_request"] * o["requests"] for o in outs) / n,
+            "gc_ms_per_request": sum(o["gc_ms_per_request"] * o["requests"] for o in outs) / n,
+            "peak_rss_mb": sum(o["peak_rss_mb"] for o in outs), "http_client": outs[0].get("http_client"),
+            "each_rps": [o["rps"] for o in outs]}
 
 
 # driver -------------------------------------------------------------------------------------------------------
