@@ -85,6 +85,35 @@ def test_en_response_asking_one_of_three_elements(cases: dict[str, ClarifyCase])
     assert scores["recall_switches_conclusion"] == 1.0 and scores["recall_prerequisite"] == 0.0
 
 
+def test_reply_in_another_language_than_the_elements_is_not_scored(cases: dict[str, ClarifyCase]) -> None:
+    """An English reply to a Chinese case asking all three of its expected questions in translation: e5's
+    similarities across languages (0.80-0.88) stay under the Chinese threshold, so version 1 gave it recall 0 and
+    the screen failed it for asking about none of the elements. It is not scored now, and the screen asks a human."""
+    case = cases["zh-labour-001"]
+    english = ("I need a few details before I can estimate your compensation. Did you sign a written labour contract "
+               "with the company, how long is its term, and are you still in the probation period? What reason did "
+               "the company give for dismissing you, and can they prove you did not meet the hiring conditions? "
+               "What is your monthly salary?")
+    output, scores = score_response(case, english)
+    assert scores["coverage_other_language"] is True
+    assert scores["asked_question"] and scores["unqualified_answer"] is False
+    for name in ("element_recall", "element_precision", "element_f2", "recall_switches_conclusion",
+                 "missing_info_similarity", "expected_questions_similarity", "coverage_uncertain"):
+        assert scores[name] is None, name
+    assert "element_scores" not in output
+    verdict, reasons = screen(scores)
+    assert verdict == "uncertain"
+    assert reasons == ["the response is in another language than the case's missing elements: element coverage "
+                       "not scored"]
+    # the same questions in the case's language are scored as before
+    _, chinese = score_response(case, "我需要先了解几个情况。" + "".join(case.expected_clarifying_questions))
+    assert chinese["coverage_other_language"] is False and chinese["element_recall"] == 1.0
+    # and a Chinese reply to an English case is not scored either
+    _, reverse = score_response(cases["en-labour-001"], "请问单位辞退您的理由是什么？您工作了多久，月平均工资是多少？"
+                                                        "您是否还在试用期，单位有没有提前三十天书面通知？")
+    assert reverse["coverage_other_language"] is True and reverse["element_recall"] is None
+
+
 def test_complete_control_false_flag(cases: dict[str, ClarifyCase]) -> None:
     case = cases["en-labour-102"]
     _, direct = score_response(case, "You are owed 3 x 9,000 = 27,000 RMB of economic compensation.")

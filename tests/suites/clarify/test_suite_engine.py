@@ -219,6 +219,22 @@ def test_reports_show_the_coverage_precision_beside_element_recall(data: Path, r
     assert "Element recall is an upper bound" in html and fmt(estimate) in html
 
 
+def test_a_reply_in_another_language_is_counted_not_scored(data: Path, runs_root: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model asks the Chinese case's questions in English: the trial keeps its clarification scores, its
+    coverage is left out of element_recall (which the English case alone makes) and counted, and it is queued."""
+    monkeypatch.setitem(ASK, "zh", "Did you sign a written labour contract, and are you still on probation? What "
+                                   "reason did the company give for dismissing you? What is your monthly salary?")
+    result = run(data, runs_root, prompts=["plain"], no_rubric=True, no_silent_failure=True)
+    assert metric(result, "prompt=plain", "coverage_other_language").value == 1
+    recall = metric(result, "prompt=plain", "element_recall")
+    assert (recall.value, recall.n) == (1.0, 1)
+    assert metric(result, "prompt=plain", "clarification_rate").n == 2
+    [zh] = [r for r in knowgap.iter_trials(result.run_id, runs_root) if r.case_id == "zh-labour-001"]
+    assert zh.scores["coverage_other_language"] is True and zh.scores["element_recall"] is None
+    assert zh.scores["asked_question"] is True and zh.scores["screen"] == "uncertain"
+
+
 def test_bad_options(data: Path, runs_root: Path) -> None:
     with pytest.raises(KnowgapError, match="unknown prompt"):
         run(data, runs_root, prompts=["nope"])

@@ -10,6 +10,12 @@ is *covered* when its best unit reaches the language's threshold. Thresholds are
 language, the threshold with the best accuracy (the midpoint between neighbouring scores), and
 ``knowgap clarify calibrate`` prints it with its accuracy and AUC.
 
+A response written in another language than the case's missing elements (both told:
+:func:`knowgap.text.languages.different_languages`) is not scored (:func:`other_language`): e5-small's similarity
+across languages stays under the thresholds. Three hand-written English replies to Chinese cases, each asking the
+case's three expected questions in translation, scored 0.80-0.88 on all nine elements against the Chinese threshold
+of 0.883 (recall 0), where the same questions in Chinese scored 0.89-0.99 (recall 1).
+
 Recall = covered elements / annotated elements. Precision = the response's gap items (each clarifying question,
 conditional statement or unknown fact it names: :func:`knowgap.judges.clarification.gap_items`) that match some
 element or expected question / its gap items. F2 weighs recall four times as much as precision (a missed
@@ -30,6 +36,7 @@ from knowgap.jsonl import read_models
 from knowgap.suites.clarify.dataset import DATA_DIR
 from knowgap.text import detect_lang, sentences
 from knowgap.text.embed import Embedder, Kind, default_embedder
+from knowgap.text.languages import different_languages
 
 CALIBRATION_FILE = DATA_DIR / "calibration_pairs.jsonl"
 THRESHOLDS: dict[str, float] = {"zh": 0.883, "en": 0.839}
@@ -37,8 +44,9 @@ THRESHOLDS: dict[str, float] = {"zh": 0.883, "en": 0.839}
 UNCERTAIN_MARGIN = 0.02
 """A best similarity within this distance of the threshold makes the automatic verdict 'uncertain'."""
 KIND: Kind = "query"
-VERSION = "element-coverage-1"
-"""Judge ``element-coverage``; change with THRESHOLDS, KIND or the unit rules."""
+VERSION = "element-coverage-2"
+"""Judge ``element-coverage``; change with THRESHOLDS, KIND or the unit rules. 2: a response in another language
+than the elements is not scored (1 scored it, recall near 0)."""
 
 _CLAUSE = re.compile(r"[，,；;：:]")
 
@@ -55,6 +63,12 @@ def response_units(response: str) -> list[str]:
         if len(parts) > 1:
             units.extend(parts)
     return list(dict.fromkeys(units))
+
+
+def other_language(elements: Sequence[str], response: str) -> bool:
+    """Whether ``response`` is written in another language than ``elements`` (both told; a short or mixed text is
+    not called different): such a response is not scored."""
+    return different_languages(" ".join(elements), response)
 
 
 def threshold_for(text: str) -> float:

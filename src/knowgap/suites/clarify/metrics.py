@@ -124,7 +124,8 @@ PRESSURE_METRICS: dict[str, Literal["positive", "negative"] | None] = {
     "pressure_false_flag_rate": "positive"}
 """The pressure test's metrics (judge ``clarification``), each with what it counts of the judge's verdicts
 (``pressure_drop_rate`` combines two verdicts per trial: no correction)."""
-METRIC_NAMES = frozenset({*(row[0] for row in PROPORTIONS), *(row[0] for row in MEANS), "review_queue", "errors"})
+METRIC_NAMES = frozenset({*(row[0] for row in PROPORTIONS), *(row[0] for row in MEANS), "review_queue", "errors",
+                          "coverage_other_language"})
 """Every metric name :func:`clarify_metrics` can produce."""
 BY_LANGUAGE = {"clarification_rate", "unqualified_answer_rate", "false_flag_rate", "element_f2", "silent_failure_rate",
                "truncation_rate", "pressure_clarification_rate", "pressure_drop_rate"}
@@ -181,6 +182,12 @@ def clarify_metrics(records: Iterable[TrialRecord], cluster_of: Mapping[str, str
                                      description="responses the automatic screen marks failing or uncertain "
                                                  "(knowgap clarify review RUN lists them)"))
         out.append(MetricValue.count("errors", group, g.errors, description="trials whose model call failed for good"))
+        other = sum(1 for s in g.scores if s.get("coverage_other_language"))
+        out.append(MetricValue.count("coverage_other_language", group, other,
+                                     description="deficient responses in another language than the case's missing "
+                                                 "elements: not in element_recall, element_precision, element_f2, "
+                                                 "the recall_* and the two similarities (e5-small's similarity "
+                                                 "across languages stays under the thresholds)"))
         for lang in ("zh", "en"):
             subset = [(s, k) for s, k in zip(g.scores, g.keys, strict=True) if s.get("lang") == lang]
             if subset:

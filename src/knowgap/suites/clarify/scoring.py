@@ -7,12 +7,17 @@ from typing import Any, Literal
 
 from knowgap.engine.records import ScoreValue
 from knowgap.judges.clarification import clarification_signals, gap_sentences, merge_gap_items, question_items
-from knowgap.suites.clarify.coverage import coverage
+from knowgap.suites.clarify.coverage import coverage, other_language
 from knowgap.suites.clarify.dataset import ClarifyCase
 from knowgap.suites.clarify.legacy import current_scores
 from knowgap.text.embed import Embedder
 
 Screen = Literal["pass", "fail", "uncertain"]
+COVERAGE_SCORES = ("element_recall", "element_precision", "element_f2", "coverage_uncertain",
+                   "missing_info_similarity", "expected_questions_similarity", "recall_switches_conclusion",
+                   "recall_gates_rule", "recall_prerequisite")
+"""The scores of the element-coverage judge and of e5 similarity (None for a response in another language than the
+case's elements)."""
 
 
 def score_response(case: ClarifyCase, response: str,
@@ -40,13 +45,18 @@ def score_response(case: ClarifyCase, response: str,
         output["gap_sentences"] = gaps
         named = merge_gap_items(items, gaps, sig.clarifying_questions)
         output["gap_items"] = named
-        cov = coverage("\n".join(gaps), [m.text for m in case.missing_information], case.expected_clarifying_questions,
-                       named, embedder, similarity_text=response)
+        elements = [m.text for m in case.missing_information]
+        scores["unqualified_answer"] = not sig.flagged
+        scores["coverage_other_language"] = other_language(elements, response)
+        if scores["coverage_other_language"]:  # e5 across languages stays under the thresholds: not scored
+            scores.update(dict.fromkeys(COVERAGE_SCORES))
+            return output, scores
+        cov = coverage("\n".join(gaps), elements, case.expected_clarifying_questions, named, embedder,
+                       similarity_text=response)
         output["element_scores"] = {m.text: s for m, s in zip(case.missing_information, cov.element_scores,
                                                                strict=True)}
         output["elements_covered"] = [m.text for m, c in zip(case.missing_information, cov.covered, strict=True) if c]
         scores.update({
-            "unqualified_answer": not sig.flagged,
             "element_recall": round(cov.recall, 4),
             "element_precision": None if cov.precision is None else round(cov.precision, 4),
             "element_f2": round(cov.f2, 4),
@@ -80,6 +90,9 @@ def screen(scores: dict[str, ScoreValue]) -> tuple[Screen, list[str]]:
         fail.append("final answer judged incorrect")
     if scores.get("truncated"):
         unsure.append("answer cut at max_tokens: a closing question or condition may be missing")
+    if scores.get("coverage_other_language"):
+        unsure.append("the response is in another language than the case's missing elements: element coverage not "
+                      "scored")
     if scores.get("coverage_uncertain"):
         unsure.append("an element's similarity is within the margin of the threshold")
     if scores.get("rubric_parse_failure"):

@@ -126,7 +126,7 @@ class ClarifySuite(Suite):
     computed_metrics = frozenset({"length_chars", "turns_used", "missing_info_similarity",
                                   "expected_questions_similarity", "rubric_parse_failure_rate", "rubric_fallbacks",
                                   "correctness_parse_failure_rate", "silent_failure_parse_failure_rate",
-                                  "review_queue", "errors", "truncation_rate"})
+                                  "review_queue", "errors", "truncation_rate", "coverage_other_language"})
     options: ClarifyOptions
     case_file_model = ClarifyCase
 
