@@ -12,13 +12,13 @@ server) answers every chat completion after L ms. With C requests in flight no c
   ``bench-overhead`` suite of ``_shared.py``) against ``openai-compat:m@URL`` with ``concurrency=C``, into a real
   run store and a real SQLite response cache (a fresh KNOWGAP_HOME: every call a miss, written to the cache);
   ``knowgap_rps`` = N / the execution phase (first trial to the start of metrics), ``knowgap_rps_end_to_end`` =
-  N / the whole ``knowgap.run`` (setup, execution, metrics, reports);
+  N / the whole ``knowgap.run`` (setup, execution, metrics, reports); ``--cache-rows R`` starts it from a cache
+  already holding R responses of other runs (a user's cache after many runs; built once per benchmark, copied into
+  each knowgap side's KNOWGAP_HOME): every call still a miss;
 - ``bare``: an asyncio loop of C workers posting the same N request bodies with one ``httpx.AsyncClient`` (pool of
   C connections) and parsing each answer's JSON; ``bare-sharded``: the same loop over knowgap's ``HttpPool`` with httpx
   (clients of 8 connections: one httpx pool's costs grow with the square of the calls in flight,
   encode/httpx#3215); ``bare-aiohttp``: the same loop with aiohttp. The baseline is the fastest of the three;
-  ``--cache-rows R`` gives it a cache already holding R responses of other runs (a user's cache after many runs;
-  built once per benchmark, copied into each knowgap side's KNOWGAP_HOME): every call still a miss;
 - ``knowgap-splitK`` (only when asked for in ``--sides``, e.g. ``knowgap-split2``): K knowgap processes at once,
   each with its own run store and cache, N / K trials and concurrency C / K: a bound on what running one run's
   trials in K processes could reach on this machine, before any cost of passing trials between them;
@@ -269,12 +269,11 @@ def run_side(side: str, url: str, n: int, concurrency: int, profile: bool = Fals
                    "--requests", str(share), "--concurrency", str(max(1, concurrency // parts)), "--work", str(work),
                    "--context-chars", str(context_chars)] + (["--profile"] if profile and parts == 1 else [])
             procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        outs = []
-        for proc in procs:
-            stdout, stderr = proc.communicate()
+        streams = [proc.communicate() for proc in procs]  # every process waited for, failed or not
+        for proc, (_, stderr) in zip(procs, streams, strict=True):
             if proc.returncode != 0:
                 return {"rps": None, "why": f"{side} side failed (exit {proc.returncode}): {stderr[-2000:]}"}
-            outs.append(dict(json.loads(stdout.strip().splitlines()[-1])))
+        outs = [dict(json.loads(stdout.strip().splitlines()[-1])) for stdout, _ in streams]
         return outs[0] if parts == 1 else _together(outs, n)
     finally:
         for work in works:
