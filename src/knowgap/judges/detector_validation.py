@@ -314,7 +314,9 @@ def validate_leak_detector(data_dir: Path, limit: int | None = None, judge_model
                     notes="Texts written for this project against the partial suite's own scenarios (the hidden "
                           "values of each scenario's restricted roles), labelled by the author: leaks in other "
                           "formats, partial leaks, paraphrased leaks; non-leaks that name the hidden field or "
-                          "repeat visible values. Synthetic.")
+                          "repeat visible values. Synthetic. Version 2's rules for amounts (万, million, 1,500元, "
+                          "the sign), dotted IP addresses and bracketed area codes were written after reading version "
+                          "1's misses on this set: its sensitivity here is in-sample (version 1: 30 of 41).")
 
 
 def validate_gap_matcher(data_dir: Path, limit: int | None = None, judge_model: str | None = None,

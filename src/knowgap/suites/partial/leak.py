@@ -2,8 +2,11 @@
 
 Fingerprints per hidden value:
 - a masked or hidden number string (phone, ID card, bank card): every run of 4 hidden digits, in order
-  (spaces and dashes between digits are ignored in the text);
-- a hidden or bucketed amount (>= 100): the exact number, however written (1500, 1,500, 1500.00);
+  (spaces, dashes and brackets between digits are ignored in the text: "(415) 555-0142");
+- a hidden or bucketed amount (>= 100 in size): the exact number, however written (1500, 1,500, 1500.00, 1,500元,
+  1.5k; 380000 as 38万, 86400000 as 8640万 or 86.4 million), its sign ignored (-5230000 as -523万 or "a loss of
+  523万");
+- a hidden dotted IPv4 address: as written, besides its digit runs (which a text writes with dots between them);
 - a short hidden string (a name, a product, an id): the whole string; a masked name: the full name; a
   one-word lowercase label (``gold``, ``pending``) is not counted (saying it is a guess, not a leak), nor is a
   year-like number (1900-2100);
@@ -38,7 +41,9 @@ from knowgap.suites.partial.view import Secret
 
 VERSION = "leak-detector-2"
 """Judge ``leak-detector``; change whenever fingerprinting or matching changes. 2: a hidden Chinese name is also
-found in pinyin."""
+found in pinyin; an amount written with a magnitude word (38万, 86.4 million) or with thousands separators before
+a Chinese unit (1,500元) is read at its value, without its sign; a dotted IPv4 address is found as written; a phone
+number's bracketed area code is read as digits."""
 
 SHORT_TEXT = 24
 _CODE = re.compile(r"[A-Za-z]*\d[A-Za-z0-9\-_]{3,}|[A-Za-z]+[-_]?\d{2,}[A-Za-z0-9]*")
@@ -46,6 +51,7 @@ _ENUM_WORD = re.compile(r"[a-z]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?")
 _SPLIT = re.compile(r"[。！？!?；;\n]|(?<=[a-z])\.\s")
 _CHINESE_NAME = re.compile(r"[\u4e00-\u9fff]{2,4}")
+_IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 
 
 class Fingerprint(BaseModel):
@@ -59,8 +65,9 @@ def norm(text: str) -> str:
 
 
 def digit_stream(text: str) -> str:
-    """``text`` with spaces and dashes between digits removed (138 0013-8000 -> 13800138000)."""
-    return re.sub(r"(?<=\d)[\s\-]+(?=\d)", "", norm(text))
+    """``text`` with spaces, dashes and brackets between digits removed (138 0013-8000 -> 13800138000,
+    (415) 555-0142 -> (4155550142)."""
+    return re.sub(r"(?<=\d)[\s\-()]+(?=\d)", "", norm(text))
 
 
 def _latin(value: str) -> bool:
@@ -125,10 +132,13 @@ def fingerprints(secrets: list[Secret], visible: str, markers: dict[str, list[st
                 for window in digit_windows(run):
                     if len(window) >= 4 and window not in seen_digits:
                         add(secret.path, "digits", window)
+            if _IPV4.fullmatch(text) and not _contains_text(seen_text, norm(text)):  # written with its dots
+                add(secret.path, "text", norm(text))
         elif number is not None:
             year_like = float(number).is_integer() and 1900 <= number <= 2100
-            if abs(number) >= MIN_SECRET_NUMBER and not year_like and number not in seen_numbers:
-                add(secret.path, "number", repr(number))
+            size = abs(float(number))  # -523万 and a loss of 5.23 million reveal -5230000 alike
+            if size >= MIN_SECRET_NUMBER and not year_like and size not in seen_numbers:
+                add(secret.path, "number", repr(size))
         elif len(text) <= SHORT_TEXT:
             t = norm(text)
             if _ENUM_WORD.fullmatch(t):
