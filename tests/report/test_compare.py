@@ -253,3 +253,31 @@ def test_runs_of_different_samples_compare_on_the_cases_both_ran(perfect_run: kn
             assert ch.ci_low is not None and ch.ci_high is not None and ch.ci_low <= ch.delta <= ch.ci_high
     stored_b = {(m.group, m.name): m.value for m in b.metrics}
     assert any(ch.b != stored_b[(ch.group, ch.name)] for ch in c.changes if ch.method == "paired cluster bootstrap")
+
+
+def test_a_metric_whose_judge_changed_is_marked(abstain_run: knowgap.RunResult, perfect_run: knowgap.RunResult,
+                                                tmp_path: Path) -> None:
+    """Run A recorded another version of the judge behind ``accuracy``: its change is marked, with both judges
+    named, in the comparison, its markdown and its HTML; the other metrics are not."""
+    from knowgap.report.html import render_comparison
+
+    a, b = load_run_data(abstain_run.path), load_run_data(perfect_run.path)
+    judges = dict(a.manifest.metric_judges or {})
+    old = judges["accuracy"].model_copy(update={"version": "older-1"})
+    a.manifest = a.manifest.model_copy(update={"metric_judges": {**judges, "accuracy": old}})
+    c = compare_runs(a, b, reps=200)
+    now = judges["accuracy"]
+    expected = f"{now.judge} older-1 → {now.judge} {now.version}"
+    assert {x.judge_changed for x in c.changes if x.name == "accuracy"} == {expected}
+    assert all(x.judge_changed is None for x in c.changes if x.name != "accuracy")
+    [note] = c.judge_notes()
+    assert expected in note and "(accuracy)" in note
+    md = compare_markdown(c)
+    assert "| prompt=plain | accuracy † |" in md and f"† judge changed between the runs: {expected}" in md
+    assert "accuracy †" in render_comparison(c) and "judge changed between the runs" in render_comparison(c)
+    same = compare_runs(load_run_data(abstain_run.path), b, reps=200)
+    assert same.judge_notes() == [] and "†" not in compare_markdown(same)
+    (abstain_run.path / "manifest.json").write_text(a.manifest.model_dump_json(), encoding="utf-8")  # as stored
+    proc = knowgap_cli("compare", str(abstain_run.path), str(perfect_run.path), "--reps", "200")
+    assert proc.returncode == 0, proc.stderr
+    assert f"† judge changed between the runs: {expected}" in " ".join(proc.stdout.split())

@@ -158,12 +158,15 @@ def _print_comparison(out: Console, c: object, flips: int) -> None:
         ci = (f"[{ch.ci_low * scale:+.1f}, {ch.ci_high * scale:+.1f}]{unit}"
               if ch.ci_low is not None and ch.ci_high is not None else "")
         sig = {True: "[bold red]yes[/bold red]", False: "no", None: "-"}[ch.significant]
-        table.add_row(ch.group, ch.name, format_metric_value(ch.a, ch.kind), format_metric_value(ch.b, ch.kind),
-                      delta, ci, f"{ch.p_value:.3g}" if ch.p_value is not None else "", sig)
+        table.add_row(ch.group, ch.name + (" †" if ch.judge_changed else ""), format_metric_value(ch.a, ch.kind),
+                      format_metric_value(ch.b, ch.kind), delta, ci,
+                      f"{ch.p_value:.3g}" if ch.p_value is not None else "", sig)
     if c.changes:
         out.print(table)
     else:
         out.print("the runs have no metric (group, name) in common", highlight=False)
+    for note in c.judge_notes():
+        out.print(f"† {note}", style="yellow", markup=False, highlight=False)
     for t in c.mcnemar:
         out.print(f"{t.group}: {t.text()}",
                   markup=False, highlight=False)

@@ -27,10 +27,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord
+from knowgap.engine.records import Manifest, MetricJudge, MetricValue, ScoreValue, TrialRecord
 from knowgap.engine.stats import Z95, wilson
 from knowgap.engine.suite import Suite
 from knowgap.report.data import RunData, held, response_text
+from knowgap.report.judging import judge_of
 
 Key = tuple[str, str]  # (group, metric name)
 MIN_REPS = 200
@@ -51,6 +52,9 @@ class MetricChange(BaseModel):
     p_value: float | None = None
     significant: bool | None = None
     method: str = ""
+    judge_changed: str | None = None
+    """The metric's judge in A and in B when they differ (``answer-match 1 → answer-match 2``): the change then
+    mixes the model's with the judge's. None when they are the same, or a run did not record its judges."""
 
 
 class Flip(BaseModel):
@@ -120,6 +124,30 @@ class Comparison(BaseModel):
     @property
     def significant_changes(self) -> list[MetricChange]:
         return [c for c in self.changes if c.significant]
+
+    def judge_notes(self) -> list[str]:
+        """One line per judge that differs between the runs, with the metrics it decides."""
+        by_change: dict[str, list[str]] = defaultdict(list)
+        for c in self.changes:
+            if c.judge_changed is not None and c.name not in by_change[c.judge_changed]:
+                by_change[c.judge_changed].append(c.name)
+        return [f"judge changed between the runs: {change} ({', '.join(names)}): these metrics' changes mix the "
+                "model's with the judge's" for change, names in by_change.items()]
+
+
+def judge_change(a: Manifest, b: Manifest, metric: str) -> str | None:
+    """``A's judge → B's judge`` of ``metric`` when the two runs recorded different ones (name, version or judge
+    model), else None."""
+    ja, jb = judge_of(a, metric), judge_of(b, metric)
+    if ja is None or jb is None:
+        return None
+    if (ja.judge, ja.version, ja.judge_model) == (jb.judge, jb.version, jb.judge_model):
+        return None
+    return f"{_judge_label(ja)} → {_judge_label(jb)}"
+
+
+def _judge_label(judge: MetricJudge) -> str:
+    return f"{judge.judge} {judge.version}" + (f" ({judge.judge_model})" if judge.judge_model else "")
 
 
 def mcnemar_exact(fixed: int, regressed: int) -> float:
@@ -367,6 +395,7 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
             change.method = "paired cluster bootstrap" if paired else "cluster bootstrap (unpaired)"
         else:
             change = _analytic(a, b)
+        change.judge_changed = judge_change(run_a.manifest, run_b.manifest, change.name)
         changes.append(change)
     flips, tests = _flips(run_a, run_b, matched, clusters)
     return Comparison(run_a=run_a.run_id, run_b=run_b.run_id, suite_a=run_a.manifest.config.suite,

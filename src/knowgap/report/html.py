@@ -238,12 +238,13 @@ def render_comparison(c: Comparison, *, flips: int = 30) -> str:
         ci = f"[{_signed(ch.ci_low, ch.kind)}, {_signed(ch.ci_high, ch.kind)}]" if ch.ci_low is not None else ""
         sig = {True: '<b class="bad">yes</b>', False: "no", None: "-"}[ch.significant]
         p = f"{ch.p_value:.3g}" if ch.p_value is not None else ""
-        parts.append(f"<tr><td>{esc(ch.group)}</td><td>{esc(ch.name)}</td>"
+        parts.append(f"<tr><td>{esc(ch.group)}</td><td>{esc(ch.name + (' †' if ch.judge_changed else ''))}</td>"
                      f"<td class=num>{esc(format_metric_value(ch.a, ch.kind))}</td>"
                      f"<td class=num>{esc(format_metric_value(ch.b, ch.kind))}</td>"
                      f"<td class=num>{esc(_signed(ch.delta, ch.kind))}</td><td>{esc(ci)}</td>"
                      f"<td class=num>{esc(p)}</td><td>{sig}</td></tr>")
     parts.append("</table>")
+    parts += [f'<p class="banner warn">† {esc(note)}</p>' for note in c.judge_notes()]
     by_name: dict[str, tuple[str, list[Bar]]] = {}
     for ch in c.changes:
         if ch.kind != "count":

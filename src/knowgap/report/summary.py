@@ -100,7 +100,8 @@ def _change_row(c: MetricChange) -> str:
     sig = {True: "**yes**", False: "no", None: "-"}[c.significant]
     fa = format_metric_value(c.a, c.kind)
     fb = format_metric_value(c.b, c.kind)
-    return f"| {md_text(c.group)} | {md_text(c.name)} | {fa} | {fb} | {_pct(c.delta, c.kind)} | {ci} | {p} | {sig} |"
+    name = md_text(c.name) + (" †" if c.judge_changed else "")
+    return f"| {md_text(c.group)} | {name} | {fa} | {fb} | {_pct(c.delta, c.kind)} | {ci} | {p} | {sig} |"
 
 
 def format_metric_value(x: float | None, kind: str) -> str:
@@ -117,6 +118,8 @@ def compare_markdown(c: Comparison, *, flips: int = 20) -> str:
     lines = [f"### compare `{c.run_a}` → `{c.run_b}`", "", f"method: {c.method}", "",
              "| group | metric | A | B | change | 95% CI | p | significant |", "|---|---|---:|---:|---:|---|---:|---|"]
     lines += [_change_row(ch) for ch in c.changes]
+    if c.judge_notes():
+        lines += [""] + [f"† {md_text(note, 1000)}" for note in c.judge_notes()]
     if c.only_a or c.only_b:
         lines += ["", f"only in A: {', '.join(c.only_a) or '-'}; only in B: {', '.join(c.only_b) or '-'}"]
     if c.mcnemar:
