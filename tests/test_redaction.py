@@ -178,11 +178,14 @@ _PIECES = st.sampled_from([
     "AbC_12-x", "API_KEY", "x-api-key", "apiKey", "Api-Key", "Authorization", "ACCESS_TOKEN", "Bearer ",
     "Basic ", "token ", ": ", "=", '"', "'", " ", "\n", ",", "é", "中文", "k", "s", "-", "12345678",
     "https://", "u:pw@", "host/v1", "@", "${X_TOKEN}",
+    # non-ASCII that leaves a text mostly ASCII (its triggers are then looked for in its UTF-8 bytes), and the
+    # KELVIN SIGN, which lower-cases to an ASCII k that the case-insensitive patterns match
+    "\u2019", "\u201cquoted\u201d", "the policy text of a long prompt, ", "\u212a", "API\u212aEY", "\u0130",
 ])
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(_PIECES, max_size=14).map("".join))
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_PIECES, max_size=20).map("".join))
 def test_redact_masks_what_the_patterns_match(clean_env: pytest.MonkeyPatch, text: str) -> None:
     assert redact(text) == _old_redact(text)
 
@@ -197,3 +200,13 @@ def test_redact_masks_what_the_patterns_match(clean_env: pytest.MonkeyPatch, tex
 ])
 def test_key_shapes_and_credential_words(clean_env: pytest.MonkeyPatch, text: str, expected: str) -> None:
     assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "the policy text of a long prompt, \u2019 API\u212aEY: abcdef123456 and more of it " * 4,  # KELVIN SIGN k
+    "the policy text of a long prompt, \u2019\u2019 Authorization: Bearer abcdefghijkl more " * 4,
+    "x\u2019 https://user:pw@host/v1 and sk-abcdefghijkl in the policy text of a long prompt " * 4,
+    "\u4e2d\u6587\u7684\u653f\u7b56 api_key=abcdef123456 \u4e2d\u6587" * 4,  # mostly Chinese: scanned as a str
+])
+def test_texts_mostly_ascii_or_not_are_redacted_as_before(clean_env: pytest.MonkeyPatch, text: str) -> None:
+    assert redact(text) == _old_redact(text) != text
