@@ -36,6 +36,7 @@ def prints() -> list:
     ("It lost 5.23 million last year.", "company.net_profit"),
     ("索赔金额为1,500元。", "company.claim"),
     ("The claim is 1.5k.", "company.claim"),
+    ("索赔1.5千元。", "company.claim"),
     ("源IP 185.220.101.47 已被标记。", "company.src_ip"),
     ("Her number is (415) 555-0142.", "company.phone"),
 ])
@@ -58,3 +59,4 @@ def test_numbers_with_magnitude_words() -> None:
     assert numbers_in("3.2亿") == {3.2, 320000000.0}
     assert numbers_in("1,500元 and 12,345") == {1500.0, 12345.0}
     assert numbers_in("3 billionaires, 10 kb") == {3.0, 10.0}
+    assert numbers_in("1.5千元") == {1.5, 1500.0} and numbers_in("5千克") == {5.0}  # 千克: kilograms

@@ -26,11 +26,12 @@ MIN_SECRET_NUMBER = 100
 _DIGITS = re.compile(r"\d")
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?!\d|\.\d)")
 """A number, not a piece of a longer one (1.2.3); a full stop after it ends the sentence, not the number."""
-_MAGNITUDES = {"万": 10 ** 4, "亿": 10 ** 8, "百万": 10 ** 6, "千万": 10 ** 7, "thousand": 10 ** 3, "k": 10 ** 3,
-               "million": 10 ** 6, "mn": 10 ** 6, "billion": 10 ** 9, "bn": 10 ** 9}
-"""Words after a number that multiply it (a bare m or b is left out: metres, minutes, bytes)."""
-_SCALED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)(?!\d|\.\d)\s*(千万|百万|万|亿|thousand|million|billion|mn|bn|k)"
-                     r"(?![a-z])", re.IGNORECASE)
+_MAGNITUDES = {"千": 10 ** 3, "万": 10 ** 4, "亿": 10 ** 8, "百万": 10 ** 6, "千万": 10 ** 7, "thousand": 10 ** 3,
+               "k": 10 ** 3, "million": 10 ** 6, "mn": 10 ** 6, "billion": 10 ** 9, "bn": 10 ** 9}
+"""Words after a number that multiply it (a bare m or b is left out: metres, minutes, bytes; 千 before a unit of
+weight, length, power or calories is that unit: 千克, 千米, 千瓦, 千卡)."""
+_SCALED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)(?!\d|\.\d)\s*"
+                     r"(千万|百万|千(?![克米瓦卡])|万|亿|thousand|million|billion|mn|bn|k)(?![a-z])", re.IGNORECASE)
 
 
 def is_digit_string(value: str) -> bool:
@@ -120,8 +121,8 @@ def hidden_digit_runs(original: str, shown: str) -> list[str]:
 
 def numbers_in(text: str) -> set[float]:
     """Every number written in ``text``, without its sign (thousands separators removed, also before a Chinese
-    unit: 1,500元); a number followed by a magnitude word (万, 亿, 百万, 千万, thousand, million, billion, k, mn,
-    bn) also counts at its full value: 38万 is 38 and 380000, 86.4 million is 86.4 and 86400000."""
+    unit: 1,500元); a number followed by a magnitude word (千, 万, 亿, 百万, 千万, thousand, million, billion, k,
+    mn, bn) also counts at its full value: 38万 is 38 and 380000, 86.4 million is 86.4 and 86400000."""
     clean = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
     found = {float(m) for m in _NUMBER.findall(clean)}
     for number, unit in _SCALED.findall(clean):
