@@ -3,10 +3,12 @@ measure as well as their card says on a fresh stratified sample (a regression fa
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from knowgap.errors import KnowgapError
-from knowgap.judges.cards import shipped_cards
+from knowgap.judges.cards import SUPERSEDED_DIR, assess, cards_in, find_card, ship_card, shipped_cards
 from knowgap.judges.catalog import BY_NAME, resolve, validate
 from tests.helpers import SHARED_DATA
 
@@ -27,6 +29,36 @@ def test_shipped_cards_are_for_the_current_versions() -> None:
             f"`knowgap judge validate {card.judge} --ship`" + (f" --judge-model {card.judge_model}"
                                                                if card.judge_model else ""))
         assert card.n > 0 and card.balanced_accuracy is not None and card.balanced_accuracy.value is not None
+
+
+def test_superseded_cards_are_of_earlier_versions_and_still_found(kg_home: Path) -> None:
+    """A run made with a judge version knowgap has since replaced is reported with that version's card."""
+    superseded = cards_in(SUPERSEDED_DIR)
+    assert superseded
+    current = {(c.judge, c.judge_model): c.version for c in shipped_cards()}
+    for card in superseded:
+        assert (SUPERSEDED_DIR / f"{card.key}.json").is_file(), card.key
+        assert current.get((card.judge, card.judge_model)) not in (None, card.version), card.key
+        found = find_card(card.judge, card.version, card.judge_model)
+        assert found is not None and found.measured == card.measured and found.n == card.n
+    old = find_card("element-coverage", "element-coverage-1")
+    assert old is not None and assess(old).status == "reportable"
+
+
+def test_shipping_a_new_version_supersedes_the_old_card(tmp_path: Path) -> None:
+    folder = tmp_path / "cards"
+    folder.mkdir()
+    old = next(c for c in shipped_cards() if c.judge == "leak-detector")
+    other = next(c for c in shipped_cards() if c.judge == "gap-matcher")
+    for card in (old, other):
+        (folder / f"{card.key}.json").write_text(card.model_dump_json(), encoding="utf-8")
+    new = old.model_copy(update={"version": "leak-detector-99"})
+    path, moved = ship_card(new, folder)
+    assert path == folder / f"{new.key}.json" and path.is_file()
+    assert moved == [folder / "superseded" / f"{old.key}.json"] and moved[0].is_file()
+    assert sorted(p.name for p in folder.glob("*.json")) == sorted([f"{new.key}.json", f"{other.key}.json"])
+    _, again = ship_card(new, folder)  # the same version once more: nothing to move
+    assert again == []
 
 
 def _offline_with_validator() -> list[object]:

@@ -14,7 +14,9 @@ for reporting). :func:`rogan_gladen` corrects an observed rate for the judge's k
 specificity, with an interval that also carries the card's own uncertainty.
 
 Cards ship with knowgap in ``judges/cards/*.json``; ``knowgap judge validate`` writes measured ones to
-``KNOWGAP_HOME/judge_cards/``, which :func:`find_card` prefers.
+``KNOWGAP_HOME/judge_cards/``, which :func:`find_card` prefers. The cards of a judge's earlier versions ship in
+``judges/cards/superseded/``: a run made with such a version is still reported with the card of the judge it
+used (not as a judge without a card), while ``knowgap judges`` lists the current versions only.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ log = logging.getLogger("knowgap.judges")
 REPORTABLE_BALANCED_ACCURACY = 0.80
 """A judge below this balanced accuracy (or without a card) produces screens, not reportable numbers."""
 SHIPPED_DIR = Path(str(files("knowgap.judges") / "cards"))
+SUPERSEDED_DIR = SHIPPED_DIR / "superseded"
+"""The shipped cards of judge versions knowgap no longer runs, for the reports of runs that did."""
 _BOOTSTRAP_REPS = 2000
 
 
@@ -264,9 +268,10 @@ def _read(path: Path) -> ValidityCard | None:
 
 def find_card(judge: str, version: str, judge_model: str | None = None) -> ValidityCard | None:
     """The card for this judge version (and judge model): one measured here (``knowgap judge validate``) first,
-    else the one shipped with knowgap; None when neither exists."""
+    else the one shipped with knowgap (of a current version, or of a superseded one for an older run); None when
+    none exists."""
     stem = card_key(judge, version, judge_model)
-    for folder in (measured_dir(), SHIPPED_DIR):
+    for folder in (measured_dir(), SHIPPED_DIR, SUPERSEDED_DIR):
         path = folder / f"{stem}.json"
         if path.is_file() and (card := _read(path)) is not None:
             return card
@@ -282,6 +287,19 @@ def save_card(card: ValidityCard, folder: Path | None = None) -> Path:
     tmp.write_text(card.model_dump_json(indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def ship_card(card: ValidityCard, folder: Path = SHIPPED_DIR) -> tuple[Path, list[Path]]:
+    """Write ``card`` among the shipped cards and move the shipped cards of the same judge (and judge model) at
+    other versions to ``folder/superseded``; returns the card's path and the moved cards' new paths."""
+    moved = []
+    for old in cards_in(folder):
+        if (old.judge, old.judge_model) == (card.judge, card.judge_model) and old.version != card.version:
+            target = folder / SUPERSEDED_DIR.name / f"{old.key}.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            (folder / f"{old.key}.json").replace(target)
+            moved.append(target)
+    return save_card(card, folder), moved
 
 
 def cards_in(folder: Path) -> list[ValidityCard]:

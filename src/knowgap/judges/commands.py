@@ -112,7 +112,7 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
         from rich.progress import Progress
 
         from knowgap.errors import KnowgapError
-        from knowgap.judges.cards import SHIPPED_DIR, assess, save_card
+        from knowgap.judges.cards import assess, save_card, ship_card
         from knowgap.judges.catalog import card_from_labels, get_judge, validate
 
         judge = get_judge(name)
@@ -131,7 +131,12 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
         say.print(f"{card.judge} ({card.version}): {card.method}", markup=False)
         for line in assessment_lines(assess(card)):
             say.print(line, markup=False)
-        path = save_card(card, SHIPPED_DIR if ship else None)
+        if ship:
+            path, moved = ship_card(card)
+            for old in moved:
+                say.print(f"superseded card moved: {old}", markup=False)
+        else:
+            path = save_card(card)
         say.print(f"card saved: {path}", markup=False)
         if out is not None:
             out.write_text(card.model_dump_json(indent=2) + "\n", encoding="utf-8")

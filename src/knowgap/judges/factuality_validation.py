@@ -201,14 +201,14 @@ def ship(data_dir: Path, *, x: np.ndarray | None = None, embedder: Embedder | No
 def main(argv: Sequence[str] | None = None) -> None:  # pragma: no cover - how the shipped files were made
     import argparse
 
-    from knowgap.judges.cards import SHIPPED_DIR, fmt, save_card
+    from knowgap.judges.cards import fmt, ship_card
 
     parser = argparse.ArgumentParser(description="Fit the shipped factuality weights and measure their card.")
     parser.add_argument("data_dir", type=Path, help="the shared data folder (holds policybench/)")
     args = parser.parse_args(argv)
     weights, card = ship(args.data_dir)
     print(f"{card.version}: balanced accuracy {fmt(card.balanced_accuracy)}, n={card.n}; "
-          f"written {WEIGHTS_PATH} and {save_card(card, SHIPPED_DIR)}")
+          f"written {WEIGHTS_PATH} and {ship_card(card)[0]}")
 
 
 if __name__ == "__main__":  # pragma: no cover
