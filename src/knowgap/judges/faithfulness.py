@@ -47,9 +47,16 @@ _SHIPPED = load()
 RULES = "lang1"
 """The revision of what the checker decides before its combiner (``empty``, ``refusal``, ``other_language``);
 part of the version."""
-VERSION = f"{_SHIPPED.version}+{RULES}"
-"""The shipped judge's version: the combiner's (``lr-<hash>``: changes with its weights and features) and the rules'
-revision; cards name it."""
+
+
+def judge_version(combiner: Combiner) -> str:
+    """The judge's version with ``combiner``: the combiner's (``lr-<hash>``: changes with its weights and features)
+    and the rules' revision; cards name it."""
+    return f"{combiner.version}+{RULES}"
+
+
+VERSION = judge_version(_SHIPPED)
+"""The shipped judge's version."""
 DEFAULT_THRESHOLD = 0.5
 """Faithful at or above this score (the combiner's probability; class-balanced, so 0.5 is its natural cut)."""
 
@@ -105,7 +112,7 @@ class OfflineFaithfulness:
 
     @property
     def version(self) -> str:
-        return f"{self.combiner.version}+{RULES}"
+        return judge_version(self.combiner)
 
     def verdict(self, score: float) -> Verdict:
         return "faithful" if score >= self.threshold else "unfaithful"

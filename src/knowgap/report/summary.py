@@ -118,8 +118,8 @@ def compare_markdown(c: Comparison, *, flips: int = 20) -> str:
     lines = [f"### compare `{c.run_a}` → `{c.run_b}`", "", f"method: {c.method}", "",
              "| group | metric | A | B | change | 95% CI | p | significant |", "|---|---|---:|---:|---:|---|---:|---|"]
     lines += [_change_row(ch) for ch in c.changes]
-    if c.judge_notes():
-        lines += [""] + [f"† {md_text(note, 1000)}" for note in c.judge_notes()]
+    if notes := c.judge_notes():
+        lines += [""] + [f"† {md_text(note, 1000)}" for note in notes]
     if c.only_a or c.only_b:
         lines += ["", f"only in A: {', '.join(c.only_a) or '-'}; only in B: {', '.join(c.only_b) or '-'}"]
     if c.mcnemar:
