@@ -1,6 +1,12 @@
 """Every trial of one or more runs as a flat table: CSV always, Parquet when pyarrow is installed
 (``pip install 'knowgap[parquet]'``). Columns: run facts, the trial's ids and status, ``config.*``,
-``score.*``, ``output.*`` (non-scalar values as JSON), the target's prompt and response, tokens and time."""
+``score.*``, ``output.*`` (non-scalar values as JSON), the target's prompt and response, tokens and time.
+
+A CSV text cell that a spreadsheet would read as a formula (it begins with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return, as a model's reply or a case id may: :data:`FORMULA_STARTS`) is written with a single quote
+before it, as OWASP recommends against CSV injection; numbers (a negative delta, a duration) are written as
+numbers. Lines end in CRLF (RFC 4180). Parquet keeps every value as it is: a typed format read by programs, which
+evaluate no formulas."""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -74,7 +81,7 @@ def trial_rows(runs: Sequence[RunData]) -> tuple[list[str], list[dict[str, Any]]
     return trial_columns(runs), list(iter_trial_rows(runs))
 
 
-def _cell(value: Any) -> str:
+def _text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -82,12 +89,29 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""The first characters that make a spreadsheet (Excel, LibreOffice, Google Sheets) read a CSV cell as a formula
+(OWASP, CSV injection)."""
+
+
+def spreadsheet_cell(value: Any) -> str:
+    """``value`` as a CSV cell no spreadsheet evaluates: a text beginning with one of :data:`FORMULA_STARTS` gets a
+    single quote before it (``'=HYPERLINK(...)``, shown as text); a finite number (``-0.25``), a bool or None is
+    written as it is."""
+    if value is None or isinstance(value, bool) or (isinstance(value, int | float) and math.isfinite(value)):
+        return _text(value)
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def _write_csv(runs: Sequence[RunData], fh: IO[str]) -> None:
     columns = trial_columns(runs)
-    writer = csv.writer(fh, lineterminator="\n")
-    writer.writerow(columns)
+    # RFC 4180 line ends: Python 3.11's writer quotes a field holding a line terminator's characters only, so with
+    # "\n" a reply holding a bare "\r" was written unquoted and read back as two rows
+    writer = csv.writer(fh, lineterminator="\r\n")
+    writer.writerow([spreadsheet_cell(c) for c in columns])
     for row in iter_trial_rows(runs):
-        writer.writerow([_cell(row.get(c)) for c in columns])
+        writer.writerow([spreadsheet_cell(row.get(c)) for c in columns])
 
 
 def render_csv(runs: Sequence[RunData]) -> str:
@@ -166,7 +190,7 @@ def write_parquet(runs: Sequence[RunData], out: Path) -> Path:
         for c, t in typed.items():
             values = [row.get(c) for row in rows]
             if t.kind == "string":
-                values = [None if v is None else _cell(v) for v in values]
+                values = [None if v is None else _text(v) for v in values]
             elif t.kind == "float":
                 values = [None if v is None else float(v) for v in values]
             arrays.append(pa.array(values, type=types[t.kind]))
