@@ -31,8 +31,11 @@ def add_commands(data_app: typer.Typer) -> None:
         id_prefix: Annotated[str | None, typer.Option(
             help="Ids made when no column fills the id: PREFIX001, PREFIX002... (default: the file's name and "
                  "'-').")] = None,
-        encoding: Annotated[str | None, typer.Option(help="CSV encoding (default: sniffed; utf-8, utf-8-sig, "
-                                                          "utf-16, gb18030, cp1252).")] = None,
+        encoding: Annotated[str | None, typer.Option(
+            help="CSV encoding, any Python codec: utf-8, cp1252, latin-1, gb18030, cp1251, shift_jis... (default: "
+                 "decided from the bytes: a byte-order mark, else UTF-8 if it decodes, else cp1252 or gb18030 when "
+                 "only one of them reads as text; a file that reads both ways, or neither, is refused, asking for "
+                 "this option).")] = None,
         delimiter: Annotated[str | None, typer.Option(help="CSV delimiter (default: sniffed among , ; tab |).")] = None,
         sheet: Annotated[str | None, typer.Option(help="XLSX sheet (default: the first).")] = None,
     ) -> None:
@@ -49,6 +52,8 @@ def add_commands(data_app: typer.Typer) -> None:
                               id_prefix=id_prefix, encoding=encoding, delimiter=delimiter, sheet=sheet)
         table = result.table
         read = f"{table.file}" + (f" ({table.encoding}, delimiter {table.delimiter!r})" if table.encoding else "")
+        if table.encoding_sniffed and table.encoding not in (None, "utf-8", "utf-8-sig") and table.wide_words:
+            read += f"; its text read as {table.encoding}: {', '.join(table.wide_words)} (wrong? give --encoding)"
         out.print(f"read {len(table.rows)} rows from {read}", markup=False)
         out.print("columns: " + ", ".join(f"{c} -> {f}" for c, f in result.mapping.items())
                   + (f"; ignored: {', '.join(result.ignored)}" if result.ignored else ""), markup=False)

@@ -1,8 +1,9 @@
 """``knowgap data import``: a spreadsheet (CSV or XLSX) of cases into a suite's JSONL case file.
 
 Reading: a CSV's encoding (UTF-8 with or without a byte-order mark, UTF-16 with one, GB18030/GBK, Windows-1252)
-and delimiter (``,`` ``;`` tab ``|``) are sniffed unless given; an XLSX sheet is read with openpyxl (the
-``xlsx`` extra). Rows are numbered as a spreadsheet shows them: the header is row 1.
+is decided on evidence unless given (:mod:`.encodings`: a file that could be read two ways is refused, asking
+for ``--encoding``), its delimiter (``,`` ``;`` tab ``|``) sniffed unless given; an XLSX sheet is read with
+openpyxl (the ``xlsx`` extra). Rows are numbered as a spreadsheet shows them: the header is row 1.
 
 Mapping: ``--map COLUMN=FIELD`` names the case field a column fills (``source.dataset`` reaches into a nested
 object); a column named like a field fills it without a map; any other column is an error unless ``--ignore``d;
@@ -17,7 +18,6 @@ nothing is written.
 
 from __future__ import annotations
 
-import codecs
 import csv
 import datetime
 import io
@@ -32,6 +32,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from knowgap.casefiles.encodings import sniff_encoding, wide_words
 from knowgap.casefiles.problems import did_you_mean, raise_problems
 from knowgap.casefiles.suite_formats import CaseFormat, case_format, write_checked
 from knowgap.errors import InputError, KnowgapError
@@ -50,6 +51,10 @@ class Table:
     rows: list[tuple[int, dict[str, str]]]
     encoding: str | None = None
     """CSV only: the encoding read (sniffed or given)."""
+    encoding_sniffed: bool = False
+    """CSV only: the encoding was decided from the bytes (not given)."""
+    wide_words: list[str] = field(default_factory=list)
+    """CSV only: the first words holding a non-ASCII character, as read (shown so that a person can check)."""
     delimiter: str | None = None
     """CSV only: the delimiter read (sniffed or given)."""
     sheet: str | None = None
@@ -72,50 +77,20 @@ class ImportResult:
 # ------------------------------------------------------------------------------------------------- reading
 
 
-def sniff_encoding(raw: bytes) -> str:
-    """The encoding of a CSV file's bytes: a byte-order mark decides; else UTF-8 if it decodes, else GB18030 if
-    it decodes to Chinese text, else Windows-1252 (Latin-1 for the five bytes it leaves undefined)."""
-    if raw.startswith(codecs.BOM_UTF8):
-        return "utf-8-sig"
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    try:
-        raw.decode("utf-8")
-        return "utf-8"
-    except UnicodeDecodeError:
-        pass
-    try:
-        text = raw.decode("gb18030")
-    except UnicodeDecodeError:
-        text = ""
-    wide = [ch for ch in text if ord(ch) > 127]
-    if wide and all(_cjk(ch) for ch in wide):
-        return "gb18030"
-    try:
-        raw.decode("cp1252")
-        return "cp1252"
-    except UnicodeDecodeError:
-        return "latin-1"
-
-
-def _cjk(ch: str) -> bool:
-    """A character GB18030-encoded Chinese text is made of: ideographs, CJK and full-width punctuation."""
-    code = ord(ch)
-    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x3000 <= code <= 0x303F
-            or 0xFF00 <= code <= 0xFFEF or 0x2010 <= code <= 0x2027 or code in (0x00B7, 0x00D7))
-
-
 def sniff_delimiter(text: str) -> str:
     """The delimiter that splits the first records of ``text`` into the same number (more than one) of cells
     most often; ``,`` when none does."""
     best, best_score = ",", (0, 0)
     for delimiter in DELIMITERS:
         records = []
-        for record in csv.reader(io.StringIO(text), delimiter=delimiter):
-            if any(cell.strip() for cell in record):
-                records.append(len(record))
-            if len(records) >= 50:
-                break
+        try:
+            for record in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
+                if any(cell.strip() for cell in record):
+                    records.append(len(record))
+                if len(records) >= 50:
+                    break
+        except csv.Error:  # not CSV with this delimiter (read_csv reports what is wrong with the chosen one)
+            continue
         if not records or records[0] < 2:
             continue
         score = (sum(n == records[0] for n in records), records[0])
@@ -128,7 +103,8 @@ def read_csv(path: Path, *, encoding: str | None = None, delimiter: str | None =
     raw = path.read_bytes()
     if raw.startswith(b"PK\x03\x04"):
         raise InputError(str(path), "this is a ZIP file (an XLSX workbook?), not CSV text: save it as .xlsx")
-    encoding = encoding or sniff_encoding(raw)
+    sniffed = encoding is None
+    encoding = encoding or sniff_encoding(raw, str(path))
     try:
         text = raw.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
@@ -142,6 +118,7 @@ def read_csv(path: Path, *, encoding: str | None = None, delimiter: str | None =
         raise InputError(str(path), f"not readable as CSV ({exc})") from None
     table = _table(str(path), records)
     table.encoding, table.delimiter = encoding, delimiter
+    table.encoding_sniffed, table.wide_words = sniffed, wide_words(text)
     return table
 
 
