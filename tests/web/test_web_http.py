@@ -81,7 +81,9 @@ def test_safety_checks(server: tuple[str, str, KnowgapServer]) -> None:
                                                                    "annotator": "a", "value": "true"})
     assert missing.status_code == 400 and "no trial 'nope'" in missing.json()["error"]
     assert httpx.get(f"{url}/static/..%2Fserver.py").status_code == 404
-    assert httpx.get(f"{url}/api/runs/..%2F..").status_code == 400
+    assert httpx.get(f"{url}/api/runs/..%2F..").status_code == 404  # no route holds a '/' in a run id
+    dots = httpx.get(f"{url}/api/runs/%2E%2E")
+    assert dots.status_code == 400 and "bad run id '..'" in dots.json()["error"]
     assert httpx.get(f"{url}/api/runs/no-such-run").status_code == 400
 
 
