@@ -195,7 +195,11 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     for args, message in ((("abstension",), "did you mean abstention"),
                           (("abstention", "--data", str(tmp_path)), "labelled set not found"),
                           (("abstention", "--labels", str(tmp_path / "l.jsonl"), "--limit", "3"),
-                           "--labels measures on your own labels")):
+                           "--labels measures on your own labels"),
+                          (("abstention", "--labels", str(tmp_path / "l.jsonl"), "--ship"),
+                           "--ship do not apply"),
+                          (("abstention", "--labels", str(tmp_path / "l.jsonl")), "l.jsonl: no such labels file"),
+                          (("abstention", "--field", "abstained"), "--field names the labelled field of --labels")):
         proc = knowgap_cli("judge", "validate", *args)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
@@ -208,21 +212,6 @@ def test_a_judge_without_a_card_is_a_screen(monkeypatch: pytest.MonkeyPatch) -> 
     (only,) = rows["unmeasured"].assessments
     assert only.status == "screen" and only.card is None and "no validity card" in only.reason
     assert rows["abstention"].assessments[0].status == "reportable"  # its shipped card
-
-
-def test_own_labels_go_through_the_labels_module(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """--labels calls knowgap.labels.cards.card_from_labels(path, field) (stood in for by a module here)."""
-    import sys
-    import types
-
-    stand_in = types.ModuleType("knowgap.labels.cards")
-    stand_in.card_from_labels = lambda path, field: _card("own", path.name, field=field)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "knowgap.labels.cards", stand_in)
-    card = catalog.card_from_labels(tmp_path / "labels.jsonl", "abstained")
-    assert json.loads(card.dataset) == ["labels.jsonl", "field=abstained"]
-    stand_in.card_from_labels = lambda path, field: "not a card"  # type: ignore[attr-defined]
-    with pytest.raises(KnowgapError, match="returned str, not a ValidityCard"):
-        catalog.card_from_labels(tmp_path / "labels.jsonl", "abstained")
 
 
 def test_the_listing_shows_a_cards_other_measures() -> None:

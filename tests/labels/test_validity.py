@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from knowgap.errors import KnowgapError
+from knowgap.judges.abstention import VERSION
 from knowgap.judges.cards import sha256_files
 from knowgap.labels.store import LabelStore
 from knowgap.labels.validity import LabelledItem, card_from_labels, labelled_set
@@ -46,7 +47,10 @@ def test_card_from_labels_counts_the_run_verdicts_against_the_majority(tmp_path:
     assert (card.confusion.tp, card.confusion.fn, card.confusion.fp, card.n) == (tp, fn, fp, 8)  # tie left out
     assert card.balanced_accuracy is not None and card.balanced_accuracy.value == pytest.approx(
         (tp / (tp + fn) + (8 - tp - fn - fp) / (8 - tp - fn)) / 2)
-    assert card.judge == "run:abstained" and card.positive == "true" and card.parse_failures == 0
+    # named after the catalogue judge that gave the run's verdicts, at the version the run recorded: the card that
+    # `knowgap judges` and reports look up for that judge
+    assert (card.judge, card.version, card.judge_model) == ("abstention", VERSION, None)
+    assert card.positive == "true" and card.parse_failures == 0
     assert card.dataset == str(store.file) and card.dataset_sha256 == sha256_files([store.file])
     assert "2 annotators" in card.method
     # the same card from the run folder and from the labels file itself, also a copy outside the run
@@ -54,6 +58,9 @@ def test_card_from_labels_counts_the_run_verdicts_against_the_majority(tmp_path:
     copy = tmp_path / "my_labels.jsonl"
     shutil.copy(store.file, copy)
     assert card_from_labels(copy, "abstained").confusion == card.confusion
+    assert card_from_labels(copy, "abstained", runs_root=runs_root).judge == "abstention"  # its run, by id
+    lost = card_from_labels(copy, "abstained", runs_root=tmp_path / "nowhere")  # no run: no judge to name
+    assert (lost.judge, lost.version, lost.confusion) == ("run:abstained", "unversioned", card.confusion)
 
 
 def test_card_from_labels_runs_a_given_judge_on_the_labelled_responses(tmp_path: Path, runs_root: Path) -> None:
@@ -99,11 +106,12 @@ def test_agreement_shows_each_judges_card(tmp_path: Path, runs_root: Path) -> No
     assert cli("label", "judges", run_id, "--spec", str(lexicon), "--reps", "50", *rd).returncode == 0
     report = json.loads(cli("label", "agreement", run_id, "--json", "--reps", "50", *rd).stdout)
     cards = {c["judge"]: c for c in report["cards"]}
-    assert set(cards) == {"run:abstained", "lexicon@1"} and cards["lexicon@1"]["version"] == "1"
-    assert cards["run:abstained"]["confusion"] == card_from_labels(run_id, "abstained", runs_root=runs_root
+    assert set(cards) == {"abstention", "lexicon@1"} and cards["lexicon@1"]["version"] == "1"
+    assert cards["abstention"]["version"] == VERSION  # the run's own verdicts, under the judge that gave them
+    assert cards["abstention"]["confusion"] == card_from_labels(run_id, "abstained", runs_root=runs_root
                                                                    ).confusion.model_dump()  # type: ignore[union-attr]
     text = cli("label", "agreement", run_id, "--reps", "50", *rd).stdout
     assert "validity cards on these labels" in text
     row = [cell.strip() for cell in next(line for line in text.splitlines()
-                                         if line.startswith("│ run:abstained")).split("│")]
+                                         if line.startswith("│ abstention ")).split("│")]
     assert row[3] == "8" and row[4].startswith("0.750 [") and row[-2] == "screen"  # 3 of 4 right on each side

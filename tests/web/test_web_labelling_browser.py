@@ -54,14 +54,15 @@ def test_reference_shown_and_verdict_hidden_until_labelled(served: tuple[str, st
     assert "me: false" in browser.execute_script("return document.querySelector('#trials .row').textContent")
     [event] = [e for e in LabelStore.open(run_id, runs_root).events() if e.annotator == "alice"]
     assert event.context.reference and event.value is False
-    # the agreement panel shows the run judge's validity card on these labels (bob's 4 and alice's 1)
+    # the agreement panel shows the run judge's validity card on these labels (bob's 4 and alice's 1), under the
+    # name of the judge that gave the run's verdicts
     from knowgap.labels.validity import card_from_labels
 
     card = card_from_labels(run_id, "abstained", runs_root=runs_root)
     wait(browser, lambda d: d.execute_script(
-        "const r = document.querySelector('#cards tr[data-judge=\"run:abstained\"]'); return r ? r.dataset.n : null")
+        "const r = document.querySelector('#cards tr[data-judge=\"abstention\"]'); return r ? r.dataset.n : null")
         == str(card.n))
-    row = browser.execute_script("return document.querySelector('#cards tr[data-judge=\"run:abstained\"]').textContent")
+    row = browser.execute_script("return document.querySelector('#cards tr[data-judge=\"abstention\"]').textContent")
     assert card.version in row and ("reportable" if card.balanced_accuracy
                                     and (card.balanced_accuracy.value or 0) >= 0.8 else "screen") in row
 

@@ -5,6 +5,9 @@ Versions and validators are named by ``module:attribute`` strings and resolved o
 the catalogue imports no suite, model or embedder, and a validator written elsewhere plugs in by its name. A
 validator takes ``(data_dir, limit, judge_model, progress)`` and returns a
 :class:`~knowgap.judges.cards.ValidityCard`; validators with another signature are adapted here (``call``).
+Every such string is imported for real by ``tests/test_code_references.py``, so a wrong one fails CI rather than
+the user's command. A judge's ``fields`` name the trial scores holding its verdict, which people's labels measure
+(``knowgap judge validate NAME --labels FILE``, in :mod:`knowgap.labels.validity`).
 
 :func:`validate` runs one judge's validator; :func:`judge_rows` lists every judge with its card(s) for the
 current version and the :func:`~knowgap.judges.cards.assess` verdict (``knowgap judges``).
@@ -51,6 +54,10 @@ class CatalogJudge:
     metrics: tuple[str, ...] = ()
     needs_data: bool = True
     """False when the labelled set ships with knowgap (no --data folder needed)."""
+    fields: tuple[str, ...] = ()
+    """The trial scores that hold this judge's verdict as true/false (true: its positive class). People's labels
+    on one of them (``knowgap label sample RUN --judge-field FIELD``) measure this judge: ``knowgap judge validate
+    NAME --labels FILE``, and the card of the run's own verdicts in ``knowgap label agreement``."""
 
     def version(self) -> str:
         """The judge's current version (imports the module that holds it)."""
@@ -70,7 +77,7 @@ _PB = "policybench/responses_dev.jsonl (PolicyBench GPT-4o answers, gpt-4.1 labe
 CATALOG: tuple[CatalogJudge, ...] = (
     CatalogJudge("abstention", "offline", "did the response decline to answer?",
                  "knowgap.judges.abstention:VERSION", "abstained", _PB + ", label abstention",
-                 "knowgap.judges.validation:validate_abstention",
+                 "knowgap.judges.validation:validate_abstention", fields=("abstained",),
                  metrics=("abstain.abstention_rate", "abstain.abstention_precision", "abstain.abstention_recall",
                           "abstain.abstention_f1", "starter.abstention_unanswerable", "starter.over_abstention",
                           "starter.accuracy")),
@@ -79,11 +86,12 @@ CATALOG: tuple[CatalogJudge, ...] = (
                  "knowgap.judges.abstention:VERSION", "abstained",
                  "judges/data/labelled/abstention_scenarios.jsonl (real 1.5B replies to false-premise, unknowable "
                  "and unanswerable-context questions, two independent annotators)",
-                 _detector("abstention-scenarios"), needs_data=False,
+                 _detector("abstention-scenarios"), needs_data=False, fields=("abstained",),
                  metrics=("abstain.abstention_precision", "abstain.abstention_recall", "abstain.abstention_f1")),
     CatalogJudge("abstention-llm", "model", "did the response decline to answer? (LLM, judges/data/abstention.yaml)",
                  "spec:abstention", "abstained", _PB + ", label abstention",
-                 "knowgap.judges.validation:validate_abstention_llm", metrics=("abstain.abstention_rate",)),
+                 "knowgap.judges.validation:validate_abstention_llm", fields=("abstained",),
+                 metrics=("abstain.abstention_rate",)),
     CatalogJudge("factuality", "offline", "KnowOrNot tier of an answer against the expected answer",
                  "knowgap.judges.factuality:VERSION", "acceptable (tier_1 or tier_2)",
                  _PB + ", label factuality", "knowgap.judges.factuality_validation:validate_factuality",
@@ -134,6 +142,7 @@ CATALOG: tuple[CatalogJudge, ...] = (
     CatalogJudge("clarify-correctness", "model", "is the final answer correct given the clarified facts?",
                  "knowgap.suites.clarify.prompts:CORRECTNESS_VERSION", "correct",
                  "labelled clarify answers (i15-cards2)", _detector("clarify-correctness"),
+                 fields=("final_correct",),
                  metrics=("clarify.control_correctness", "clarify.final_correctness",
                           "clarify.final_correctness_deficient")),
     CatalogJudge("clarify-silent-failure", "model",
@@ -142,10 +151,11 @@ CATALOG: tuple[CatalogJudge, ...] = (
                  "spec:silent_failure", "dodges the core question (silent failure)",
                  "clarify cases' reference replies and questions vs templated dodges (constructed)",
                  "knowgap.suites.clarify.silent_failure_card:validate_silent_failure", needs_data=False,
+                 fields=("silent_failure",),
                  metrics=("clarify.silent_failure_rate",)),
     CatalogJudge("clarify-correctness-approx", "offline", "is the final answer correct? (offline approximation)",
                  "knowgap.suites.clarify.judging:APPROX_VERSION", "correct", "labelled clarify answers (i15-cards2)",
-                 _detector("clarify-correctness-approx"),
+                 _detector("clarify-correctness-approx"), fields=("final_correct_approx",),
                  metrics=("clarify.control_correctness_approx", "clarify.final_correctness_approx")),
     CatalogJudge("extract-claims", "model", "is each claim of the output supported by the source?",
                  "knowgap.suites.extract.claims_judge:PROMPT_VERSION", "unfaithful",
@@ -176,7 +186,7 @@ CATALOG: tuple[CatalogJudge, ...] = (
                           "partial.reasoning_uncertainty_stated", "partial.reasoning_coherence")),
     CatalogJudge("leak-detector", "offline", "does the answer reveal a hidden (restricted) field?",
                  "knowgap.suites.partial.leak:VERSION", "leaked", "labelled partial answers (i15-cards2)",
-                 _detector("leak-detector"), metrics=("partial.leak_rate",)),
+                 _detector("leak-detector"), fields=("leak",), metrics=("partial.leak_rate",)),
     CatalogJudge("gap-matcher", "offline", "does a named gap match an expected missing field?",
                  "knowgap.suites.partial.scoring:GAP_MATCH_VERSION", "matches",
                  "labelled partial answers (i15-cards2)", _detector("gap-matcher"),
@@ -193,6 +203,11 @@ def get_judge(name: str) -> CatalogJudge:
     close = difflib.get_close_matches(name, list(BY_NAME), n=3, cutoff=0.5)
     hint = f"; did you mean {' or '.join(close)}?" if close else f"; known: {', '.join(BY_NAME)}"
     raise KnowgapError(f"unknown judge '{name}'{hint}")
+
+
+def judges_deciding(field: str) -> list[str]:
+    """The catalogue judges whose verdict a trial score ``field`` holds (:attr:`CatalogJudge.fields`)."""
+    return [j.name for j in CATALOG if field in j.fields]
 
 
 def default_data_dir(start: Path | None = None) -> Path:
@@ -243,15 +258,6 @@ def validate(name: str, *, data_dir: Path | None = None, limit: int | None = Non
             function(folder, limit, judge_model, progress)
     if not isinstance(card, ValidityCard):
         raise KnowgapError(f"validator {judge.validator} returned {type(card).__name__}, not a ValidityCard")
-    return card
-
-
-def card_from_labels(path: Path, field: str) -> ValidityCard:
-    """A card from a user's own labels (``knowgap label``), by ``knowgap.labels.cards:card_from_labels``."""
-    function = resolve("knowgap.labels.cards:card_from_labels", "card from your own labels")
-    card = function(path, field)
-    if not isinstance(card, ValidityCard):
-        raise KnowgapError(f"card_from_labels returned {type(card).__name__}, not a ValidityCard")
     return card
 
 

@@ -1,6 +1,8 @@
 """CLI commands of the judge catalogue: ``knowgap judges`` and ``knowgap judge validate``.
 
-Thin: each parses options, calls :mod:`knowgap.judges.catalog` and prints. Heavy imports stay inside.
+Thin: each parses options, calls :mod:`knowgap.judges.catalog` (``--labels``: :mod:`knowgap.labels.validity`, the
+one import of this CLI module from a higher layer, allowed in pyproject's import-linter contract) and prints.
+Heavy imports stay inside.
 """
 
 from __future__ import annotations
@@ -94,9 +96,14 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
             help="The labelled data folder (default: $KNOWGAP_DATA, else the nearest shared/data above the "
                  "current directory).")] = None,
         labels: Annotated[Path | None, typer.Option(
-            help="Measure on your own labels (a labels.jsonl written by 'knowgap label') instead.")] = None,
-        field: Annotated[str | None, typer.Option(help="The label field in --labels (default: the judge's "
-                                                       "name).")] = None,
+            help="Measure on your own labels instead: RUN/labels/labels.jsonl written by 'knowgap label' (or the "
+                 "web app) on a trial score holding this judge's verdict (abstention: abstained). Truth: the "
+                 "people's majority; verdicts: the run's own, which must come from this judge's current "
+                 "version. The card goes to KNOWGAP_HOME/judge_cards like any card measured here: it replaces "
+                 "one measured here before for this version and comes before the shipped card in 'knowgap "
+                 "judges' and reports.")] = None,
+        field: Annotated[str | None, typer.Option(help="The labelled field in --labels (default: the one that "
+                                                       "holds this judge's verdict).")] = None,
         out: Annotated[Path | None, typer.Option(help="Also write the card (JSON) here.")] = None,
         ship: Annotated[bool, typer.Option(
             "--ship", help="Developers: write the card to knowgap's shipped cards folder instead of "
@@ -107,20 +114,27 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
         Example: knowgap judge validate abstention
 
         Example: knowgap judge validate abstention-llm --judge-model local:qwen2.5-1.5b --limit 60
+
+        Example: knowgap judge validate abstention --labels runs/RUN/labels/labels.jsonl
         """
         from rich.console import Console
         from rich.progress import Progress
 
         from knowgap.errors import KnowgapError
         from knowgap.judges.cards import assess, save_card, ship_card
-        from knowgap.judges.catalog import card_from_labels, get_judge, validate
+        from knowgap.judges.catalog import get_judge, validate
 
-        judge = get_judge(name)
+        get_judge(name)
         if labels is not None:
-            if limit is not None or data is not None or judge_model is not None:
-                raise KnowgapError("--labels measures on your own labels: --limit, --data and --judge-model "
-                                   "do not apply")
-            card = card_from_labels(labels, field or judge.name)
+            if limit is not None or data is not None or judge_model is not None or ship:
+                raise KnowgapError("--labels measures on your own labels: --limit, --data, --judge-model and "
+                                   "--ship do not apply (a shipped card is measured on a labelled set knowgap "
+                                   "names)")
+            from knowgap.labels.validity import judge_card_from_labels
+
+            card = judge_card_from_labels(name, labels, field=field)
+        elif field is not None:
+            raise KnowgapError("--field names the labelled field of --labels FILE")
         else:
             console = Console(stderr=True)
             with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:

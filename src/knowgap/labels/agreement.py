@@ -28,7 +28,7 @@ from knowgap.labels.stats import (
     percent_agreement,
 )
 from knowgap.labels.store import LabelStore
-from knowgap.labels.validity import judge_card, majority_labels, run_judge_version
+from knowgap.labels.validity import judge_card, judge_of_field, majority_labels, run_judge_version
 
 __all__ = ["MAJORITY", "AgreementReport", "agreement_for_run", "agreement_report", "majority_labels"]
 
@@ -154,18 +154,28 @@ def agreement_report(store: LabelStore, field: str, *, reps: int = 1000, seed: i
 
 def _cards(store: LabelStore, field: str, judges: dict[str, dict[str, str]], majority: dict[str, str],
            positive: str) -> list[ValidityCard]:
-    """Each judge's card on the labelled items with a majority label; the run's own judge carries the run's
-    judge versions, a spec version its own."""
+    """Each judge's card on the labelled items with a majority label. The run's own verdicts are named after the
+    catalogue judge that gave them, with the version and judge model the run recorded (so the card is the one
+    ``knowgap judges`` and reports look up for that judge version), else ``run:FIELD`` with the run's judge
+    versions; a spec version carries its own."""
     run_judge = f"run:{field}"
-    versions = store.run_store().current_manifest().judges or {}
+    manifest = store.run_store().current_manifest()
+    versions = manifest.judges or {}
+    own = judge_of_field(manifest, field)
     sha = sha256_files([store.file])
     people = len({a for (_t, _f, a) in store.current(field)})
     method = (f"labels of run {store.run_id}: the people's majority ({people} annotator{'s' if people != 1 else ''}"
               f", ties left out)")
-    return [judge_card(judge, run_judge_version(versions) if judge == run_judge else judge.partition("@")[2],
-                       {t: key == positive for t, key in verdicts.items()}, majority, positive,
-                       dataset=str(store.file), dataset_sha256=sha, method=method)
-            for judge, verdicts in judges.items()]
+    cards = []
+    for judge, verdicts in judges.items():
+        name, version, model = judge, judge.partition("@")[2], None
+        if judge == run_judge:
+            name, version, model = ((own.judge, own.version, own.judge_model) if own
+                                    else (judge, run_judge_version(versions), None))
+        cards.append(judge_card(name, version, {t: key == positive for t, key in verdicts.items()}, majority,
+                                positive, dataset=str(store.file), dataset_sha256=sha, judge_model=model,
+                                method=method))
+    return cards
 
 
 def agreement_for_run(run: str, field: str, *, runs_root: str | Path | None = None, reps: int = 1000,

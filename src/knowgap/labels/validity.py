@@ -6,10 +6,16 @@ people's majority per trial, ties left out) against which a judge's verdicts are
 the dataset is the labels file, with its sha256 and n, and the card names the judge version whose verdicts
 were compared. A verdict that could not be parsed (None) counts as wrong, as on every card.
 
-The verdicts are, in order of preference: a function the caller passes (``knowgap judge validate NAME
---labels FILE`` runs judge NAME on each labelled response), a judge spec version run on the labelled set
-(``spec="name@version"``, stored under the run's ``labels/judges/``), else the run's own stored verdict as
-the annotator's event recorded it.
+The verdicts are, in order of preference: a function the caller passes (run on each labelled response), a
+judge spec version run on the labelled set (``spec="name@version"``, stored under the run's ``labels/judges/``),
+else the run's own stored verdict as the annotator's event recorded it. The run's own verdicts are named after
+the catalogue judge that gave them (the judge the run's manifest records for its metrics whose catalogue entry
+declares the field, e.g. ``abstention`` for ``abstained``), with the version the run recorded, so the card is the
+one :func:`knowgap.judges.cards.find_card` looks up for that judge version in ``knowgap judges`` and reports.
+
+:func:`judge_card_from_labels` is ``knowgap judge validate NAME --labels FILE``: the card of judge NAME's current
+version from the run's own verdicts, refused when the labels are on a field that is not NAME's verdict or when
+the run's verdicts came from another judge or another version.
 """
 
 from __future__ import annotations
@@ -21,10 +27,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from knowgap.engine.records import ScoreValue
+from knowgap.engine.records import Manifest, MetricJudge, ScoreValue
 from knowgap.engine.store import MANIFEST, RunStore
 from knowgap.errors import KnowgapError
 from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
+from knowgap.judges.catalog import get_judge, judges_deciding
 from knowgap.labels.records import LabelEvent, verdict_key, verdict_text
 from knowgap.labels.store import LABELS, LABELS_DIR, LabelStore, current_labels, read_events
 from knowgap.paths import runs_dir
@@ -85,7 +92,10 @@ class LabelledSet(BaseModel):
     field: str
     items: list[LabelledItem]
     judge_versions: dict[str, str] = {}
-    """The run's judge versions (manifest), when the labels file sits in a run folder."""
+    """The run's judge versions (manifest), when the run is found (see :func:`run_of_labels`)."""
+    run_judge: MetricJudge | None = None
+    """The catalogue judge whose verdicts the run stored under ``field`` (:func:`judge_of_field`), when the run is
+    found and names one."""
 
 
 def labels_file(source: str | Path, runs_root: str | Path | None = None) -> Path:
@@ -103,6 +113,29 @@ def labels_file(source: str | Path, runs_root: str | Path | None = None) -> Path
 def _run_folder(file: Path) -> Path | None:
     folder = file.parent.parent
     return folder if file.parent.name == LABELS_DIR and (folder / MANIFEST).exists() else None
+
+
+def run_of_labels(file: Path, run_id: str, runs_root: str | Path | None = None) -> Path | None:
+    """The run folder the labels in ``file`` belong to: the one it sits in (``RUN/labels/labels.jsonl``), else run
+    ``run_id`` under ``runs_root`` (default: KNOWGAP_RUNS or ./runs) for a copy kept elsewhere; None when neither."""
+    if (folder := _run_folder(file)) is not None:
+        return folder
+    candidate = runs_dir(runs_root) / run_id
+    return candidate if run_id and (candidate / MANIFEST).exists() else None
+
+
+def judge_of_field(manifest: Manifest, field: str) -> MetricJudge | None:
+    """The judge whose verdicts a run stored under the trial score ``field``: among the judges its manifest records
+    for its metrics, the one whose catalogue entry declares ``field`` (e.g. ``abstention`` or ``abstention-llm``
+    for ``abstained``). None when the run recorded none (a run from before knowgap named judges, a field no
+    catalogue judge declares) or several."""
+    deciders = set(judges_deciding(field))
+    found = {(j.judge, j.version, j.judge_model): j for j in (manifest.metric_judges or {}).values()
+             if j.judge in deciders}
+    if len(found) != 1:
+        return None
+    (judge,) = found.values()
+    return judge.model_copy(update={"counts": None})
 
 
 def labelled_set(source: str | Path, field: str, *, runs_root: str | Path | None = None) -> LabelledSet:
@@ -130,10 +163,11 @@ def labelled_set(source: str | Path, field: str, *, runs_root: str | Path | None
         items.append(LabelledItem(trial_id=trial_id, question=users[-1] if users else "", response=ctx.response,
                                   label=_value(truth[trial_id]), run_verdict=ctx.judge_verdicts.get(field),
                                   annotators=counts[trial_id]))
-    run = _run_folder(file)
-    versions = (RunStore(run).current_manifest().judges or {}) if run else {}
+    run = run_of_labels(file, events[-1].run_id, runs_root)
+    manifest = RunStore(run).current_manifest() if run else None
     return LabelledSet(file=str(file), sha256=sha256_files([file]), run_id=events[-1].run_id, field=field,
-                       items=items, judge_versions=versions)
+                       items=items, judge_versions=(manifest.judges or {}) if manifest else {},
+                       run_judge=judge_of_field(manifest, field) if manifest else None)
 
 
 def _value(key: str) -> ScoreValue:
@@ -151,7 +185,9 @@ def card_from_labels(source: str | Path, field: str, *, positive: ScoreValue = T
 
     Verdicts: ``verdict(item)`` when given (True/False, None = could not be parsed; pass ``judge``, ``version``
     and the ``seconds`` it took), else the judge spec version ``spec`` ("name@version") stored with the run's
-    labels, else the run's own verdicts (judge ``run:FIELD``, version: the run's judge versions)."""
+    labels, else the run's own verdicts: named after the catalogue judge that gave them, with the version and
+    judge model the run recorded (:func:`judge_of_field`), or ``run:FIELD`` with the run's judge versions when
+    the run is not found or names no such judge."""
     data = labelled_set(source, field, runs_root=runs_root)
     if not data.items:
         raise KnowgapError(f"{data.file}: no trial labelled on '{field}' has a majority label (ties are left out)")
@@ -174,10 +210,84 @@ def card_from_labels(source: str | Path, field: str, *, positive: ScoreValue = T
         name, ver = judge or spec_name, version or spec_version
     else:
         said = is_positive({i.trial_id: i.run_verdict for i in data.items}, pos)
-        name = judge or f"run:{field}"
-        ver = version or run_judge_version(data.judge_versions)
+        own = data.run_judge if judge is None else None
+        name = judge or (own.judge if own else f"run:{field}")
+        ver = version or (own.version if own else run_judge_version(data.judge_versions))
+        judge_model = judge_model or (own.judge_model if own else None)
     people = max((i.annotators for i in data.items), default=0)
     method = (f"labels of run {data.run_id}: the people's majority on {len(data.items)} trials "
               f"(up to {people} annotator{'s' if people != 1 else ''} a trial, ties left out)")
     return judge_card(name, ver, said, truth, pos, dataset=data.file, dataset_sha256=data.sha256,
                       judge_model=judge_model, method=method, seconds=seconds)
+
+
+def judge_card_from_labels(name: str, source: str | Path, *, field: str | None = None,
+                           runs_root: str | Path | None = None) -> ValidityCard:
+    """``knowgap judge validate NAME --labels FILE``: the card of catalogue judge ``name`` at its current version,
+    from the people's labels in ``source`` (a labels.jsonl, a run folder or a run id) against the run's own
+    verdicts.
+
+    The labels must be on a trial score that holds this judge's verdict (its ``fields``; ``field`` picks one when
+    the file labels several), the run must be found (the file in its run folder, or run RUN_ID under
+    ``runs_root``) and its manifest must record this judge, at its current version, for its metrics: a card
+    applies to one judge version, and the run's verdicts are the judge's only when that judge gave them. Anything
+    else is one :class:`KnowgapError` naming the file and the field."""
+    judge = get_judge(name)
+    if Path(source).suffix == ".jsonl" and not Path(source).is_file():
+        raise KnowgapError(f"{source}: no such labels file (knowgap label writes RUN/labels/labels.jsonl)")
+    file = labels_file(source, runs_root)
+    if not file.is_file():
+        raise KnowgapError(f"{file}: no labels yet; label some first (knowgap label RUN --annotator NAME)")
+    events = read_events(file)
+    labelled = sorted({f for (_t, f, _a) in current_labels(events)})
+    field = _judge_field(judge.name, judge.fields, file, labelled, field)
+    run = run_of_labels(file, events[-1].run_id, runs_root)
+    if run is None:
+        raise KnowgapError(f"{file}: run {events[-1].run_id} is not found (the file is not in its run folder "
+                           f"RUN/labels/, and {runs_dir(runs_root) / events[-1].run_id} has no manifest): its "
+                           "manifest says which judge version gave the verdicts; set KNOWGAP_RUNS to the folder "
+                           "holding the run")
+    manifest = RunStore(run).current_manifest()
+    used = {(j.version, j.judge_model) for j in (manifest.metric_judges or {}).values() if j.judge == name}
+    if not used:
+        other = judge_of_field(manifest, field)
+        why = (f"were given by judge '{other.judge}' ({other.version}): knowgap judge validate {other.judge} "
+               f"--labels {file}" if other else "do not name the judge that gave them (a run recorded before "
+               "knowgap named each metric's judge)")
+        raise KnowgapError(f"{file}: field '{field}': run {manifest.run_id}'s verdicts {why}")
+    current = judge.version()
+    stale = sorted(v for v, _m in used if v != current)
+    if stale:
+        raise KnowgapError(f"{file}: field '{field}': run {manifest.run_id} used judge '{name}' version "
+                           f"{', '.join(stale)}, not the current {current}; a card applies to one judge version: "
+                           "label a run made with the current version")
+    models = sorted({m or "" for _v, m in used})
+    if len(models) > 1:
+        raise KnowgapError(f"{file}: field '{field}': run {manifest.run_id} used judge '{name}' with several judge "
+                           f"models ({', '.join(models)}); a card is for one")
+    return card_from_labels(file, field, judge=name, version=current, judge_model=models[0] or None,
+                            runs_root=runs_root)
+
+
+def _judge_field(name: str, fields: tuple[str, ...], file: Path, labelled: list[str], field: str | None) -> str:
+    """The labelled field that holds judge ``name``'s verdict (``field`` when given); else a clear refusal."""
+    decides = f"its verdict is the trial score {' or '.join(repr(f) for f in fields)}" if fields else \
+        "no trial score holds its verdict, so labels cannot measure it (knowgap judge validate " + name + \
+        " measures it on its labelled set)"
+    if field is not None and field not in fields:
+        others = judges_deciding(field)
+        hint = f"; labels on '{field}' measure {', '.join(others)}" if others else ""
+        raise KnowgapError(f"{file}: field '{field}' is not judge '{name}''s decision ({decides}){hint}")
+    if field is not None:
+        if field not in labelled:
+            raise KnowgapError(f"{file}: no labels on '{field}' (labelled fields: {', '.join(labelled) or 'none'})")
+        return field
+    mine = [f for f in labelled if f in fields]
+    if len(mine) == 1:
+        return mine[0]
+    if len(mine) > 1:
+        raise KnowgapError(f"{file}: labels on {', '.join(mine)} all measure judge '{name}': say which with --field")
+    others = sorted({j for f in labelled for j in judges_deciding(f)})
+    hint = f"; these labels measure {', '.join(others)}" if others else ""
+    raise KnowgapError(f"{file}: field {', '.join(repr(f) for f in labelled) or '(none labelled)'} is not judge "
+                       f"'{name}''s decision ({decides}){hint}")
