@@ -86,10 +86,16 @@ def test_unknown_metric_group_and_suite(perfect_run: knowgap.RunResult) -> None:
     with pytest.raises(InputError) as info:
         evaluate_gate([run], parse_thresholds(["errors == 0", "abstention_rate >= 0.6"]), source="gate.yaml")
     assert info.value.field == "thresholds[1].metric"
-    assert str(info.value) == ("gate.yaml, field 'thresholds[1].metric': unknown metric 'abstention_rate' (metrics: "
+    assert str(info.value) == ("gate.yaml, field 'thresholds[1].metric': threshold 'abstention_rate >= 0.6': unknown "
+                               "metric 'abstention_rate' (did you mean 'abstention_unanswerable'?) (metrics: "
                                "abstention_unanswerable, accuracy, errors, over_abstention)")
-    with pytest.raises(InputError, match=r"has no group 'prompt=x' \(groups: prompt=grounded, prompt=plain\)"):
+    with pytest.raises(InputError, match=r"has no group 'prompt=x' .*\(groups: prompt=grounded, prompt=plain\)"):
         evaluate_gate([run], parse_thresholds(["accuracy[prompt=x] >= 0"]))
+    with pytest.raises(InputError, match=r"has no group 'prompt=grounde' \(did you mean 'prompt=grounded'\?\)"):
+        evaluate_gate([run], parse_thresholds(["accuracy[prompt=grounde] >= 0"]))
+    with pytest.raises(InputError, match=r"unknown metric 'attack_success_rate': run starter-\S+'s suite produces it "
+                                         r"only with --inject \(or a case file whose cases carry injections"):
+        evaluate_gate([run], parse_thresholds(["attack_success_rate <= 0.2"]))
     with pytest.raises(InputError, match="no run of suite 'abstain'"):
         evaluate_gate([run], parse_thresholds(["abstain: accuracy >= 0"]))
 

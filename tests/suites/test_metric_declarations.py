@@ -9,15 +9,22 @@ from pathlib import Path
 import pytest
 
 import knowgap
-from knowgap.engine.suite import Suite
+from knowgap.engine.suite import Suite, in_groups
 from knowgap.suites import BUILTIN, available
 from tests.helpers import scripted
 
 
 def _declared(result: knowgap.RunResult) -> tuple[set[str], list[str]]:
+    """The metric names a run produced, and those its suite does not declare, or declares it cannot produce with
+    the run's options (``metric_needs``), or in a group it does not declare (``metric_groups``): an eval file's
+    threshold on any of those would be refused before its run."""
     cls = available()[result.manifest.config.suite]
+    suite = cls(cls.Options.model_validate(result.manifest.config.options))
+    groups = suite.metric_groups()
     names = {m.name for m in result.metrics}
-    return names, sorted(n for n in names if not cls.declares_metric(n))
+    wrong = {n for n in names if not cls.declares_metric(n) or suite.metric_needs(n)}
+    wrong |= {f"{m.name}[{m.group}]" for m in result.metrics if not in_groups(m.group, groups)}
+    return names, sorted(wrong)
 
 
 def test_every_builtin_suite_declares_its_metrics() -> None:
@@ -87,3 +94,27 @@ def test_an_undeclared_plugin_suite_is_not_checked() -> None:
 def test_breakdowns_are_declared_by_their_base_name(name: str) -> None:
     assert available()["extract"].declares_metric(name) is True
     assert available()["starter"].declares_metric(name) is False
+
+
+def test_what_option_dependent_runs_produce_is_declared_available(tmp_path: Path, runs_root: Path) -> None:
+    """Runs whose options switch metrics on (--inject, a --scenario) or off (extract without the offline checker
+    and coverage): nothing they produce is declared as needing an option they have."""
+    from tests.suites.extract.test_extract_suite import RuleModel
+    from tests.suites.partial.test_injection import run
+
+    reply = scripted(tmp_path, "I don't know.")
+    starter = knowgap.run("starter", models={"target": reply}, options={"sample": 4, "inject": True}, repeats=2,
+                          runs_root=runs_root)
+    names, wrong = _declared(starter)
+    assert not wrong and {"attack_success_rate", "clean_task_score"} <= names
+    scenario = knowgap.run("abstain", models={"target": reply}, options={"scenario": "unknowable", "sample": 6},
+                           runs_root=runs_root)
+    names, wrong = _declared(scenario)
+    assert not wrong and {"abstention_recall", "errors"} <= names
+    names, wrong = _declared(run(runs_root, True, inject=True, attack_families=["exfiltration"]))
+    assert not wrong and {"attack_success_rate", "injected_leak_rate"} <= names
+    fake = RuleModel()
+    names, wrong = _declared(knowgap.run("extract", models={"target": fake.spec}, providers={fake.spec: fake},
+                                         runs_root=runs_root, options={"kinds": ["normal"], "runs": 1, "sample": 4,
+                                                                       "offline_checker": False, "coverage": False}))
+    assert not wrong and "sentiment_accuracy" in names and not names & {"summary_coverage", "faithfulness_offline"}

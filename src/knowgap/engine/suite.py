@@ -10,6 +10,7 @@ stored records back to :meth:`Suite.metrics`.
 from __future__ import annotations
 
 import hashlib
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -159,6 +160,22 @@ class Suite(ABC):
             return None
         return name in cls.metric_names or name.split(":", 1)[0] in cls.metric_names
 
+    def metric_needs(self, name: str) -> str | None:
+        """What this run's options lack to produce metric ``name`` (a breakdown by its base name), in words that
+        name the option (``'--inject (or ...)'``); None when they can produce it, or when the suite does not say
+        (the default). ``knowgap eval`` and its ``--check`` refuse, before any model call, a threshold on a metric
+        no suite in its scope can produce with its options; ``knowgap gate`` names the option when a run lacks
+        the metric."""
+        return None
+
+    def metric_groups(self) -> list[str]:
+        """The groups :meth:`metrics` can produce under this run's options, ``*`` standing for a part the data
+        decides (:func:`in_groups` matches a group against them). By default each configuration id, alone or
+        followed by `` · `` and a breakdown (``ID · *``); a suite whose groups are others says so here. A threshold's
+        group (``accuracy[prompt=grounded]``) is checked against them before any model call."""
+        ids = [c.id for c in self.configurations()]
+        return ids + [f"{i} · *" for i in ids]
+
     case_file_model: ClassVar[type[BaseModel] | None] = None
     """The pydantic model of one line of the suite's JSONL case file (its ``--data`` option): the JSON Schema
     ``knowgap data schema SUITE`` prints. None: the suite reads no case file of its own."""
@@ -273,6 +290,12 @@ class Suite(ABC):
         """The suite's own markdown layout of its metrics (e.g. the paper's tables), printed by the CLI after
         the metrics table and included in ``report.md``; None (the default): none."""
         return None
+
+
+def in_groups(group: str, patterns: Iterable[str]) -> bool:
+    """Whether ``group`` is one of :meth:`Suite.metric_groups`' ``patterns`` (``*`` matches any text)."""
+    return any(re.fullmatch(".*".join(re.escape(part) for part in p.split("*")), group, flags=re.DOTALL)
+               for p in patterns)
 
 
 def file_sha256(path: Path) -> str:

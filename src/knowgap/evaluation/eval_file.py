@@ -25,16 +25,17 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowgap.engine.records import RunSettings
-from knowgap.errors import InputError
+from knowgap.engine.suite import SuiteOptions, in_groups
+from knowgap.errors import InputError, KnowgapError
 from knowgap.report.gate import SHORT_FORM, GateResult, Threshold
 from knowgap.yamlfile import field_path as _path
 from knowgap.yamlfile import line_of as _line_of
@@ -42,6 +43,8 @@ from knowgap.yamlfile import read_yaml
 
 if TYPE_CHECKING:
     from knowgap.engine.suite import Suite
+
+T = TypeVar("T")
 
 
 class EvalSuite(BaseModel):
@@ -126,6 +129,7 @@ def _check_suites(config: EvalConfig, file: Path, root: yaml.Node | None, base: 
 
     suites = available()
     seen: set[str] = set()
+    built = _EntrySuites(file, root)
     for i, entry in enumerate(config.suites):
         def fail(message: str, *loc: int | str, i: int = i) -> InputError:
             full = ("suites", i, *loc)
@@ -146,7 +150,7 @@ def _check_suites(config: EvalConfig, file: Path, root: yaml.Node | None, base: 
                 raise fail(f"dataset file not found: {dataset}", "dataset")
             options["data"] = str(dataset)
         try:
-            suite_cls.Options.model_validate(options)
+            built.options[i] = (suite_cls, suite_cls.Options.model_validate(options))
         except ValidationError as exc:
             first = exc.errors()[0]
             raise fail(first["msg"], "options", *first["loc"]) from None
@@ -155,7 +159,7 @@ def _check_suites(config: EvalConfig, file: Path, root: yaml.Node | None, base: 
                 raise fail(f"suite '{entry.suite}' has no role '{role}'{_did_you_mean(role, suite_cls.roles)} "
                            f"(roles: {', '.join(suite_cls.roles)})", "models", role)
     _check_top_level_roles(config, file, root, suites)
-    _check_threshold_metrics(config, file, root, suites)
+    _check_threshold_metrics(config, file, root, suites, built)
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str:
@@ -175,25 +179,81 @@ def _check_top_level_roles(config: EvalConfig, file: Path, root: yaml.Node | Non
                                         f"(roles: {', '.join(roles)})", line=_line_of(root, loc), field=_path(loc))
 
 
+class _EntrySuites:
+    """Each entry's suite with its options, built when a threshold needs it (what its options let it produce):
+    no model is made and none is called."""
+
+    def __init__(self, file: Path, root: yaml.Node | None) -> None:
+        self.file, self.root = file, root
+        self.options: dict[int, tuple[type[Suite], SuiteOptions]] = {}
+        self._built: dict[int, Suite] = {}
+
+    def _fail(self, i: int, message: str) -> InputError:
+        loc = ("suites", i, "options")
+        return InputError(str(self.file), message, line=_line_of(self.root, loc), field=_path(loc))
+
+    def suite(self, i: int) -> Suite:
+        if i not in self._built:
+            suite_cls, options = self.options[i]
+            try:
+                self._built[i] = suite_cls(options)
+            except KnowgapError as exc:
+                raise self._fail(i, str(exc)) from None
+        return self._built[i]
+
+    def _ask(self, i: int, question: Callable[[Suite], T]) -> T:
+        """``question(suite)`` of entry ``i``; a suite that refuses its options (an unknown prompt, a bad
+        ``--attacks`` file) is an error naming the entry's options."""
+        try:
+            return question(self.suite(i))
+        except InputError:
+            raise
+        except KnowgapError as exc:
+            raise self._fail(i, str(exc)) from None
+
+    def metric_needs(self, i: int, metric: str) -> str | None:
+        return self._ask(i, lambda suite: suite.metric_needs(metric))
+
+    def metric_groups(self, i: int) -> list[str]:
+        return self._ask(i, lambda suite: suite.metric_groups())
+
+
 def _check_threshold_metrics(config: EvalConfig, file: Path, root: yaml.Node | None,
-                             suites: Mapping[str, type[Suite]]) -> None:
-    """Each threshold names a suite the file runs and a metric one of the suites in its scope can produce."""
+                             suites: Mapping[str, type[Suite]], built: _EntrySuites) -> None:
+    """Each threshold names a suite the file runs, a metric one of the suites in its scope can produce with the
+    options it is given (:meth:`Suite.metric_needs`), and a group one of those produces
+    (:meth:`Suite.metric_groups`)."""
     labels = {e.label for e in config.suites} | {e.suite for e in config.suites}
     for j, t in enumerate(config.thresholds):
         loc = ("thresholds", j)
+
+        def fail(message: str, part: str, loc: tuple[str, int] = loc) -> InputError:
+            return InputError(str(file), message, line=_line_of(root, loc), field=f"{_path(loc)}.{part}")
+
         if t.suite is not None and t.suite not in labels:
-            raise InputError(str(file), f"threshold names suite '{t.suite}', which the evaluation does not run "
-                                        f"(entries: {', '.join(sorted(labels))})", line=_line_of(root, loc),
-                             field=_path(loc) + ".suite")
-        scoped = [suites[e.suite] for e in config.suites if t.suite is None or t.suite in (e.label, e.suite)]
-        declared = [cls.declares_metric(t.metric) for cls in scoped]
-        if None in declared or any(declared):
-            continue  # produced by a suite in scope, or a suite that does not declare its metrics
-        names = sorted({n for cls in scoped for n in cls.metric_names or ()})
-        what = f"suite '{t.suite}' produces no" if t.suite else "no suite of this file produces"
-        raise InputError(str(file), f"{what} metric '{t.metric}'{_did_you_mean(t.metric, names)} "
-                                    f"(metrics: {', '.join(names)})", line=_line_of(root, loc),
-                         field=_path(loc) + ".metric")
+            raise fail(f"threshold names suite '{t.suite}', which the evaluation does not run "
+                       f"(entries: {', '.join(sorted(labels))})", "suite")
+        scoped = [i for i, e in enumerate(config.suites) if t.suite is None or t.suite in (e.label, e.suite)]
+        declared = {i: suites[config.suites[i].suite].declares_metric(t.metric) for i in scoped}
+        if not any(d is None or d for d in declared.values()):
+            names = sorted({n for i in scoped for n in suites[config.suites[i].suite].metric_names or ()})
+            what = f"suite '{t.suite}' produces no" if t.suite else "no suite of this file produces"
+            raise fail(f"{what} metric '{t.metric}'{_did_you_mean(t.metric, names)} (metrics: {', '.join(names)})",
+                       "metric")
+        needs = {i: built.metric_needs(i, t.metric) for i, d in declared.items() if d}
+        producers = [i for i, d in declared.items() if d is None or (d and needs[i] is None)]
+        if not producers:
+            lacking = "; ".join(f"entry '{config.suites[i].label}' needs {need}" for i, need in needs.items())
+            raise fail(f"threshold '{t.describe()}': no suite in scope produces metric '{t.metric}' with the "
+                       f"options it is given: {lacking}", "metric")
+        if t.group is None or any(declared[i] is None for i in producers):
+            continue  # every group, or a suite that does not declare its metrics (checked after the run)
+        groups = list(dict.fromkeys(g for i in producers for g in built.metric_groups(i)))
+        if not in_groups(t.group, groups):
+            data = "; * stands for a part the data decides" if any("*" in g for g in groups) else ""
+            raise fail(f"threshold '{t.describe()}': no suite in scope produces group '{t.group}'"
+                       f"{_did_you_mean(t.group, groups)} for metric '{t.metric}' (groups: {', '.join(groups)}{data})",
+                       "group")
 
 
 @dataclass

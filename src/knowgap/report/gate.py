@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from knowgap.engine.records import MetricValue
-from knowgap.errors import InputError
+from knowgap.errors import InputError, KnowgapError, did_you_mean
 from knowgap.report.data import RunData
 from knowgap.yamlfile import load_yaml_model
 
@@ -166,6 +166,19 @@ def _check(t: Threshold, label: str, run: RunData, m: MetricValue) -> Check:
                  actual=actual, passed=passed, message=message)
 
 
+def _needs(metric: str, runs: Sequence[tuple[str, RunData]]) -> str:
+    """Why runs whose suite declares ``metric`` lack it: the option their suite says it needs (``metric_needs``)."""
+    said = []
+    for _, r in runs:
+        try:
+            need = r.suite.metric_needs(metric) if r.suite is not None else None
+        except (KnowgapError, OSError):  # the run's dataset is not here: nothing to say
+            need = None
+        if need:
+            said.append(f"run {r.run_id}'s suite produces it only with {need}")
+    return f": {'; '.join(dict.fromkeys(said))}" if said else ""
+
+
 def evaluate_gate(runs: Sequence[RunData] | Sequence[tuple[str, RunData]], thresholds: Sequence[Threshold],
                   *, source: str = "thresholds", allow_empty: bool = False) -> GateResult:
     """Check every threshold against the runs' metrics. An unknown metric or group is an InputError naming
@@ -187,14 +200,16 @@ def evaluate_gate(runs: Sequence[RunData] | Sequence[tuple[str, RunData]], thres
         matched = [(label, r, m) for label, r in scoped for m in r.metrics if m.name == t.metric]
         if not matched:
             names = sorted({m.name for _, r in scoped for m in r.metrics})
-            raise InputError(source, f"unknown metric '{t.metric}' (metrics: {', '.join(names) or 'none'})",
-                             field=f"{where}.metric")
+            raise InputError(source, f"threshold '{t.describe()}': unknown metric '{t.metric}'"
+                                     f"{did_you_mean(t.metric, names)}{_needs(t.metric, scoped)} "
+                                     f"(metrics: {', '.join(names) or 'none'})", field=f"{where}.metric")
         if t.group is not None:
             in_group = [x for x in matched if x[2].group == t.group]
             if not in_group:
                 groups = sorted({m.group for _, _, m in matched})
-                raise InputError(source, f"metric '{t.metric}' has no group '{t.group}' "
-                                         f"(groups: {', '.join(groups)})", field=f"{where}.group")
+                raise InputError(source, f"threshold '{t.describe()}': metric '{t.metric}' has no group "
+                                         f"'{t.group}'{did_you_mean(t.group, groups)} (groups: {', '.join(groups)})",
+                                 field=f"{where}.group")
             matched = in_group
         checks += [_check(t, label, r, m) for label, r, m in matched]
     return GateResult(checks=checks)

@@ -36,8 +36,13 @@ DESCRIBED = {
 F1 = "abstention_f1"
 F1_DESCRIPTION = "harmonic mean of abstention precision and recall (cluster bootstrap 95% CI)"
 SCENARIO_METRICS = frozenset({*DESCRIBED, F1})
-"""The metrics only a scenario run produces (it also counts ``errors`` and
-``abstention_judge_parse_failures``, as the leave-one-out run does)."""
+"""The metrics only a scenario run produces (it also counts :data:`COUNTED`, as the leave-one-out run does)."""
+COUNTED = {
+    "abstention_judge_parse_failures": "replies the LLM abstention judge's reply did not parse for (left out of "
+                                       "every metric)",
+    "errors": "trials whose model call failed for good",
+}
+"""The counts a scenario run shares with the leave-one-out run."""
 BOOTSTRAP_REPS = 2000
 
 
@@ -100,11 +105,7 @@ class _Group:
     def metrics(self, group: str) -> list[MetricValue]:
         out = [self.tally.proportion(name, group, description=text) for name, text in DESCRIBED.items()]
         out.append(f1_metric(group, self.pairs, self.keys))
-        out.append(self.tally.counted("abstention_judge_parse_failures", group,
-                                      description="replies the LLM abstention judge's reply did not parse for "
-                                                  "(left out of every metric)"))
-        out.append(self.tally.counted("errors", group, description="trials whose model call failed for good"))
-        return out
+        return out + [self.tally.counted(name, group, description=text) for name, text in COUNTED.items()]
 
 
 def scenario_metrics(records: Iterable[TrialRecord], cluster_of: dict[str, str],

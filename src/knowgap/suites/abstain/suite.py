@@ -39,7 +39,7 @@ from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.abstain import injection
 from knowgap.suites.abstain.dataset import AbstainCase, Fact, QAPair, check_kb_file, kb_files, load_kb
-from knowgap.suites.abstain.metrics import COMPUTED, METRIC_NAMES, abstain_metrics, cluster_key
+from knowgap.suites.abstain.metrics import COMPUTED, METRIC_NAMES, abstain_metrics, cluster_key, kb_group
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
     PAPER_CONFIGS,
@@ -58,7 +58,13 @@ from knowgap.suites.abstain.retrieval import (
     rag,
 )
 from knowgap.suites.abstain.scenario_data import ScenarioCase, load_scenario, shipped_file
-from knowgap.suites.abstain.scenario_metrics import SCENARIO_METRICS, scenario_metrics, scenario_verdicts
+from knowgap.suites.abstain.scenario_metrics import COUNTED as SCENARIO_COUNTED
+from knowgap.suites.abstain.scenario_metrics import (
+    SCENARIO_METRICS,
+    lang_group,
+    scenario_metrics,
+    scenario_verdicts,
+)
 from knowgap.suites.abstain.scenarios import run_scenario_trial, scenario_config
 from knowgap.suites.abstain.verdicts import abstain_verdicts
 
@@ -178,6 +184,23 @@ class AbstainSuite(Suite):
         if self._injections is None:
             self._injections = injection.planned_injections(self.options, self.facts())
         return self._injections
+
+    def metric_needs(self, name: str) -> str | None:
+        base = name.split(":", 1)[0]
+        if base in SCENARIO_METRICS and not self.scenario:
+            return "--scenario unknowable, false-premise or unanswerable-context (not the leave-one-out run)"
+        if base in METRIC_NAMES and base not in SCENARIO_COUNTED and self.scenario:
+            return "the leave-one-out run (--scenario loo, the default), not a --scenario question set"
+        if base in injection.METRIC_NAMES and (self.scenario or not self.injections()):
+            return ("--inject on the leave-one-out run (or a knowledge base whose questions carry injections: "
+                    "knowgap data inject abstain)")
+        return None
+
+    def metric_groups(self) -> list[str]:
+        """Each configuration, and each with one knowledge base (``· kb=``) or, in a scenario run, one language
+        (``· lang=``) when the trials span several (:func:`.metrics.kb_group`, :func:`.scenario_metrics.lang_group`)."""
+        ids = [c.id for c in self.configurations()]
+        return ids + [lang_group(i, "*") if self.scenario else kb_group(i, "*") for i in ids]
 
     def dataset_files(self) -> list[Path]:
         if self.scenario:

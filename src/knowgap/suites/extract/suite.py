@@ -39,7 +39,7 @@ from knowgap.engine.suite import (
     TrialResult,
 )
 from knowgap.errors import InputError, KnowgapError, parse_choices
-from knowgap.injection.metrics import ATTACK_SUCCESS
+from knowgap.injection.metrics import ATTACK_SUCCESS, NOISE_FLOOR
 from knowgap.models.structured import ParseFailure
 from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
@@ -121,6 +121,19 @@ class ExtractSuite(Suite):
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)
         self._checker: Any = None
+
+    def metric_needs(self, name: str) -> str | None:
+        base = name.split(":", 1)[0]
+        if base in JUDGED_OFFLINE and not self.options.offline_checker:
+            return "the offline faithfulness checker (offline_checker: true, --offline-checker)"
+        if base in JUDGED_BY_COVERAGE and not self.options.coverage:
+            return "summary coverage (coverage: true, --coverage)"
+        if base in {ATTACK_SUCCESS, NOISE_FLOOR, *JUDGED_BY_TAKEOVER} and "adversarial" not in self.options.kinds:
+            return "the adversarial cases (kinds: [adversarial, ...], --kinds adversarial)"
+        return None
+
+    def metric_groups(self) -> list[str]:
+        return [c.id for c in self.configurations()]  # one group per configuration, no breakdown
 
     def dataset_files(self) -> list[Path]:
         files = [Path(self.options.data) if self.options.data else CASES_FILE]

@@ -32,6 +32,7 @@ from knowgap.engine.suite import (
 from knowgap.engine.tools import Protocol, resolve_protocol, run_tool_loop
 from knowgap.errors import KnowgapError
 from knowgap.injection import (
+    CLEAN_TASK_SCORE,
     Injection,
     InjectionOptions,
     chosen_defences,
@@ -45,6 +46,7 @@ from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
 from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
+from knowgap.suites.partial import injection_metrics
 from knowgap.suites.partial import metrics as partial_metrics
 from knowgap.suites.partial.budget import EvidenceDesk, json_request
 from knowgap.suites.partial.dataset import (
@@ -196,8 +198,32 @@ class PartialSuite(Suite):
             raise KnowgapError("partial: no cases (no scenario has tasks with role oracles)")
         return out
 
+    def _views(self) -> list[str]:
+        return self.options.views or (["budget"] if self.options.budget is not None else ["full", "authorized"])
+
+    def metric_needs(self, name: str) -> str | None:
+        base = name.split(":", 1)[0]
+        if base in partial_metrics.PRETEST and not {"full", "authorized"} <= set(self._views()):
+            return "both the full and the authorized view (--views full --views authorized; the default without " \
+                   "--budget)"
+        if base in partial_metrics.RUBRIC and self.options.no_rubric:
+            return "the reasoning rubric (without --no-rubric)"
+        carried = "scenarios that carry injections: knowgap data inject partial"
+        if base == CLEAN_TASK_SCORE and not self.injecting():
+            return f"--inject or --defences (or {carried})"
+        if base in injection_metrics.NAMES and base != CLEAN_TASK_SCORE and not self.injections:
+            return f"--inject (or {carried})"
+        return None
+
+    def metric_groups(self) -> list[str]:
+        """Each configuration, alone and by scenario family and by dimension (``· family=``, ``· dim=``), and the
+        sufficiency pre-test's groups (``pretest · ...``) when both the full and the authorized view run."""
+        ids = [c.id for c in self.configurations()]
+        out = ids + [f"{i} · {part}=*" for i in ids for part in ("family", "dim")]
+        return out + (["pretest · *"] if {"full", "authorized"} <= set(self._views()) else [])
+
     def configurations(self) -> list[Configuration]:
-        views = self.options.views or (["budget"] if self.options.budget is not None else ["full", "authorized"])
+        views = self._views()
         bad = [v for v in views if v not in ("full", "authorized", "budget")]
         if bad:
             raise KnowgapError(f"partial: unknown view {bad} (known: full, authorized, budget)")

@@ -78,6 +78,14 @@ class StarterSuite(Suite):
         return {"abstention_unanswerable": abstention, "over_abstention": abstention, "accuracy": match,
                 injection.CLEAN_TASK_SCORE: match}
 
+    def metric_needs(self, name: str) -> str | None:
+        if name.split(":", 1)[0] in injection.METRIC_NAMES and not self.injections():
+            return "--inject (or a case file whose cases carry injections: knowgap data inject starter)"
+        return None
+
+    def metric_groups(self) -> list[str]:
+        return [c.id for c in self.configurations()]  # one group per configuration, no breakdown
+
     def dataset_files(self) -> list[Path]:
         return [Path(self.options.data) if self.options.data else DATA]
 
