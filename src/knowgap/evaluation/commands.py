@@ -14,7 +14,9 @@ from knowgap.report.commands import RunsDir, out, print_gate
 
 def eval_command(file: Annotated[str | None, typer.Argument(help="Evaluation YAML file.")] = None,
                  schema: Annotated[bool, typer.Option("--schema", help="Print the file's JSON Schema.")] = False,
-                 check: Annotated[bool, typer.Option("--check", help="Only validate the file.")] = False,
+                 check: Annotated[bool, typer.Option("--check", help="Only validate the file: suites, options, roles, "
+                                                           "and that each threshold's metric and group can exist "
+                                                           "under the options given. No model is called.")] = False,
                  runs_dir: RunsDir = None,
                  out_dir: Annotated[str | None, typer.Option(help="Where the reports go (default: the runs "
                                                                   "folder).")] = None,
