@@ -143,19 +143,25 @@ def iter_trials(run_id: str, runs_root: str | Path | None = None) -> Sequence[Tr
 
 
 def cache_info() -> dict[str, Any]:
-    """The response cache (``path``, ``entries``, ``bytes``) and the embedding caches (``embeddings``: a list of
-    ``path``, ``vectors``, ``bytes``)."""
+    """The response cache (``path``, ``entries``, ``bytes``; ``problem``: why it cannot be used, or None;
+    ``damaged``: the damaged copies moved aside, each ``path`` and ``bytes``) and the embedding caches
+    (``embeddings``: a list of ``path``, ``vectors``, ``bytes``)."""
     from knowgap.text import embedding_cache
 
     cache = ResponseCache(cache_path())
     try:
-        return {"path": str(cache.path), **cache.stats(), "embeddings": embedding_cache.stats()}
+        stats = cache.stats()
+        damaged = [{"path": str(p), "bytes": sum(f.stat().st_size for f in (p, p.with_name(p.name + "-wal"))
+                                                 if f.exists())} for p in cache.damaged_copies()]
+        return {"path": str(cache.path), **stats, "problem": cache.problem, "damaged": damaged,
+                "embeddings": embedding_cache.stats()}
     finally:
         cache.close()
 
 
 def clear_cache(spec: str | None = None) -> int:
-    """Delete cached responses (all, or one model spec's); returns how many."""
+    """Delete cached responses (all, or one model spec's); returns how many. Without ``spec`` the damaged copies of
+    the cache that were moved aside are deleted too."""
     cache = ResponseCache(cache_path())
     try:
         return cache.clear(spec)

@@ -480,7 +480,13 @@ def cache_info() -> None:
     from knowgap import api
 
     info = api.cache_info()
-    out.print(f"{info['path']}: {info['entries']} responses, {info['bytes'] / 1e6:.1f} MB", markup=False)
+    if info["problem"]:
+        out.print(f"{info['path']}: cannot be used ({info['problem']})", markup=False, soft_wrap=True)
+    else:
+        out.print(f"{info['path']}: {info['entries']} responses, {info['bytes'] / 1e6:.1f} MB", markup=False)
+    for copy in info["damaged"]:
+        out.print(f"{copy['path']}: a damaged copy moved aside, {copy['bytes'] / 1e6:.1f} MB (knowgap cache clear "
+                  "deletes it)", markup=False, soft_wrap=True)
     for emb in info["embeddings"]:
         vectors = "unreadable" if emb["vectors"] < 0 else f"{emb['vectors']} vectors"
         out.print(f"{emb['path']}: {vectors}, {emb['bytes'] / 1e6:.1f} MB", markup=False)
@@ -491,7 +497,8 @@ def cache_clear(model: Annotated[str | None, typer.Option(help="Only this model 
                 embeddings: Annotated[bool, typer.Option("--embeddings", help="Delete the embedding caches instead "
                                                          "of responses (vectors are computed again).")] = False
                 ) -> None:
-    """Delete cached responses (or, with --embeddings, cached embedding vectors).
+    """Delete cached responses (or, with --embeddings, cached embedding vectors). Without --model, also the damaged
+    copies of the response cache that knowgap moved aside.
 
     Example: knowgap cache clear --model local:qwen2.5-0.5b
     """

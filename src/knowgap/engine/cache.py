@@ -21,17 +21,31 @@ commit that takes the log past ``CHECKPOINT_PAGES``. Keys are random, so the row
 key index all over the file. With SQLite's default of 1,000 pages (4 MiB), in a cache of 500,000 rows a lookup and
 a write (in commits of 10) cost 50-60 µs of the writing thread's time; with 10,000 pages, fewer and larger
 checkpoints, 29-35 µs. The log file may reach 40 MiB; the next checkpoint resets it.
+
+A cache is an optimisation, never a reason a run fails (docs/reliability.md, "Damaged state"). A file SQLite finds
+damaged (random bytes, a page overwritten: ``SQLITE_CORRUPT`` / ``SQLITE_NOTADB``), when it is opened or at any later
+lookup or commit, is moved aside (``cache.sqlite.damaged-<UTC time>``, its write-ahead log with it), named in one
+warning line, and an empty cache takes its place; the call that found it is a miss. A cache that cannot be used at
+all (a full disk, a read-only or missing ``KNOWGAP_HOME``, a lock held too long), at the start or in the middle of a
+run, is switched off for the rest of the process with one warning line: every call goes to the model and nothing is
+cached. A stored row that no longer parses is a miss. ``knowgap cache info`` lists the damaged copies and
+``knowgap cache clear`` deletes them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
+import os
 import sqlite3
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.redaction import redact
@@ -56,6 +70,29 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+DAMAGED = ".damaged-"
+"""A damaged cache file is moved aside to ``<name>.damaged-<UTC time>``."""
+_UNDECODABLE = "Could not decode to UTF-8"
+"""Python's sqlite3 module's message for a text value whose bytes are not UTF-8 (one damaged row)."""
+_CORRUPT = (11, 26)
+"""SQLite's primary result codes for a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB."""
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """Whether SQLite raised ``exc`` because the file is damaged (not because it cannot be written or is busy)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in _CORRUPT
+    return isinstance(exc, sqlite3.DatabaseError) and ("malformed" in str(exc) or "not a database" in str(exc))
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return where + (exc.strerror or str(exc)).lower()
+    return str(exc)
+
+
 def cache_key(identity: str, request: ChatRequest, repeat: int) -> str:
     """The key of one call: the model's identity (never its spec or credentials), the request, the repeat."""
     raw = f"identity={identity}\x00{request.fingerprint()}\x00{repeat}"
@@ -65,40 +102,145 @@ def cache_key(identity: str, request: ChatRequest, repeat: int) -> str:
 class ResponseCache:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
-        self._db.executescript(_SCHEMA)
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
-        if "identity" not in columns:  # a cache written before keys held the model identity
-            self._db.execute("ALTER TABLE responses ADD COLUMN identity TEXT")
         self._pending: dict[str, tuple[str, str, str, str, float, str | None]] = {}
         """Rows put but not committed yet (group commit), by key."""
         self._flush_on: asyncio.AbstractEventLoop | None = None
         """The event loop a flush is scheduled on (a loop closed before it ran is replaced by the next one)."""
+        self._db: sqlite3.Connection | None = None
+        self._file: tuple[int, int] | None = None
+        """(device, inode) of the file this connection opened: a damaged file is moved aside only if it is still
+        the one at ``path`` (another process may have moved it aside and started a new one already)."""
+        self.problem: str | None = None
+        """Why the cache is switched off in this process (None while it works)."""
+        self.moved_aside: Path | None = None
+        """Where this process moved a damaged cache file."""
+        self._unreadable_warned = False
+        with self._lock:
+            try:
+                self._open()
+            except (sqlite3.Error, OSError) as exc:
+                self._recover(exc)
+
+    @property
+    def usable(self) -> bool:
+        """Whether responses are looked up and stored (False once the cache is switched off)."""
+        return self._db is not None
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
+        self._db = db
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
+        db.executescript(_SCHEMA)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(responses)")}
+        if "identity" not in columns:  # a cache written before keys held the model identity
+            db.execute("ALTER TABLE responses ADD COLUMN identity TEXT")
+        stat = self.path.stat()
+        self._file = (stat.st_dev, stat.st_ino)
+
+    def _close_db(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+
+    def _recover(self, exc: BaseException) -> bool:
+        """After ``exc`` from SQLite or the file system (the lock held): move a damaged file aside and start an
+        empty cache, or switch the cache off; one warning line either way. True when a cache is open again."""
+        self._close_db()
+        if not is_damaged(exc):
+            self._switch_off(exc)
+            return False
+        try:
+            aside = self._move_aside()
+            self._open()
+        except (sqlite3.Error, OSError) as again:
+            self._switch_off(again)
+            return False
+        if aside is not None:
+            self.moved_aside = aside
+            log.warning("the response cache %s is damaged (%s): moved it aside to %s and started an empty one; "
+                        "`knowgap cache clear` deletes the damaged copy", self.path, _reason(exc), aside)
+        return True
+
+    def _move_aside(self) -> Path | None:
+        """Rename the damaged file (and its write-ahead log) to ``<name>.damaged-<UTC time>``; None when the file
+        at ``path`` is no longer the one this process opened (another process moved it aside already)."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        if self._file is not None and (stat.st_dev, stat.st_ino) != self._file:
+            return None
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        aside = self.path.with_name(f"{self.path.name}{DAMAGED}{stamp}")
+        if aside.exists():
+            aside = aside.with_name(f"{aside.name}-{os.getpid()}")
+        os.replace(self.path, aside)
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists():
+            os.replace(wal, aside.with_name(aside.name + "-wal"))
+        self.path.with_name(self.path.name + "-shm").unlink(missing_ok=True)
+        self._file = None
+        return aside
+
+    def _switch_off(self, exc: BaseException) -> None:
+        if self.problem is None:
+            self.problem = _reason(exc)
+            log.warning("the response cache %s cannot be used (%s): going on without it, every call goes to the "
+                        "model and none is cached", self.path, self.problem)
+        self._close_db()
+        self._pending.clear()
+
+    def damaged_copies(self) -> list[Path]:
+        """The damaged cache files moved aside next to this one (by this process or an earlier one)."""
+        return sorted(p for p in self.path.parent.glob(f"{self.path.name}{DAMAGED}*")
+                      if not p.name.endswith(("-wal", "-shm")))
 
     def get(self, key: str, *, run_id: str | None = None) -> ChatResponse | None:
-        """A cached response; with ``run_id``, only one that this run itself stored."""
+        """A cached response; with ``run_id``, only one that this run itself stored. A lookup the file refuses is a
+        miss (the cache moved aside or switched off, see the module's docstring)."""
         with self._lock:
             pending = self._pending.get(key)
             if pending is not None:  # it replaces any committed row of this key once committed
                 return None if run_id is not None and pending[2] != run_id else \
                     ChatResponse.model_validate_json(pending[3])
-            if run_id is None:
-                row = self._db.execute("SELECT response FROM responses WHERE key=?", (key,)).fetchone()
-            else:
-                row = self._db.execute("SELECT response FROM responses WHERE key=? AND run_id=?",
-                                       (key, run_id)).fetchone()
+            if self._db is None:
+                return None
+            try:
+                if run_id is None:
+                    row = self._db.execute("SELECT response FROM responses WHERE key=?", (key,)).fetchone()
+                else:
+                    row = self._db.execute("SELECT response FROM responses WHERE key=? AND run_id=?",
+                                           (key, run_id)).fetchone()
+            except sqlite3.Error as exc:
+                if _UNDECODABLE in str(exc):  # the row's bytes are not UTF-8 any more: that row is damaged
+                    self._unreadable(str(exc))
+                else:
+                    self._recover(exc)
+                return None
         if row is None:
             return None
-        return ChatResponse.model_validate_json(row[0])
+        try:
+            return ChatResponse.model_validate_json(row[0])
+        except ValidationError as exc:
+            self._unreadable(str(exc.errors()[0].get("msg", exc)))
+            return None
+
+    def _unreadable(self, why: str) -> None:
+        if not self._unreadable_warned:
+            self._unreadable_warned = True
+            log.warning("a response in the cache %s cannot be read (%s): it is asked of the model again",
+                        self.path, why)
 
     def put(self, key: str, spec: str, run_id: str, response: ChatResponse, identity: str | None = None) -> None:
         """Store ``response`` under ``key``: committed with the others of this event-loop turn at the start of the
         next one (at once when no event loop runs in this thread)."""
+        if self._db is None:  # switched off: nothing is stored
+            return
         row = (key, redact(spec), run_id, redact(response.model_dump_json()), time.time(), identity)
         with self._lock:
             self._pending[key] = row
@@ -115,55 +257,94 @@ class ResponseCache:
             loop.call_soon(self._scheduled_commit)
 
     def flush(self) -> None:
-        """Commit every row put so far, in one transaction. A failure drops them (a missing entry is a miss, never
-        a wrong answer) and raises."""
+        """Commit every row put so far, in one transaction. A file found damaged is moved aside and the rows go to
+        the empty cache that replaces it; a cache that cannot be written is switched off and the rows are dropped
+        (a missing entry is a miss, never a wrong answer). Either costs one warning line, never an exception."""
         with self._lock:
             if not self._pending:
                 return
             rows = list(self._pending.values())
             self._pending.clear()
-            try:
-                self._db.execute("BEGIN")
-                self._db.executemany(_INSERT, rows)
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+            for _ in range(2):  # a second time only into the empty cache that replaced a damaged one
+                if self._db is None:
+                    return
+                try:
+                    self._insert(self._db, rows)
+                    return
+                except sqlite3.Error as exc:
+                    if not self._recover(exc):
+                        return
+            self._switch_off(sqlite3.DatabaseError("the new cache file was damaged at once"))  # pragma: no cover
+
+    @staticmethod
+    def _insert(db: sqlite3.Connection, rows: list[tuple[str, str, str, str, float, str | None]]) -> None:
+        try:
+            db.execute("BEGIN")
+            db.executemany(_INSERT, rows)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+            raise
 
     def _scheduled_commit(self) -> None:
         self._flush_on = None
         self.commit_pending()
 
     def commit_pending(self) -> None:
-        """:meth:`flush` where nobody could handle its failure (a callback of the event loop, the group commit of
-        a run): a cache that cannot be written is logged as a warning, and the calls go on uncached."""
-        try:
-            self.flush()
-        except sqlite3.Error as exc:
-            log.warning("could not write to the response cache %s: %s", self.path, exc)
+        """:meth:`flush`, for callers that want it said that no failure comes out of it (a callback of the event
+        loop, the group commit of a run)."""
+        self.flush()
 
     def stats(self) -> dict[str, int]:
+        """``entries`` and ``bytes`` (of the file and its write-ahead log); 0 entries when the cache is off."""
         self.flush()
         with self._lock:
-            count = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-        size = self.path.stat().st_size if self.path.exists() else 0
+            count = 0
+            for _ in range(2):
+                if self._db is None:
+                    break
+                try:
+                    count = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+                    break
+                except sqlite3.Error as exc:
+                    if not self._recover(exc):
+                        break
+        size = sum(p.stat().st_size for p in (self.path, self.path.with_name(self.path.name + "-wal"))
+                   if p.exists())
         return {"entries": int(count), "bytes": int(size)}
 
     def clear(self, spec: str | None = None) -> int:
-        """Delete every entry (or those of one model spec); returns how many were removed."""
+        """Delete every entry (or those of one model spec); returns how many were removed. Without ``spec`` the
+        damaged copies moved aside are deleted too. A damaged file is moved aside (then deleted, without ``spec``),
+        its entries uncounted."""
         self.flush()
         with self._lock:
+            removed = 0
+            for _ in range(2):
+                if self._db is None:
+                    break
+                try:
+                    if spec is None:
+                        cur = self._db.execute("DELETE FROM responses")
+                    else:
+                        cur = self._db.execute("DELETE FROM responses WHERE spec=?", (redact(spec),))
+                    removed = int(cur.rowcount)
+                    self._db.execute("VACUUM")
+                    break
+                except sqlite3.Error as exc:
+                    if not self._recover(exc):
+                        break
             if spec is None:
-                cur = self._db.execute("DELETE FROM responses")
-            else:
-                cur = self._db.execute("DELETE FROM responses WHERE spec=?", (redact(spec),))
-            self._db.execute("VACUUM")
-        return int(cur.rowcount)
+                for copy in self.damaged_copies():
+                    for part in (copy, copy.with_name(copy.name + "-wal"), copy.with_name(copy.name + "-shm")):
+                        part.unlink(missing_ok=True)
+        return removed
 
     def close(self) -> None:
         try:
             self.flush()
         finally:
             with self._lock:
-                self._db.close()
+                self._close_db()

@@ -27,6 +27,17 @@ DIM = 384
 """multilingual-e5-small's vector size."""
 
 
+def sound(vector: np.ndarray) -> bool:
+    """Whether a vector read back from the disk cache can be the model's: DIM finite numbers of unit length. SQLite
+    keeps no checksum of its pages; a page of the file overwritten (a disk fault) reads back as other numbers, which
+    this turns into a miss instead of a wrong retrieval (tests/faults/test_corrupt_cache.py)."""
+    if vector.shape != (DIM,):
+        return False
+    with np.errstate(all="ignore"):  # a garbled row may hold NaN or inf
+        norm = float(np.dot(vector.astype(np.float64), vector.astype(np.float64)))
+    return abs(norm - 1.0) < 1e-3  # NaN and inf fail too
+
+
 class Embedder(Protocol):
     name: str
 
@@ -68,7 +79,7 @@ class E5Embedder:
                 try:
                     self._caches[where] = embedding_cache.EmbeddingCache.for_model(self.model_id, where)
                 except (OSError, sqlite3.Error) as exc:
-                    embedding_cache.warn_unusable(where, exc)
+                    embedding_cache.warn_unusable(embedding_cache.path_for(self.model_id, where), exc)
                     self._caches[where] = None
             return self._caches[where]
 
@@ -87,7 +98,7 @@ class E5Embedder:
             return texts
         rest = []
         for text, k in zip(texts, keys, strict=True):
-            if k in found and found[k].shape == (DIM,):  # a row of another shape is computed again
+            if k in found and sound(found[k]):  # a row of another shape, or damaged, is computed again
                 self._memo[(kind, text)] = found[k]
             else:
                 rest.append(text)

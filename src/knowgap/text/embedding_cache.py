@@ -4,9 +4,11 @@ One SQLite file per embedding model and version in ``KNOWGAP_HOME/embeddings/`` 
 another folder, or ``off`` turns the disk layer off). A row is keyed by the sha256 of the embedding kind and the
 text, and holds the float32 vector exactly as the model returned it, so a vector read back is the vector the
 model would give (retrieval order does not change with the cache). Several processes may share a file (SQLite
-locking; a row is only ever written with the vector its text gives, and a stored row of the wrong size is
-computed and written again). The cache must never cost a run: a file that cannot be opened, read or written is
-reported once as a warning and the embedder goes on without it.
+locking; a row is only ever written with the vector its text gives, and a stored row of the wrong size, or not
+of unit length as every vector of the model is, is computed and written again: SQLite keeps no checksum, and a page
+overwritten by a disk fault reads back as other numbers). The cache must never cost a run: a file that cannot be
+opened, read or written (random bytes, a damaged page, a full disk) is reported once as a warning naming the file
+and the embedder goes on without it.
 """
 
 from __future__ import annotations
