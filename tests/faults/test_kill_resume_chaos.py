@@ -328,6 +328,11 @@ def test_a_run_killed_at_random_points_and_resumed_ends_as_an_uninterrupted_run(
     assert manifest.status == _manifest(plain_dir).status == "finished"
     assert (manifest.trials_total, manifest.trials_ok, manifest.trials_error) == (TRIALS_TOTAL, TRIALS_TOTAL, 0)
     assert manifest.resumed_at, "the resumes are recorded"
+    assert (run_dir / "report.md").exists() and (run_dir / "report.html").exists()
+    # usage counts each stored call once: a call replayed from the cache on resume is a call and a cached call
+    usage, expected_usage = manifest.usage["target"], _manifest(plain_dir).usage["target"]
+    assert [u.calls for u in usage.values()] == [u.calls for u in expected_usage.values()] == [CALLS_TOTAL]
+    assert [u.cached_calls for u in usage.values()] == [sum(c.cached for r in records for c in r.calls)]
     final_lines = _lines(run_dir)  # nothing stored was lost or rewritten: what each kill left is where it was
     for number, kill in enumerate(kills):
         assert final_lines[:len(kill.lines)] == kill.lines, f"kill {number} lost or changed stored trials"
