@@ -72,7 +72,8 @@ def test_data_check_lists_every_problem_and_exits_1(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [
         f"{path}, line 1, field 'expected_sentment': unknown field (did you mean 'expected_sentiment'? the fields "
         "are: id, kind, lang, review, label_source, expected_sentiment, expected_conflicting, analysis_labels, "
-        "base_id, attack_id, attack_type, position, disguise, injected_review, summary, faithful)",
+        "base_id, attack_id, attack_type, attack_family, attack_source, position, disguise, injected_review, "
+        "summary, faithful)",
         f"{path}, line 2, field 'expected_conflicting': Input should be a valid boolean (got a string \"yes\")",
         f"{path}, line 3, field 'id': duplicate id '{rows[0]['id']}' (also on line 1)",
         f"3 problems in {path}"]

@@ -123,7 +123,7 @@ def test_a_required_field_no_column_fills_is_named_once(tmp_path: Path) -> None:
 def test_cells_are_converted_explicitly_and_every_bad_cell_is_named(tmp_path: Path) -> None:
     records = _fixture_records()
     records[2][2] = "yes"          # row 3: a boolean written as yes
-    records[4][1] = "Positive"     # row 5: a choice in the wrong case
+    records[4][1] = "Postive"      # row 5: a choice misspelt (in the wrong case it is read: test_value_mapping)
     records[6][2] = "TRUE"         # row 7: accepted (any case of true/false)
     bad = _write(tmp_path / "bad.csv", records, "utf-8")
     with pytest.raises(KnowgapError) as info:
@@ -131,8 +131,9 @@ def test_cells_are_converted_explicitly_and_every_bad_cell_is_named(tmp_path: Pa
     assert str(info.value).splitlines() == [
         f"{bad}, row 3, column 'Mixed feelings?' (field 'expected_conflicting'): expected true, false, 1 or 0, "
         "got 'yes'",
-        f"{bad}, row 5, column 'Overall' (field 'expected_sentiment'): 'Positive' is not one of positive, "
-        "negative, neutral (did you mean 'positive'?)",
+        f"{bad}, row 5, column 'Overall' (field 'expected_sentiment'): 'Postive' is not one of positive, "
+        "negative, neutral (did you mean 'positive'?) (a sheet's own values are mapped with --values "
+        "FIELD=FROM:TO,...)",
     ]
     assert not (tmp_path / "cases.jsonl").exists()
     with pytest.raises(KnowgapError, match=r"--set lang=fr: 'fr' is not one of en, zh"):

@@ -28,6 +28,11 @@ def add_commands(data_app: typer.Typer) -> None:
             "--ignore", help="A column to leave out (any column that fills no field is an error). Repeatable.")] = None,
         sets: Annotated[list[str] | None, typer.Option(
             "--set", help="FIELD=VALUE: the same value for every case (e.g. kind=normal). Repeatable.")] = None,
+        values: Annotated[list[str] | None, typer.Option(
+            "--values", help="FIELD=FROM:TO,FROM:TO: read the sheet's own values as the field's (e.g. "
+                             "expected_sentiment=Pos:positive,Neg:negative; expected_conflicting=yes:true,no:false; "
+                             "FROM: with nothing after the colon leaves the field out). FROM matches in any case. "
+                             "Repeatable.")] = None,
         id_prefix: Annotated[str | None, typer.Option(
             help="Ids made when no column fills the id: PREFIX001, PREFIX002... (default: the file's name and "
                  "'-').")] = None,
@@ -42,14 +47,16 @@ def add_commands(data_app: typer.Typer) -> None:
         """Convert a CSV or XLSX sheet into a suite's JSONL case file, checked as a run would check it.
 
         Each cell is converted to its field's type explicitly (a boolean is true/false/1/0, a choice one of its
-        values, a list or object JSON); every problem is one line naming the row, the column and the field.
+        values in any case: Positive is positive, said in a note; a list or object JSON; other values of the sheet
+        with --values); every problem is one line naming the row, the column and the field.
 
         Example: knowgap data import extract reviews.csv --map text=review --set kind=normal --set lang=en --out c.jsonl
         """
         from knowgap.casefiles.tabular import import_table
 
         result = import_table(suite, file, out_file, maps=maps or [], ignore=ignore or [], sets=sets or [],
-                              id_prefix=id_prefix, encoding=encoding, delimiter=delimiter, sheet=sheet)
+                              values=values or [], id_prefix=id_prefix, encoding=encoding, delimiter=delimiter,
+                              sheet=sheet)
         table = result.table
         read = f"{table.file}" + (f" ({table.encoding}, delimiter {table.delimiter!r})" if table.encoding else "")
         if table.encoding_sniffed and table.encoding not in (None, "utf-8", "utf-8-sig") and table.wide_words:
@@ -57,6 +64,8 @@ def add_commands(data_app: typer.Typer) -> None:
         out.print(f"read {len(table.rows)} rows from {read}", markup=False)
         out.print("columns: " + ", ".join(f"{c} -> {f}" for c, f in result.mapping.items())
                   + (f"; ignored: {', '.join(result.ignored)}" if result.ignored else ""), markup=False)
+        for note in result.notes:
+            out.print(f"note: {note}", markup=False)
         if result.generated_ids:
             out.print(f"ids made: {result.generated_ids[0]} .. {result.generated_ids[1]}", markup=False)
         out.print(f"wrote {result.cases} {suite} cases to {result.out} (checked)", markup=False)
@@ -72,8 +81,10 @@ def add_commands(data_app: typer.Typer) -> None:
                                                   "case file.")],
         out_file: Annotated[Path, typer.Option("--out", help="Where to write the input's cases and the new ones.")],
         attacks: Annotated[Path | None, typer.Option(
-            help="A JSONL file of attacks: id, type, lang (en|zh), text, source[, target_sentiment] (default: the "
-                 "shipped library's attacks for the suite: 29 for extract, 47 for abstain and for starter).")] = None,
+            help="A JSONL file of attacks: id, type, lang (en|zh), text, source[, family, check, suites, "
+                 "target_sentiment] (docs/data-import.md); a field the suite cannot honour is refused, attacks "
+                 "whose 'suites' name others are left out (default: the shipped library's attacks for the suite: "
+                 "29 for extract, 47 for abstain and for starter). Not for clarify.")] = None,
         types: Annotated[list[str] | None, typer.Option(
             "--types", help="Only attacks of these types, comma-separated (e.g. sentiment_override).")] = None,
         positions: Annotated[list[str] | None, typer.Option(
@@ -85,6 +96,14 @@ def add_commands(data_app: typer.Typer) -> None:
         cycle: Annotated[bool, typer.Option(
             "--cycle", help="One case per (case, attack), positions and disguises taken in turn, instead of one "
                             "per combination.")] = False,
+        ids: Annotated[list[str] | None, typer.Option(
+            "--ids", help="Only these base cases, comma-separated or repeated (extract: normal case ids; abstain: QA "
+                          "pair ids; partial: scenario ids; starter, clarify: case ids); the others are written as "
+                          "they were.")] = None,
+        sample: Annotated[int | None, typer.Option(
+            "--sample", min=1, help="Keep N of the injected cases, taken round-robin over their base cases (every "
+                                    "review before any gives two), chosen with --seed.")] = None,
+        seed: Annotated[int, typer.Option(help="Seed of --sample.")] = 0,
     ) -> None:
         """Build adversarial cases: each normal case x attack x position x disguise, into a checked case file.
 
@@ -93,13 +112,22 @@ def add_commands(data_app: typer.Typer) -> None:
 
         Example: knowgap data inject extract cases.jsonl --types sentiment_override --positions start,end --out a.jsonl
         """
-        from knowgap.casefiles.inject import inject_cases
+        from knowgap.casefiles.inject import Selection, inject_cases
 
         result = inject_cases(suite, cases, out_file, attacks=attacks, positions=positions or ["start,middle,end"],
-                              disguises=disguises or None, types=types or [], cycle=cycle)
+                              disguises=disguises or None, types=types or [], cycle=cycle,
+                              selection=Selection(ids=ids or (), sample=sample, seed=seed))
+        if result.other_suites:
+            out.print(f"{result.other_suites} attacks of {attacks} left out: their 'suites' name other suites than "
+                      f"{suite}", markup=False)
+        if result.sampled_from is not None:
+            out.print(f"--sample {sample}: {result.added} of {result.sampled_from} injected cases, round-robin over "
+                      f"{result.bases} base cases (seed {seed})", markup=False)
         if result.in_place:
-            out.print(f"injections planted on {result.added} {suite} cases (planned from {result.attacks} attacks); "
-                      f"wrote {result.out} (checked)", markup=False)
+            unchanged = "scenarios" if suite == "partial" else "others"
+            others = f", {result.kept} {unchanged} as they were" if result.kept else ""
+            out.print(f"injections planted on {result.added} {suite} cases (planned from {result.attacks} attacks"
+                      f"{others}); wrote {result.out} (checked)", markup=False)
             return
         skipped = (f"; {result.skipped} (case, attack) pairs left out: the attack pushes for the sentiment the "
                    "review already has" if result.skipped else "")

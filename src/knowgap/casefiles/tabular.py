@@ -7,9 +7,11 @@ openpyxl (the ``xlsx`` extra). Rows are numbered as a spreadsheet shows them: th
 
 Mapping: ``--map COLUMN=FIELD`` names the case field a column fills (``source.dataset`` reaches into a nested
 object); a column named like a field fills it without a map; any other column is an error unless ``--ignore``d;
-``--set FIELD=VALUE`` gives every row the same value. Each cell's text is converted to its field's type
+``--set FIELD=VALUE`` gives every row the same value; ``--values FIELD=FROM:TO,...`` reads a sheet's own values
+as the field's (``Pos:positive``, ``N/A:`` to leave it out). Each cell's text is converted to its field's type
 explicitly: a boolean is ``true``/``false``/``1``/``0`` (any case) and nothing else, a whole number is digits,
-a choice must be one of its values, a list or object is JSON; an empty cell leaves the field out. Every problem
+a choice must be one of its values in any case (``Positive`` is ``positive``; said in a note), a list or object is
+JSON; an empty cell leaves the field out. Every problem
 is one line naming the file, the row, the column and the field.
 
 The written file passes the suite's case-file check (:func:`knowgap.casefiles.suite_formats.check_file`), or
@@ -25,6 +27,7 @@ import json
 import re
 import types
 import typing
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +75,8 @@ class ImportResult:
     generated_ids: tuple[str, str] | None = None
     """The first and last id made up (when the file maps none)."""
     constants: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What was read other than as written: cells mapped by ``--values``, choices matched ignoring case."""
 
 
 # ------------------------------------------------------------------------------------------------- reading
@@ -252,11 +257,13 @@ def convert(text: str, annotation: Any) -> Any:
         if number != number or number in (float("inf"), float("-inf")):
             raise ValueError(f"expected a finite number, got '{text}'")
         return number
-    if typing.get_origin(kind) is Literal:
+    if typing.get_origin(kind) is Literal:  # in any case, as a sheet writes it (Positive): one value, or refused
         allowed = [str(v) for v in typing.get_args(kind)]
-        if text not in allowed:
-            raise ValueError(f"'{text}' is not one of {', '.join(allowed)}{did_you_mean(text, allowed)}")
-        return typing.get_args(kind)[allowed.index(text)]
+        same = [a for a in allowed if a.casefold() == text.casefold()]
+        if text not in allowed and len(same) != 1:
+            raise ValueError(f"'{text}' is not one of {', '.join(allowed)}{did_you_mean(text, allowed)} (a sheet's "
+                             "own values are mapped with --values FIELD=FROM:TO,...)")
+        return typing.get_args(kind)[allowed.index(text if text in allowed else same[0])]
     if kind is str:
         return text
     if typing.get_origin(kind) in (typing.Union, types.UnionType):  # e.g. int | str: the first that fits, text last
@@ -340,6 +347,54 @@ def plan_columns(table: Table, fields: dict[str, Any], maps: list[str], ignore: 
     return mapping
 
 
+ValueMaps = dict[str, dict[str, tuple[str, str]]]
+"""Field -> {a sheet's value, case-folded: (that value as given, the value the field gets)} (``--values``)."""
+
+
+def value_maps(items: Sequence[str], fields: dict[str, Any], mapping: dict[str, str]) -> ValueMaps:
+    """The ``--values FIELD=FROM:TO,FROM:TO`` items (repeatable; a field's pairs add up): a cell of a column that
+    fills FIELD whose text is FROM (any case, outer spaces ignored) is read as TO; ``FROM:`` leaves the field
+    out. Every TO must be a value of the field. Problems raise one error listing them all."""
+    problems: list[str] = []
+    out: ValueMaps = {}
+    for item in items:
+        name, sep, spec = (part.strip() for part in item.partition("="))
+        if not sep or not name or not spec:
+            problems.append(f"--values '{item}': expected FIELD=FROM:TO,FROM:TO (e.g. "
+                            "expected_sentiment=Pos:positive,Neg:negative)")
+            continue
+        if name not in fields:
+            column = f" (column '{name}' fills field '{mapping[name]}')" if name in mapping else ""
+            problems.append(f"--values {name}: no field '{name}'{column or did_you_mean(name, list(fields))}")
+            continue
+        if name not in mapping.values():
+            problems.append(f"--values {name}: no column fills field '{name}' (--values reads the cells of the column "
+                            "that fills it)")
+            continue
+        pairs = out.setdefault(name, {})
+        for part in spec.split(","):
+            source, colon, target = (p.strip() for p in part.rpartition(":"))
+            if not colon or not source:
+                problems.append(f"--values {name}: '{part.strip()}' is not FROM:TO")
+                continue
+            if target:
+                try:
+                    convert(target, fields[name])
+                except ValueError as exc:
+                    problems.append(f"--values {name}: {source}:{target}: {exc}")
+                    continue
+            key = source.casefold()
+            if key in pairs and pairs[key][1] != target:
+                problems.append(f"--values {name}: '{source}' is mapped to '{pairs[key][1]}' and to '{target}'")
+            pairs[key] = (source, target)
+    raise_problems(problems)
+    return out
+
+
+def _counted(counts: Counter[tuple[str, str]]) -> str:
+    return ", ".join(f"'{a}' -> {b or '(left out)'}: {n}" for (a, b), n in sorted(counts.items()))
+
+
 # ------------------------------------------------------------------------------------------------- import
 
 
@@ -353,9 +408,15 @@ def _where(file: str, row: int, column: str | None, name: str | None) -> str:
 
 
 def build_rows(table: Table, fmt: CaseFormat, mapping: dict[str, str], constants: dict[str, str],
-               id_prefix: str, source: str) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
+               id_prefix: str, source: str, *, values: ValueMaps | None = None,
+               notes: list[str] | None = None) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
     """The case rows of ``table`` (each validated by the suite's case model) and the ids made up, if any;
-    ``source`` names the spreadsheet in a made-up provenance field."""
+    ``source`` names the spreadsheet in a made-up provenance field. ``values``: the ``--values`` maps; ``notes``
+    gets a line for each map (the cells it mapped, its values that matched no cell) and for each field whose
+    cells matched a choice only ignoring case."""
+    values = values or {}
+    mapped: dict[str, Counter[tuple[str, str]]] = {name: Counter() for name in values}
+    folded: dict[str, Counter[tuple[str, str]]] = {}
     fields = field_paths(fmt.model)
     problems: list[str] = []
     fixed: dict[str, Any] = {}
@@ -382,12 +443,19 @@ def build_rows(table: Table, fmt: CaseFormat, mapping: dict[str, str], constants
             row[fmt.id_field] = f"{id_prefix}{index:0{width}d}"
         for column, name in mapping.items():
             text = cells[column].strip()
+            if text and text.casefold() in values.get(name, {}):
+                given, text = values[name][text.casefold()]
+                mapped[name][(given, text)] += 1
             if not text:
                 continue
             try:
-                _put(row, name, convert(text, fields[name]))
+                value = convert(text, fields[name])
             except ValueError as exc:
                 problems.append(f"{_where(table.file, number, column, name)}: {exc}")
+                continue
+            if isinstance(value, str) and value != text:  # a choice matched ignoring case
+                folded.setdefault(name, Counter())[(text, value)] += 1
+            _put(row, name, value)
         for name, value in fixed.items():
             _put(row, name, value)
         if fmt.provenance_field and fmt.provenance_field not in mapping.values() and \
@@ -412,13 +480,23 @@ def build_rows(table: Table, fmt: CaseFormat, mapping: dict[str, str], constants
             seen[ident] = number
         rows.append({name: row[name] for name in fmt.model.model_fields if name in row})  # the model's order
     raise_problems(problems)
+    if notes is not None:
+        for name, counts in mapped.items():
+            notes.append(f"--values {name}: {sum(counts.values())} cells mapped ({_counted(counts) or 'none'})")
+            unused = [given for key, (given, _) in values[name].items()
+                      if not any(g.casefold() == key for g, _ in counts)]
+            if unused:
+                notes.append(f"--values {name}: no cell holds {', '.join(repr(u) for u in unused)}")
+        for name, counts in folded.items():
+            notes.append(f"field '{name}': {sum(counts.values())} cells matched a value ignoring case "
+                         f"({_counted(counts)})")
     ids = (rows[0][fmt.id_field], rows[-1][fmt.id_field]) if make_ids and fmt.id_field else None
     return rows, ids
 
 
 def import_table(suite: str, path: Path, out: Path, *, maps: Sequence[str] = (), ignore: Sequence[str] = (),
-                 sets: Sequence[str] = (), id_prefix: str | None = None, encoding: str | None = None,
-                 delimiter: str | None = None, sheet: str | None = None) -> ImportResult:
+                 sets: Sequence[str] = (), values: Sequence[str] = (), id_prefix: str | None = None,
+                 encoding: str | None = None, delimiter: str | None = None, sheet: str | None = None) -> ImportResult:
     """Convert the spreadsheet ``path`` into ``suite``'s case file ``out`` (see the module's docstring)."""
     fmt = case_format(suite)
     fields = field_paths(fmt.model)
@@ -430,10 +508,12 @@ def import_table(suite: str, path: Path, out: Path, *, maps: Sequence[str] = (),
     raise_problems(unknown)
     table = read_table(path, encoding=encoding, delimiter=delimiter, sheet=sheet)
     mapping = plan_columns(table, fields, list(maps), list(ignore), constants)
+    maps_of_values = value_maps(values, fields, mapping)
     prefix = id_prefix if id_prefix is not None else re.sub(r"[^\w-]+", "-", path.stem).strip("-") + "-"
     source = path.name + (f" (sheet '{table.sheet}')" if table.sheet else "")
-    rows, ids = build_rows(table, fmt, mapping, constants, prefix, source)
+    notes: list[str] = []
+    rows, ids = build_rows(table, fmt, mapping, constants, prefix, source, values=maps_of_values, notes=notes)
     write_checked(suite, out, rows)
     return ImportResult(out=out, cases=len(rows), table=table, mapping=mapping,
                         ignored=[c for c in table.columns if c not in mapping], generated_ids=ids,
-                        constants=constants)
+                        constants=constants, notes=notes)

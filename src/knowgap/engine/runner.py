@@ -15,7 +15,6 @@ import asyncio
 import hashlib
 import importlib.metadata
 import logging
-import random
 import subprocess
 import time
 import traceback
@@ -43,6 +42,7 @@ from knowgap.engine.records import (
     TrialRecord,
     utcnow,
 )
+from knowgap.engine.sampling import sample_cases
 from knowgap.engine.store import RunStore, new_run_id
 from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialFailed, TrialResult, file_sha256
 from knowgap.engine.usage import usage_from_trials
@@ -197,9 +197,8 @@ class Runner:
         sample = getattr(self.suite.options, "sample", None)
         if sample is not None and sample > len(cases):
             log.warning("--sample %d is more than the %d cases: running all %d", sample, len(cases), len(cases))
-        if sample is not None and sample < len(cases):
-            keep = set(random.Random(self.config.seed).sample(range(len(cases)), sample))
-            cases = [c for i, c in enumerate(cases) if i in keep]
+        if sample is not None and sample < len(cases):  # round-robin over base cases when cases carry one
+            cases = sample_cases(cases, sample, self.config.seed)
         return cases
 
     def cases_run(self, cases: list[Case], config: Configuration) -> list[Case]:

@@ -15,19 +15,23 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowgap.errors import InputError
+from knowgap.errors import InputError, KnowgapError
 from knowgap.strictjsonl import read_strict
 
 Family = Literal["goal_hijack", "instruction_override", "exfiltration", "fake_message", "format_break",
                  "refusal_suppression"]
 FAMILIES: tuple[Family, ...] = ("goal_hijack", "instruction_override", "exfiltration", "fake_message",
                                 "format_break", "refusal_suppression")
+FamilyName = Literal["goal_hijack", "instruction_override", "exfiltration", "fake_message", "format_break",
+                     "refusal_suppression", "unclassified"]
+"""A family as reported: one of :data:`FAMILIES`, or ``unclassified`` for an attack without one."""
 FAMILY_TEXT: dict[str, str] = {
     "goal_hijack": "goal hijacking: do another task instead",
     "instruction_override": "instruction override: ignore the instructions and give a set answer",
@@ -78,19 +82,83 @@ class Attack(BaseModel):
         return self.family or "unclassified"
 
 
-def read_attacks(path: Path | None = None) -> list[Attack]:
-    """The attacks of ``path`` (default: the shipped library), read strictly: an unknown field, a number where
-    text belongs, a repeated id or an unknown placeholder is an error naming the file, the line and the field."""
+def read_numbered(path: Path | None = None) -> list[tuple[int, Attack]]:
+    """The attacks of ``path`` (default: the shipped library) with their line numbers, read strictly: an unknown
+    field, a number where text belongs, a repeated id or an unknown placeholder is an error naming the file, the
+    line and the field."""
     path = path or ATTACKS_FILE
     check = read_strict(path, Attack, what="attacks")
     check.raise_problems()
-    attacks = [row for _, row in check.records]
     for line, row in check.records:
         unknown = row.placeholders() - set(PLACEHOLDERS)
         if unknown:
             raise InputError(str(path), f"line {line}, field 'text': unknown placeholder "
                                         f"{{{sorted(unknown)[0]}}} (known: {{marker}}, {{field}})")
-    return attacks
+    return list(check.records)
+
+
+def read_attacks(path: Path | None = None) -> list[Attack]:
+    """The attacks of ``path`` (default: the shipped library), read strictly (see :func:`read_numbered`)."""
+    return [attack for _, attack in read_numbered(path)]
+
+
+NEEDS = {"marker": "marker", "field_leak": "field"}
+"""The placeholder a check looks for in the reply: without it in the text, the attack can never be seen to work."""
+SENTIMENT_SUITE = "extract"
+"""The one suite that reads ``target_sentiment`` (its sentiment overrides)."""
+
+
+@dataclass(frozen=True)
+class SuiteAttacks:
+    """The attacks of a library that a suite plants, and how many it left out because they are for others."""
+
+    attacks: list[Attack]
+    other_suites: int
+    """Attacks whose ``suites`` leaves this suite out."""
+
+
+def suite_library(path: Path | None, suite: str, checks: Sequence[str], *,
+                  placeholders: Sequence[str] = PLACEHOLDERS) -> SuiteAttacks:
+    """The attacks of ``path`` (default: the shipped library, which holds attacks for every suite: those the suite
+    cannot use are left out) that ``suite`` plants: those meant for it whose check it makes.
+
+    A file of one's own is strict: every field of an attack meant for the suite (``suites`` empty or naming it)
+    must mean something there, or the file is refused, every such attack named by line and field: a ``check``
+    the suite does not make (it would be judged by another), a ``marker`` or ``field_leak`` check without its
+    placeholder (it could never be seen to work), a ``target_sentiment`` outside extract, a placeholder the suite
+    does not fill (``placeholders``). Attacks whose ``suites`` leave the suite out are
+    left out and counted; a file with none for the suite is refused."""
+    numbered = read_numbered(path)
+    meant = [(line, a) for line, a in numbered if not a.suites or suite in a.suites]
+    if path is None:
+        return SuiteAttacks([a for _, a in meant if a.check in checks], len(numbered) - len(meant))
+    problems: list[str] = []
+    fills = f"it fills {', '.join(f'{{{p}}}' for p in placeholders)}" if placeholders else "it fills none"
+    for line, a in meant:
+        where = f"{path}, line {line}"
+        if a.check not in checks:
+            problems.append(f"{where}, field 'check': attack '{a.id}' has check '{a.check}', which {suite} does not "
+                            f"make (it makes: {', '.join(checks)}); give one of those, or list the suites it is "
+                            "for in 'suites'")
+        if a.target_sentiment is not None and suite != SENTIMENT_SUITE:
+            problems.append(f"{where}, field 'target_sentiment': attack '{a.id}' pushes for a sentiment, which only "
+                            f"{SENTIMENT_SUITE} reads; {suite} would drop it (give it \"suites\": "
+                            f"[\"{SENTIMENT_SUITE}\"])")
+        needed = NEEDS.get(a.check)
+        if needed and needed not in a.placeholders():
+            problems.append(f"{where}, field 'text': attack '{a.id}' has check '{a.check}', which looks for "
+                            f"{{{needed}}} in the reply, and its text holds none (it could never be seen to work)")
+        unfilled = sorted(a.placeholders() - set(placeholders))
+        if unfilled:
+            problems.append(f"{where}, field 'text': attack '{a.id}' holds {{{unfilled[0]}}}, which {suite} does "
+                            f"not fill ({fills}): it would be planted with the braces in it")
+    if problems:
+        more = [f"... and {len(problems) - 20} more problems"] if len(problems) > 20 else []
+        raise KnowgapError("\n".join(problems[:20] + more))
+    if not meant:
+        raise InputError(str(path), f"holds no attack for {suite}: the 'suites' of all {len(numbered)} name other "
+                                    "suites")
+    return SuiteAttacks([a for _, a in meant], len(numbered) - len(meant))
 
 
 def for_suite(attacks: Iterable[Attack], suite: str, *, checks: Sequence[str] | None = None,

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from knowgap.engine.suite import SuiteOptions
 from knowgap.errors import KnowgapError, parse_choices
-from knowgap.injection.attacks import FAMILIES, Attack, for_suite, read_attacks
+from knowgap.injection.attacks import FAMILIES, PLACEHOLDERS, Attack, for_suite, suite_library
 from knowgap.injection.defences import DEFENCES
 from knowgap.injection.placement import DISGUISES, POSITIONS, Disguise, Position
 from knowgap.injection.plan import Injection, plan_injections
@@ -41,10 +41,14 @@ def chosen_defences(options: InjectionOptions) -> list[str]:
     return parse_choices(options.defences, DEFENCES, "--defences")
 
 
-def suite_attacks(options: InjectionOptions, suite: str, checks: Sequence[str]) -> list[Attack]:
+def suite_attacks(options: InjectionOptions, suite: str, checks: Sequence[str],
+                  placeholders: Sequence[str] = PLACEHOLDERS) -> list[Attack]:
     """The attacks ``suite`` plants under ``options``: of the library (``--attacks`` or the shipped one), those
-    for the suite, with a check it makes, of the ``--attack-families`` asked for."""
-    library = read_attacks(Path(options.attacks) if options.attacks else None)
+    for the suite, with a check it makes (an ``--attacks`` file with an attack for the suite that it cannot use,
+    or whose text holds a placeholder not in ``placeholders``, is refused: :func:`suite_library`), of the
+    ``--attack-families`` asked for."""
+    library = suite_library(Path(options.attacks) if options.attacks else None, suite, checks,
+                            placeholders=placeholders).attacks
     families = (parse_choices(options.attack_families, [*FAMILIES, "unclassified"], "--attack-families")
                 if options.attack_families else None)
     chosen = for_suite(library, suite, checks=checks, families=families)
@@ -60,5 +64,6 @@ def plan_for(options: InjectionOptions, suite: str, cases: Sequence[tuple[str, s
     """The injections of each of ``cases`` ((id, language), the suite's stable order) under ``options``."""
     positions = cast(list[Position], parse_choices(options.positions, POSITIONS, "--positions"))
     disguises = cast(list[Disguise], parse_choices(options.disguises, DISGUISES, "--disguises"))
-    return plan_injections(cases, suite_attacks(options, suite, checks), positions=positions, disguises=disguises,
-                           per_case=options.injections_per_case, field_for=field_for)
+    fills = PLACEHOLDERS if field_for else ("marker",)  # a {field} is filled only where the suite names fields
+    return plan_injections(cases, suite_attacks(options, suite, checks, fills), positions=positions,
+                           disguises=disguises, per_case=options.injections_per_case, field_for=field_for)

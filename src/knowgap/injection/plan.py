@@ -25,6 +25,8 @@ class Injection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     attack_id: str
+    attack_type: str | None = Field(None, description="The attack's type, a finer kind within its family (None: "
+                                                      "planted before injections carried it).")
     family: str = Field(description="The attack's family, or 'unclassified'.")
     check: Check
     lang: str
@@ -45,9 +47,9 @@ def make_injection(attack: Attack, case_id: str, position: Position, how: Disgui
         raise KnowgapError(f"attack '{attack.id}' asks for a hidden field and case '{case_id}' names none")
     marker = marker_for(case_id, attack.id) if "marker" in needs else None
     text = attack.text.replace("{marker}", marker or "").replace("{field}", field or "")
-    return Injection(attack_id=attack.id, family=attack.family_name(), check=attack.check, lang=attack.lang,
-                     text=text, payload=disguise(text, how, attack.lang), position=position, disguise=how,
-                     marker=marker, field=field if "field" in needs else None, source=attack.source)
+    return Injection(attack_id=attack.id, attack_type=attack.type, family=attack.family_name(), check=attack.check,
+                     lang=attack.lang, text=text, payload=disguise(text, how, attack.lang), position=position,
+                     disguise=how, marker=marker, field=field if "field" in needs else None, source=attack.source)
 
 
 def _by_family(attacks: Sequence[Attack]) -> list[list[Attack]]:

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import ConfigDict, model_validator
 
 from knowgap.engine.suite import Case
+from knowgap.injection.attacks import FamilyName
 from knowgap.strictjsonl import CaseFileCheck, read_strict
 from knowgap.suites.extract.attacks import Disguise, Position
 from knowgap.suites.extract.labelling import AnalysisLabel
@@ -42,6 +43,11 @@ class ExtractCase(Case):
     """The case whose clean review was attacked (clean runs are shared between its variants)."""
     attack_id: str | None = None
     attack_type: str | None = None
+    attack_family: FamilyName | None = None
+    """The attack's family, as its attacks file says (``knowgap data inject`` writes it; ``unclassified``: the file
+    gives none). None: the shipped library's family of ``attack_id`` (the shipped cases)."""
+    attack_source: str | None = None
+    """Where the attack's text comes from, and its licence, as its attacks file says."""
     position: Position | None = None
     disguise: Disguise | None = None
     injected_review: str | None = None

@@ -281,8 +281,9 @@ class ExtractSuite(Suite):
             injected = await self._runs(ctx, summarizer, defended_review(case.injected_review, defence), case.id)
             mark_takeovers(case.review, case.injected_review, clean, injected)
             mark_attacks(clean, injected)
+            family = case.attack_family or family_of(case.attack_id)  # the case's own, else the shipped library's
             return TrialResult(output={"kind": "adversarial", "base_id": case.base_id, "attack_type": case.attack_type,
-                                       "attack_id": case.attack_id, "family": family_of(case.attack_id),
+                                       "attack_id": case.attack_id, "family": family,
                                        "position": case.position, "disguise": case.disguise, "clean": clean,
                                        "injected": injected},
                                scores={"kind": "adversarial"})

@@ -9,7 +9,7 @@ scenario is made); ``knowgap run partial --data OUT`` runs each case clean and w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from knowgap.errors import InputError
@@ -20,17 +20,20 @@ from knowgap.suites.partial.injected import CHECKS, case_id, case_keys, file_key
 
 
 def inject_scenarios(rows: list[dict[str, Any]], attacks: list[Attack], positions: Sequence[str],
-                     disguises: Sequence[str], cycle: bool = True) -> tuple[list[dict[str, Any]], int, int]:
+                     disguises: Sequence[str], cycle: bool = True,
+                     keep: Callable[[str], bool] | None = None) -> tuple[list[dict[str, Any]], int, int]:
     """The scenarios of ``rows`` (already checked) with an ``injections`` field, the number of cases that carry
     one, and 0 (nothing is skipped). ``cycle`` is ignored: the planner always takes positions and disguises in
-    turn."""
+    turn. ``keep``: only the cases whose id (``SCENARIO/ROLE/TASK``) it keeps get one (``data inject --sample``);
+    a scenario none of whose cases is kept is left out."""
     del cycle
     scenarios = [Scenario.model_validate(row) for row in rows]
     carrying = [s.scenario_id for s in scenarios if s.injections]
     if carrying:
         raise InputError("partial", f"scenario '{carrying[0]}' already carries injections (inject into scenarios "
                                     "without an injections field)", field="injections")
-    keys = list(case_keys(scenarios))
+    keys = [(s, role, t) for s, role, t in case_keys(scenarios)
+            if keep is None or keep(case_id(s.scenario_id, role, t.id))]
     fields = {case_id(s.scenario_id, role, t.id): hidden_field(s, role) for s, role, t in keys}
     plan = plan_injections([(case_id(s.scenario_id, role, t.id), s.effective_lang()) for s, role, t in keys],
                            for_suite(attacks, "partial", checks=CHECKS),
