@@ -15,8 +15,9 @@ from pydantic import ValidationError
 
 from knowgap.engine.cache import ResponseCache
 from knowgap.engine.records import Executor, Manifest, MetricValue, RunConfig, TrialRecord
+from knowgap.engine.repair import RepairResult, repair_run
 from knowgap.engine.runner import RunResult, resume_config, start_run
-from knowgap.engine.store import RunStore
+from knowgap.engine.store import DamagedRun, RunStore, scan_runs
 from knowgap.engine.store import list_runs as _list_runs
 from knowgap.engine.suite import Suite
 from knowgap.errors import KnowgapError, first_validation_error
@@ -114,8 +115,21 @@ def list_models() -> list[PackStatus]:
 
 
 def list_runs(runs_root: str | Path | None = None) -> list[Manifest]:
-    """Manifests of the runs under ``runs_root`` (newest first)."""
+    """Manifests of the runs under ``runs_root`` (newest first); runs whose manifest cannot be read are left out
+    (:func:`damaged_runs`)."""
     return _list_runs(runs_dir(runs_root))
+
+
+def damaged_runs(runs_root: str | Path | None = None) -> list[DamagedRun]:
+    """The runs under ``runs_root`` whose manifest cannot be read or is missing, each with the reason and whether
+    :func:`repair` can rebuild it."""
+    return scan_runs(runs_dir(runs_root))[1]
+
+
+def repair(run_id: str, runs_root: str | Path | None = None) -> RepairResult:
+    """Rebuild a run's manifest that cannot be read (or is missing) from the run's ``started.json`` and
+    ``trials.jsonl``; a readable manifest is left as it is (``rebuilt`` False)."""
+    return repair_run(runs_dir(runs_root), run_id)
 
 
 def load_run(run_id: str, runs_root: str | Path | None = None) -> tuple[Manifest, list[MetricValue]]:

@@ -303,6 +303,35 @@ def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
 
 
 @app.command()
+def repair(run: Annotated[str, typer.Argument(help="Run id or folder.")],
+           runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored.")] = None) -> None:
+    """Rebuild a run's manifest that cannot be read or is missing (knowgap runs lists such runs as damaged).
+
+    The configuration comes from the run's started.json (written once when the run started), the counts, error
+    causes and usage from the trials trials.jsonl holds. The status is the finished one when every planned trial is
+    stored and the metrics were written, else interrupted: knowgap resume RUN runs the rest. The damaged manifest is
+    kept beside the new one (manifest.json.damaged-TIME). A readable manifest is left as it is. Exit 2 when the run
+    cannot be rebuilt (made before knowgap wrote started.json) or is being written.
+
+    Example: knowgap repair starter-20261202-101500-ab12
+    """
+    from knowgap import api
+
+    result = api.repair(run, runs_root=runs_dir)
+    if not result.rebuilt:
+        out.print(f"{result.run_id}: the manifest reads; nothing to repair (status {result.status}, "
+                  f"{result.trials_ok} ok / {result.trials_error} errors of {result.trials_total} trials)",
+                  markup=False, highlight=False, soft_wrap=True)
+        return
+    out.print(f"{result.run_id}: manifest rebuilt ({result.reason})", markup=False, highlight=False, soft_wrap=True)
+    if result.kept_as:
+        out.print(f"the damaged manifest is kept as {result.kept_as}", markup=False, highlight=False, soft_wrap=True)
+    out.print(f"status {result.status}: {result.trials_ok} ok / {result.trials_error} errors of {result.trials_total} "
+              "trials" + (f"; continue with knowgap resume {result.run_id}" if result.status == "interrupted" else ""),
+              markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
 def models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
            verify: Annotated[bool, typer.Option(help="Re-hash assembled packs (slow).")] = False) -> None:
     """List every embedded model pack: installed or not, assembled or not, size, sha256.
@@ -345,22 +374,28 @@ def _manifest_row(m: Manifest) -> list[str]:
 
 @app.command()
 def runs(runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored (default ./runs).")] = None) -> None:
-    """List stored runs, newest first.
+    """List stored runs, newest first; then each run whose manifest cannot be read, with the reason.
 
     Example: knowgap runs --runs-dir runs
     """
     from knowgap import api
 
     manifests = api.list_runs(runs_dir)
-    if not manifests:
+    damaged = api.damaged_runs(runs_dir)
+    if not manifests and not damaged:
         out.print("no runs yet: try knowgap demo")
         return
-    table = Table(title_justify="left")
-    for col in ("run", "suite", "status", "target", "trials ok", "started (UTC)"):
-        table.add_column(col)
-    for m in manifests:
-        table.add_row(*_manifest_row(m))
-    out.print(table)
+    if manifests:
+        table = Table(title_justify="left")
+        for col in ("run", "suite", "status", "target", "trials ok", "started (UTC)"):
+            table.add_column(col)
+        for m in manifests:
+            table.add_row(*_manifest_row(m))
+        out.print(table)
+    for d in damaged:
+        fix = (f"knowgap repair {d.run_id} rebuilds it" if d.repairable else
+               "it cannot be rebuilt (the run has no started.json); its trials are in its trials.jsonl")
+        out.print(f"damaged: {d.run_id}: {d.reason}; {fix}", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -7,7 +7,8 @@ SQLite commit for its calls (:class:`~knowgap.engine.cache.ResponseCache`) and a
 
 1. the response cache commits every call answered so far (so a stored trial's calls are always in the cache, as
    when each call was committed at once; a resumed run replays a trial whose line was cut from the cache);
-2. the trials' lines are written with one write and flushed to the OS;
+2. the trials' lines are written with one write and flushed to the OS (and fsynced when ``SYNC_EVERY_S`` has passed
+   since the last fsync, :mod:`knowgap.engine.store`);
 3. only then is each trial counted done (``on_stored``: the progress bar).
 
 The worker that finished a trial does not wait for step 2: it takes its next trial at once. (Waiting made the

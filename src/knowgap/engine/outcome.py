@@ -63,12 +63,14 @@ def describe_causes(causes: list[ErrorCause], errors: int, limit: int = 300) -> 
 
 
 def status_text(manifest: Manifest) -> str:
-    """The status as a person reads it: with the errored trials, or how to resume."""
+    """The status as a person reads it: with the errored trials, or how to resume; and what is damaged in the run's
+    files, when reading them found something (``Manifest.damage``)."""
+    damage = f"; damaged: {manifest.damage}" if manifest.damage else ""
     if manifest.status == "interrupted":
-        return f"interrupted — resume with knowgap resume {manifest.run_id}"
+        return f"interrupted — resume with knowgap resume {manifest.run_id}{damage}"
     if manifest.status in ("failed", "finished_with_errors") and manifest.trials_error:
-        return f"{manifest.status} ({manifest.trials_error} of {manifest.trials_total} trials errored)"
-    return manifest.status
+        return f"{manifest.status} ({manifest.trials_error} of {manifest.trials_total} trials errored){damage}"
+    return manifest.status + damage
 
 
 def error_report(manifest: Manifest) -> list[str]:

@@ -232,3 +232,8 @@ class Manifest(BaseModel):
     """Usage by role, then by model spec: the sum over every call stored in trials.jsonl (resumes included)."""
     error_causes: list[ErrorCause] = Field(default_factory=list)
     """Why trials errored: the most frequent causes, most frequent first."""
+    repaired: str | None = None
+    """How ``knowgap repair`` rebuilt this manifest (when, from what, and what the old one was), or None."""
+    damage: str | None = None
+    """What reading the run found wrong with its files (a torn last line in trials.jsonl), or None. Set when the run
+    is read (``RunStore.current_manifest``), never written to the file."""

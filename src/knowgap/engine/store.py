@@ -1,9 +1,20 @@
-"""The run store: ``runs/<run-id>/`` with manifest.json, trials.jsonl (append-only) and metrics.json.
+"""The run store: ``runs/<run-id>/`` with manifest.json, started.json, trials.jsonl (append-only) and metrics.json.
 
-Each trial is appended as one JSON line when it finishes and flushed to the OS (the trials that finished in the
-same turn of the event loop together, :mod:`knowgap.engine.group_commit`), so a crash (even SIGKILL) loses at most
-the trials still in flight and those waiting for that flush. A torn last line left by a crash is cut off on resume.
-Files other than trials.jsonl are replaced atomically (write to a temp file, then rename).
+Durability (docs/reliability.md, "Durability"): each trial is appended as one JSON line when it finishes and
+flushed to the OS (the trials that finished in the same turn of the event loop together,
+:mod:`knowgap.engine.group_commit`), so a crash of the process (even SIGKILL) loses at most the trials still in flight
+and those waiting for that flush. trials.jsonl is fsynced at least every ``SYNC_EVERY_S`` seconds while trials are
+appended, when the store closes, and before every manifest or metrics write: a manifest never counts a trial whose
+line is not on disk, and a power loss costs at most the trials of the last ``SYNC_EVERY_S`` seconds (which a resume
+runs again). Files other than trials.jsonl are replaced atomically and durably: written to a temp file, fsynced,
+renamed over the old one, and the folder fsynced.
+
+Damage (docs/reliability.md, "Damaged state"): a torn last line (a crash or power loss in the middle of a write) is
+never counted: :meth:`RunStore.current_manifest` finds it on every read, counts the trials that are readable and says
+so (``Manifest.damage``); a resume cuts it off (its bytes are kept in ``trials.jsonl.torn``). started.json, the
+manifest as the run started (written once, never rewritten), is what :func:`knowgap.engine.repair.repair_run`
+rebuilds a damaged or lost manifest from, with trials.jsonl; :func:`scan_runs` lists such runs as damaged instead of
+leaving them out.
 
 A process that writes a run holds its lock (``run.lock``, see :mod:`knowgap.engine.lock`) the whole time;
 a write the file system refuses (read-only, permission, a file where a folder should be) is one
@@ -17,23 +28,34 @@ import json
 import os
 import re
 import secrets
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 from typing import IO, overload
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from knowgap.engine.lock import RunLock, writer_alive
+from knowgap.engine.outcome import error_causes, finished_status
 from knowgap.engine.records import Manifest, MetricValue, TrialRecord
-from knowgap.errors import InputError, KnowgapError
+from knowgap.errors import InputError, KnowgapError, first_validation_error
 from knowgap.redaction import redact
 
 MANIFEST = "manifest.json"
+STARTED = "started.json"
+"""The manifest as the run started (configuration, dataset hashes, judges, models, planned trials): written once, when
+the run is created, and never rewritten; a damaged manifest is rebuilt from it and trials.jsonl."""
 TRIALS = "trials.jsonl"
+TORN = "trials.jsonl.torn"
+"""The bytes of the torn last lines a resume cut off, appended (kept for whoever wants to look, never read)."""
 METRICS = "metrics.json"
+SYNC_EVERY_S = 5.0
+"""trials.jsonl is fsynced when this long has passed since it last was, at the next append: what a power loss can
+cost a running run."""
 _TRIAL_ID = re.compile(r'^\{"trial_id":"((?:[^"\\]|\\.)*)"')
 
 
@@ -51,15 +73,66 @@ def cannot_write(path: Path, exc: OSError) -> StoreWriteError:
     return StoreWriteError(f"cannot write to {path}: {(exc.strerror or str(exc)).lower()}")
 
 
+def sync_folder(path: Path) -> None:
+    """fsync a folder, so that the names created or renamed in it survive a power loss (where the file system can:
+    one that cannot fsync a folder is left as it is)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``, atomically and durably: a temp file written and fsynced, renamed over
+    ``path``, the folder fsynced. A reader (or a power loss) sees the old file or the new one, never a mix."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()  # nothing half-written is left behind
         raise cannot_write(path, exc) from None
+    sync_folder(path.parent)
+
+
+@dataclass(frozen=True)
+class TornTail:
+    """A last line of trials.jsonl without its newline: a write cut off by a crash or a power loss."""
+
+    line: int
+    """The torn line's number (from 1)."""
+    size: int
+    """Its bytes."""
+    offset: int
+    """Where it starts in the file (the file's size once it is cut off)."""
+
+    def text(self) -> str:
+        return f"{TRIALS} ends in a torn line (line {self.line}, {self.size} bytes cut off mid-write)"
+
+
+class DamagedManifest(InputError):
+    """A manifest that cannot be read; ``problem`` says what is wrong without the hint to repair it."""
+
+    def __init__(self, file: str, problem: str, hint: str, *, field: str | None = None) -> None:
+        super().__init__(file, problem + hint, field=field)
+        self.problem = f"{file}{f', field {field!r}' if field else ''}: {problem}"
+
+
+class DamagedRun(BaseModel):
+    """A run folder whose manifest cannot be read (or is missing), as :func:`scan_runs` lists it."""
+
+    run_id: str
+    path: str
+    reason: str
+    """Why the manifest cannot be read: the file, and what is wrong with it."""
+    repairable: bool
+    """Whether ``knowgap repair`` can rebuild the manifest (the run has a readable started.json)."""
 
 
 class RunStore:
@@ -68,6 +141,7 @@ class RunStore:
         self.run_id = path.name
         self._fh: IO[str] | None = None
         self._lock = RunLock(path)
+        self._synced_at = time.monotonic()
 
     @classmethod
     def create(cls, root: Path, manifest: Manifest) -> RunStore:
@@ -79,9 +153,11 @@ class RunStore:
             raise StoreWriteError(f"a run {manifest.run_id} already exists in {root}") from None
         except OSError as exc:
             raise cannot_write(path, exc) from None
+        sync_folder(root)
         store = cls(path)
         store.lock()
         try:
+            write_atomic(path / STARTED, redact(manifest.model_dump_json(indent=2, exclude={"damage"})))
             store.write_manifest(manifest)
         except BaseException:
             store.unlock()
@@ -91,11 +167,21 @@ class RunStore:
     @classmethod
     def open(cls, root: Path, run: str) -> RunStore:
         """A run by id, or by path to its folder."""
-        candidate = Path(run)
-        path = candidate if (candidate / MANIFEST).exists() else root / run
+        path = cls.find(root, run)
         if not (path / MANIFEST).exists():
+            if path.is_dir() and ((path / STARTED).exists() or (path / TRIALS).exists()):
+                raise KnowgapError(f"run '{path.name}' has lost its manifest ({path / MANIFEST} is missing); "
+                                   f"knowgap repair {path.name} rebuilds it from its stored configuration and trials")
             raise KnowgapError(f"no run '{run}' (looked for {path / MANIFEST}); `knowgap runs` lists runs")
         return cls(path)
+
+    @staticmethod
+    def find(root: Path, run: str) -> Path:
+        """The folder of run ``run`` (an id under ``root``, or a path to the folder), whatever it holds."""
+        candidate = Path(run)
+        if (candidate / MANIFEST).exists() or (candidate / STARTED).exists() or (candidate / TRIALS).exists():
+            return candidate
+        return root / run
 
     # lock -------------------------------------------------------------------------------------
     def lock(self) -> None:
@@ -114,43 +200,114 @@ class RunStore:
 
     # manifest ---------------------------------------------------------------------------------
     def read_manifest(self) -> Manifest:
+        """The manifest as the file holds it; a file that cannot be read is an InputError naming it, and what
+        ``knowgap repair`` can do about it."""
         file = self.path / MANIFEST
         try:
-            return Manifest.model_validate_json(file.read_text(encoding="utf-8"))
+            return Manifest.model_validate_json(file.read_bytes())
+        except ValidationError as exc:
+            field, message = first_validation_error(exc)
+            hint = (f"; knowgap repair {self.run_id} rebuilds it from {STARTED} and {TRIALS}"
+                    if (self.path / STARTED).exists() else "")
+            raise DamagedManifest(str(file), message, hint, field=field or None) from None
+
+    def read_started(self) -> Manifest:
+        """The manifest as the run started (:data:`STARTED`)."""
+        file = self.path / STARTED
+        try:
+            return Manifest.model_validate_json(file.read_bytes())
         except ValidationError as exc:
             raise InputError.from_validation(str(file), exc) from None
 
     def current_manifest(self) -> Manifest:
-        """The manifest as it stands now: a run that says ``running`` while no process holds its lock died
-        (SIGKILL, power loss) and is shown as ``interrupted`` (the file is left as it is)."""
+        """The manifest as it stands now, its counts true to the trials that can be read (the file is left as it
+        is): a run that says ``running`` while no process holds its lock died (SIGKILL, power loss) and is shown as
+        ``interrupted``, with the trials it stored; a trials.jsonl that ends in a torn line (:meth:`torn_tail`) has
+        that line left out of the counts, the run shown ``interrupted`` when a trial is missing for it, and
+        ``damage`` saying so."""
         manifest = self.read_manifest()
-        if manifest.status == "running" and not self.writer_alive():
+        running = manifest.status == "running"
+        if running and self.writer_alive():
+            return manifest  # a torn last line is a line being written
+        torn = self.torn_tail()
+        if not running and torn is None:
+            return manifest
+        if running:
             manifest.status = "interrupted"
-            try:  # the dead writer never wrote its counts
-                statuses = Counter(r.status for r in self.iter_records())
-            except InputError:
-                return manifest
-            manifest.trials_ok = statuses["ok"]
-            manifest.trials_error = sum(statuses.values()) - statuses["ok"]
+        claimed = manifest.trials_ok + manifest.trials_error
+        statuses: Counter[str] = Counter()
+
+        def counted() -> Iterator[TrialRecord]:
+            for record in self.iter_records():
+                statuses[record.status] += 1
+                yield record
+
+        try:  # a dead writer never wrote its counts; a torn line's trial is not stored
+            causes = error_causes(counted())
+        except InputError:
+            return manifest
+        manifest.trials_ok = statuses["ok"]
+        manifest.trials_error = sum(statuses.values()) - statuses["ok"]
+        if torn is not None:
+            stored = manifest.trials_ok + manifest.trials_error
+            manifest.error_causes = causes
+            lost = claimed - stored if not running else 0
+            manifest.damage = torn.text() + ": not counted" + (
+                f"; the manifest counted {lost} trial{'s' if lost != 1 else ''} more, and the metrics were computed "
+                f"with {'them' if lost != 1 else 'it'}" if lost > 0 else "")
+            if not running:
+                manifest.status = (finished_status(manifest.trials_ok, manifest.trials_error)
+                                   if stored >= manifest.trials_total else "interrupted")
         return manifest
 
     def write_manifest(self, manifest: Manifest) -> None:
-        write_atomic(self.path / MANIFEST, redact(manifest.model_dump_json(indent=2)))
+        """Write ``manifest`` atomically, after an fsync of trials.jsonl: the counts it holds are of trials whose
+        lines are on disk."""
+        self.sync_trials()
+        write_atomic(self.path / MANIFEST, redact(manifest.model_dump_json(indent=2, exclude={"damage"})))
 
     # trials -----------------------------------------------------------------------------------
-    def _repair_tail(self) -> None:
-        """Cut a torn last line (a crash mid-write) so appends start on a clean line."""
+    def torn_tail(self) -> TornTail | None:
+        """The torn last line of trials.jsonl (one without its newline), or None. Looks at the last byte; reads the
+        file only when that is not a newline."""
         file = self.path / TRIALS
-        if not file.exists() or file.stat().st_size == 0:
+        try:
+            with file.open("rb") as fh:
+                size = fh.seek(0, os.SEEK_END)
+                if size == 0:
+                    return None
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) == b"\n":
+                    return None
+                fh.seek(0)
+                lines, start, read = 0, 0, 0
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    found = chunk.count(b"\n")
+                    if found:
+                        lines += found
+                        start = read + chunk.rfind(b"\n") + 1
+                    read += len(chunk)
+        except FileNotFoundError:
+            return None
+        return TornTail(line=lines + 1, size=size - start, offset=start)
+
+    def _repair_tail(self) -> None:
+        """Cut a torn last line (a crash mid-write) so appends start on a clean line; its bytes are appended to
+        trials.jsonl.torn first."""
+        torn = self.torn_tail()
+        if torn is None:
             return
+        file = self.path / TRIALS
         with file.open("rb+") as fh:
-            fh.seek(-1, os.SEEK_END)
-            if fh.read(1) == b"\n":
-                return
-            fh.seek(0)
-            data = fh.read()
-            cut = data.rfind(b"\n") + 1
-            fh.truncate(cut)
+            fh.seek(torn.offset)
+            cut = fh.read()
+            with (self.path / TORN).open("ab") as kept:
+                kept.write(cut + b"\n")
+                kept.flush()
+                os.fsync(kept.fileno())
+            fh.truncate(torn.offset)
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def append(self, record: TrialRecord) -> None:
         self.append_lines([self.line(record)])
@@ -164,13 +321,37 @@ class RunStore:
         """Append ``lines`` (each from :meth:`line`) and flush them to the OS together (one write for a group
         commit)."""
         try:
+            created = False
             if self._fh is None:
                 self._repair_tail()
+                created = not (self.path / TRIALS).exists()
                 self._fh = (self.path / TRIALS).open("a", encoding="utf-8")
             self._fh.write("".join(lines))
             self._fh.flush()
+            if created or time.monotonic() - self._synced_at >= SYNC_EVERY_S:
+                os.fsync(self._fh.fileno())
+                self._synced_at = time.monotonic()
+                if created:
+                    sync_folder(self.path)
         except OSError as exc:
             raise cannot_write(self.path / TRIALS, exc) from None
+
+    def sync_trials(self) -> None:
+        """fsync trials.jsonl: every line written so far survives a power loss."""
+        file = self.path / TRIALS
+        try:
+            if self._fh is not None:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            elif file.exists():
+                fd = os.open(file, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        except OSError as exc:
+            raise cannot_write(file, exc) from None
+        self._synced_at = time.monotonic()
 
     def close(self) -> None:
         if self._fh is not None:
@@ -236,6 +417,8 @@ class RunStore:
 
     # metrics ----------------------------------------------------------------------------------
     def write_metrics(self, metrics: list[MetricValue]) -> None:
+        """Write the metrics atomically, after an fsync of the trials they are computed from."""
+        self.sync_trials()
         write_atomic(self.path / METRICS,
                      json.dumps([m.model_dump() for m in metrics], ensure_ascii=False, indent=2))
 
@@ -315,16 +498,40 @@ class StoredRecords(Sequence[TrialRecord]):
 
 
 def list_runs(root: Path) -> list[Manifest]:
-    """The current manifest of every run under ``root`` (see ``RunStore.current_manifest``), newest first."""
+    """The current manifest of every run under ``root`` (see ``RunStore.current_manifest``), newest first; runs
+    whose manifest cannot be read are left out (:func:`scan_runs` lists them)."""
+    return scan_runs(root)[0]
+
+
+def scan_runs(root: Path) -> tuple[list[Manifest], list[DamagedRun]]:
+    """Every run under ``root``: the current manifests, newest first, and the runs whose manifest cannot be read or
+    is missing (a folder with a started.json or a trials.jsonl), by id, each with the reason."""
     if not root.exists():
-        return []
+        return [], []
     if not root.is_dir():
         raise KnowgapError(f"the runs folder {root} is not a folder")
-    manifests = []
+    manifests: list[Manifest] = []
+    damaged: list[DamagedRun] = []
     for child in sorted(root.iterdir()):
         if (child / MANIFEST).exists():
+            store = RunStore(child)
             try:
-                manifests.append(RunStore(child).current_manifest())
-            except (InputError, ValueError, OSError):
+                manifests.append(store.current_manifest())
                 continue
-    return sorted(manifests, key=lambda m: m.started_at, reverse=True)
+            except DamagedManifest as exc:
+                reason = exc.problem
+            except (InputError, ValueError) as exc:
+                reason = str(exc)
+            except OSError as exc:
+                reason = f"{exc.filename or child / MANIFEST}: {(exc.strerror or str(exc)).lower()}"
+        elif child.is_dir() and ((child / STARTED).exists() or (child / TRIALS).exists()):
+            reason = f"{child / MANIFEST} is missing"
+        else:
+            continue
+        try:
+            RunStore(child).read_started()
+            repairable = True
+        except (InputError, OSError):
+            repairable = False
+        damaged.append(DamagedRun(run_id=child.name, path=str(child), reason=reason, repairable=repairable))
+    return sorted(manifests, key=lambda m: m.started_at, reverse=True), damaged
