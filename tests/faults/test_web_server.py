@@ -288,6 +288,42 @@ def test_the_cli_takes_the_token_from_the_environment(tmp_path: Path, runs_root:
         proc.wait(timeout=15)
 
 
+def _name_of_this_machine_on_127() -> str | None:
+    """This machine's host name when it resolves into 127.0.0.0/8 first (Debian's /etc/hosts does that)."""
+    name = socket.gethostname()
+    try:
+        first = socket.getaddrinfo(name, 0, type=socket.SOCK_STREAM)[0][4][0]
+    except OSError:
+        return None
+    return name if str(first).startswith("127.") and name.lower() != "localhost" else None
+
+
+def test_a_host_name_gets_a_generated_token_printed_once(runs_root: Path) -> None:
+    """`knowgap serve --host NAME` (a name, not a loopback address: it may resolve to anything) generates a token
+    and prints it once; requests without it get 401, with it 200; the server's log never shows it, even after a
+    browser opened `/?token=...`. The name used resolves into 127.0.0.0/8 (nothing else is bound here)."""
+    name = _name_of_this_machine_on_127()
+    if name is None:
+        pytest.skip("this machine's host name does not resolve into 127.0.0.0/8")
+    runs_root.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "knowgap", "serve", "--runs-dir", str(runs_root), "--host", name,
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first, second = proc.stdout.readline(), proc.stdout.readline()
+        assert f"http://{name}:" in first
+        token = re.search(r"\?token=(\S+)", second)
+        assert token and "printed once" in second, second
+        url = "http://127.0.0.1:" + first.split()[4].rstrip("/").rsplit(":", 1)[1]
+        assert httpx.get(f"{url}/api/runs").status_code == 401
+        assert httpx.get(f"{url}/api/runs", headers={"Authorization": f"Bearer {token.group(1)}"}).json() == []
+        assert httpx.get(f"{url}/?token={token.group(1)}").status_code == 303
+    finally:
+        proc.terminate()
+        _out, err = proc.communicate(timeout=15)
+    assert token.group(1) not in err
+
+
 def _peak_rss_kib(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
     return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1))  # type: ignore[union-attr]

@@ -88,8 +88,16 @@ def test_safety_checks(server: tuple[str, str, KnowgapServer]) -> None:
 
 
 def test_make_server_errors(tmp_path: Path) -> None:
+    import socket
+
     with pytest.raises(KnowgapError, match="no runs folder"):
         make_server(tmp_path / "absent")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(KnowgapError, match=rf"cannot listen on 127.0.0.1:{port} \(Address already in use\)"):
+            make_server(tmp_path, "127.0.0.1", port)
 
 
 def test_labels_are_checked_against_the_field_type(server: tuple[str, str, KnowgapServer], runs_root: Path) -> None:

@@ -29,8 +29,10 @@ SHUTDOWN_GRACE_SECONDS = 5
 class KnowgapServer:
     """A bound web app: ``serve_forever()`` serves it until ``shutdown()`` (from another thread) or Ctrl-C."""
 
-    def __init__(self, sock: socket.socket, view: RunsView, access: Access, limits: BodyLimits) -> None:
+    def __init__(self, sock: socket.socket, view: RunsView, access: Access, limits: BodyLimits,
+                 host: str | None = None) -> None:
         self.socket = sock
+        self.host = host
         self.access = access
         self.server_address: tuple[str, int] = sock.getsockname()[:2]
         config = uvicorn.Config(create_app(view, access, limits), http="h11", ws="none", lifespan="off",
@@ -43,7 +45,9 @@ class KnowgapServer:
 
     @property
     def url(self) -> str:
-        host, port = self.server_address
+        """The address as the user gave it (a name stays a name), with the port bound."""
+        host, port = self.host or self.server_address[0], self.server_address[1]
+        host = host.strip("[]")
         return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
     def serve_forever(self) -> None:
@@ -64,10 +68,18 @@ class KnowgapServer:
 
 
 def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (a name: its first address), or one clear error."""
+    sock = None
     try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        return socket.create_server((host, port), family=family, backlog=128)
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+        return sock
     except OSError as exc:
+        if sock is not None:
+            sock.close()
         raise KnowgapError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); try another --port "
                            "or --host") from None
 
@@ -80,4 +92,4 @@ def make_server(runs_root: str | Path | None = None, host: str = "127.0.0.1", po
     if not root.exists():
         raise KnowgapError(f"no runs folder {root}: run a suite first, or pass --runs-dir")
     access = Access.for_host(host, token)
-    return KnowgapServer(bind(host, port), RunsView(root), access, limits or BodyLimits())
+    return KnowgapServer(bind(host, port), RunsView(root), access, limits or BodyLimits(), host)
