@@ -121,7 +121,7 @@ class ModelClient:
                 break
             except (TimeoutError, ModelError) as exc:
                 error: ModelError = exc if isinstance(exc, ModelError) else TransientModelError(
-                    f"{self.spec}: no answer within {self.retry.timeout_s:.0f}s")
+                    f"{self.spec}: no answer within {self.retry.timeout_s:g}s{self.model.timeout_note()}")
                 if not error.transient or attempt >= self.retry.max_retries:
                     usage.failed_calls += 1
                     usage.retries += attempt

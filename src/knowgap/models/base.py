@@ -54,6 +54,11 @@ class ChatModel(ABC):
         """How many calls the gateway sends at once (its per-model limit), told before the first call: an HTTP
         provider sizes its connection pool to it; a no-op by default."""
 
+    def timeout_note(self) -> str:
+        """What a call abandoned at its time-out leaves behind, added to the time-out's trial error (a ``python:``
+        function's thread that could not be stopped); empty by default."""
+        return ""
+
     def identity(self) -> str:
         """What the model is, for the response cache and ``--resume`` (never credentials): the sha256 of a
         GGUF or scripted file, the resolved endpoint and model name of an HTTP provider. Providers that know

@@ -5,9 +5,14 @@ the model under test, called in-process.
 ``FUNCTION`` is a sync or async callable that takes the :class:`~knowgap.models.types.ChatRequest` (its
 ``messages``; ``tools`` in a suite's budget mode when the function says it supports them) and returns:
 
-- a string (the reply text), or
+- a string (the reply text; a subclass of ``str`` is read as its plain string value), or
 - a :class:`~knowgap.models.types.ChatResponse`, or
-- a dict with ``text`` and optionally ``tool_calls`` (OpenAI shape or knowgap's) and ``usage``.
+- a dict with ``text`` (a string, ``""`` for an empty reply) and optionally ``tool_calls`` (OpenAI shape or
+  knowgap's) and ``usage``; ``text`` may be left out (or None) only when ``tool_calls`` holds at least one call.
+
+Anything else (None, a list, a number, bytes, a dict with neither ``text`` nor tool calls) is a trial error naming
+what came back (a dict's keys), never an empty answer: ``{"answer": "..."}`` would otherwise be scored as a reply
+that says nothing (an abstention).
 
 Optional attributes on the function:
 
@@ -20,11 +25,16 @@ Optional attributes on the function:
   ``--no-cache``.
 
 An exception the function raises is a trial error (not retried), stored with its traceback.
+
+A sync function runs in a daemon worker thread of the model's own (:mod:`knowgap.models.call_threads`): a call that
+does not return within the run's ``--timeout`` is abandoned (a thread cannot be stopped) and retried like any
+time-out; the trial's error says the thread was abandoned, and the run ends without waiting for that thread. Past
+:data:`~knowgap.models.call_threads.MAX_ABANDONED` abandoned threads still running, further calls are trial errors
+without being started.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import importlib
 import importlib.util
@@ -41,6 +51,7 @@ from pydantic import ValidationError
 
 from knowgap.errors import first_validation_error
 from knowgap.models.base import ChatModel
+from knowgap.models.call_threads import CallThreads, FunctionExited, TooManyAbandoned
 from knowgap.models.errors import ModelUnavailableError, PermanentModelError
 from knowgap.models.openai_http import parse_tool_calls
 from knowgap.models.types import ChatRequest, ChatResponse, ToolCall, Usage
@@ -85,22 +96,38 @@ def _tool_calls(raw: Any) -> list[ToolCall]:
     return calls
 
 
+EXPECTED = "expected a string, a dict with 'text' (or 'tool_calls'), or a ChatResponse"
+
+
+def _keys(value: dict[Any, Any]) -> str:
+    keys = [repr(k) for k in list(value)[:8]]
+    more = f" and {len(value) - 8} more" if len(value) > 8 else ""
+    return f"keys {', '.join(keys)}{more}" if keys else "no keys"
+
+
 def to_response(value: Any, spec: str) -> ChatResponse:
     """What a target returned, as a ChatResponse; anything else is a permanent error saying what came back."""
     if isinstance(value, ChatResponse):
         return value
     if isinstance(value, str):
-        return ChatResponse(text=value)
-    if isinstance(value, dict) and isinstance(value.get("text", ""), str):
+        return ChatResponse(text=str.__str__(value))  # a str subclass as its plain value, whatever its __str__ says
+    if isinstance(value, dict):
+        text = value.get("text")
+        if text is not None and not isinstance(text, str):
+            raise PermanentModelError(f"{spec}: returned a dict whose 'text' is {type(text).__name__}, not a "
+                                      f"string; {EXPECTED}")
         try:
+            calls = _tool_calls(value.get("tool_calls"))
             usage = Usage.model_validate(value.get("usage") or {})
-            return ChatResponse(text=value.get("text") or "", tool_calls=_tool_calls(value.get("tool_calls")),
-                                usage=usage)
         except (ValidationError, KeyError, TypeError, ValueError) as exc:
             where = first_validation_error(exc)[0] if isinstance(exc, ValidationError) else type(exc).__name__
             raise PermanentModelError(f"{spec}: returned a dict with a malformed field ({where})") from None
-    raise PermanentModelError(f"{spec}: returned {type(value).__name__}; expected a string, a dict with 'text', "
-                              "or a ChatResponse")
+        if text is None and not calls:
+            raise PermanentModelError(f"{spec}: returned a dict with no 'text' and no 'tool_calls' (it has "
+                                      f"{_keys(value)}); {EXPECTED}")
+        return ChatResponse(text=str.__str__(text) if text is not None else "", tool_calls=calls, usage=usage)
+    what = "None (does the function return its answer?)" if value is None else type(value).__name__
+    raise PermanentModelError(f"{spec}: returned {what}; {EXPECTED}")
 
 
 class PythonCallableModel(ChatModel):
@@ -118,6 +145,8 @@ class PythonCallableModel(ChatModel):
         self.supports_tools = bool(getattr(function, "supports_tools", False))
         self.default_concurrency = int(getattr(function, "concurrency", 4))
         self._source = inspect.getsourcefile(self.module) if hasattr(self.module, "__file__") else None
+        self._threads = None if inspect.iscoroutinefunction(function) else CallThreads("knowgap-python")
+        """Where a sync function runs: threads that a time-out abandons, never joined (see the module's doc)."""
 
     def identity(self) -> str:
         own = getattr(self.function, "knowgap_identity", None)
@@ -132,21 +161,34 @@ class PythonCallableModel(ChatModel):
         self.refuse_unsupported_tools(request)
         start = time.perf_counter()
         try:
-            if inspect.iscoroutinefunction(self.function):
+            if self._threads is None:
                 value = await self.function(request)
             else:
-                value = await asyncio.to_thread(self.function, request)
+                value = await self._threads.run(self.function, request)
                 if inspect.isawaitable(value):
                     value = await value
+        except TooManyAbandoned as exc:
+            raise PermanentModelError(
+                f"{self.spec}: not called: {exc.count} earlier calls did not return within the time-out and their "
+                f"threads, abandoned, still run (knowgap starts no new call while {exc.limit} or more do); fix the "
+                "function or raise --timeout") from None
         except Exception as exc:  # the user's system failed: a trial error with its traceback, not retried
-            lines = traceback.format_exception(exc)
-            raise PermanentModelError(redact(f"{self.spec} raised {type(exc).__name__}: {exc}\n"
+            raised: BaseException = exc.original if isinstance(exc, FunctionExited) else exc
+            lines = traceback.format_exception(raised)
+            said = f": {raised}" if str(raised) else ""
+            raise PermanentModelError(redact(f"{self.spec} raised {type(raised).__name__}{said}\n"
                                              + "".join(lines[-_TRACEBACK_LINES:]).rstrip())) from None
         response = to_response(value, self.spec)
         if not response.latency_s:
             response.latency_s = time.perf_counter() - start
         response.model = self.spec
         return response
+
+    def timeout_note(self) -> str:
+        if self._threads is None:
+            return ""
+        return (": the function did not return, and its thread was abandoned (a thread cannot be stopped; it runs "
+                f"on until the function returns or knowgap exits; {self._threads.abandoned} such threads now)")
 
     def describe(self) -> dict[str, str]:
         info = {"spec": self.spec, "backend": "Python callable", "function": self.function.__qualname__}
