@@ -26,6 +26,7 @@ from knowgap.errors import KnowgapError
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.plugins import PluginWarning
 from knowgap.redaction import redact
+from knowgap.stop_signals import handle_sigterm_as_sigint
 from knowgap.suites import BUILTIN, available, get_suite, origin, suite_names
 
 if TYPE_CHECKING:
@@ -148,7 +149,8 @@ _COMMON = """
 Common options pick the models per role, repeats, seed and concurrency; suite options follow.
 
 Exit codes: 0 every trial ok; 3 some trials errored (status finished_with_errors, or failed when none was ok;
-the causes are printed); 2 bad input, or the run is being written by another process; 130 interrupted.
+the causes are printed); 2 bad input, or the run is being written by another process; 130 interrupted (Ctrl-C
+or SIGTERM: finished trials are stored; knowgap resume RUN continues).
 """
 
 
@@ -290,7 +292,7 @@ def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
     the secret as ${NAME} in the spec in the first place.
 
     Exit codes as for knowgap run: 0 every trial ok, 3 some trials errored, 2 bad input or the run is being
-    written by another process, 130 interrupted.
+    written by another process, 130 interrupted (Ctrl-C or SIGTERM).
 
     Example: knowgap resume starter-20261202-101500-ab12
     """
@@ -569,6 +571,7 @@ _python_show_warning = warnings.showwarning
 
 def main() -> None:
     warnings.showwarning = _show_warning
+    handle_sigterm_as_sigint()  # CI runners and `timeout` send SIGTERM: a run stops as after Ctrl-C
     args = sys.argv[1:]
     if len(args) >= 2 and args[0] == "run" and not args[1].startswith("-") and args[1] not in suite_names():
         err.print(f"[red]error:[/red] unknown suite '{args[1]}' (available: {', '.join(suite_names())})",
