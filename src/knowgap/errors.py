@@ -57,3 +57,21 @@ def parse_choices(values: Sequence[str], known: Sequence[str], flag: str) -> lis
     if not out:
         raise KnowgapError(f"{flag}: give at least one of {', '.join(known)}")
     return out
+
+
+def exception_text(exc: BaseException) -> str:
+    """What ``exc`` says, never empty: its message; when it has none (httpx's ``ReadError()`` for a connection the
+    server reset), its class name and the first message among the exceptions that caused it
+    (``ReadError (ConnectionResetError: [Errno 104] Connection reset by peer)``), or its class name alone."""
+    said = str(exc).strip()
+    if said:
+        return said
+    seen: set[int] = {id(exc)}
+    inner = exc.__cause__ or exc.__context__
+    while inner is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        inner_said = str(inner).strip()
+        if inner_said:
+            return f"{type(exc).__name__} ({type(inner).__name__}: {inner_said})"
+        inner = inner.__cause__ or inner.__context__
+    return type(exc).__name__

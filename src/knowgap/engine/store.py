@@ -354,9 +354,12 @@ class RunStore:
         self._synced_at = time.monotonic()
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            try:
+                fh.close()  # flushes what a refused write left in its buffer: refused again on a full disk
+            except OSError as exc:
+                raise cannot_write(self.path / TRIALS, exc) from None
 
     def iter_records(self) -> Iterator[TrialRecord]:
         """Every stored record, streamed; a later record of the same trial (an errored trial run again on

@@ -8,6 +8,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from knowgap.errors import exception_text
 from knowgap.models.errors import ModelError, PermanentModelError, TransientModelError
 from knowgap.models.http_pool import HttpAnswer
 from knowgap.redaction import redact
@@ -47,7 +48,7 @@ def transport_error(spec: str, url: str, exc: httpx.HTTPError) -> TransientModel
     """A time-out or a lost / refused connection: transient."""
     if isinstance(exc, httpx.TimeoutException):
         return EndpointUnreachable(redact(f"{spec}: timed out ({type(exc).__name__})"), timed_out=True)
-    return EndpointUnreachable(redact(f"{spec}: cannot reach {url}: {exc or type(exc).__name__}"))
+    return EndpointUnreachable(redact(f"{spec}: cannot reach {url}: {exception_text(exc)}"))
 
 
 def status_error(spec: str, url: str, resp: HttpAnswer) -> ModelError:

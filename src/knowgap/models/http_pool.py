@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from knowgap.errors import exception_text
 from knowgap.models.errors import ModelUnavailableError
 
 SHARD = 8
@@ -166,7 +167,9 @@ class HttpPool:
         except TimeoutError as exc:
             raise httpx.ReadTimeout(f"no answer from {url} in time", request=httpx.Request("POST", url)) from exc
         except aiohttp.ClientError as exc:
-            raise httpx.ConnectError(f"{type(exc).__name__}: {exc}", request=httpx.Request("POST", url)) from exc
+            said = str(exc).strip()
+            raise httpx.ConnectError(f"{type(exc).__name__}: {said}" if said else exception_text(exc),
+                                     request=httpx.Request("POST", url)) from exc
 
     def _proxy(self, url: str) -> str | None:
         """The proxy the environment names for ``url`` (HTTP(S)_PROXY, NO_PROXY), as httpx would use it; looked up
