@@ -159,6 +159,19 @@ def test_a_lying_or_slow_body_blocks_no_one_and_gets_408(runs_root: Path) -> Non
                 sock.close()
 
 
+def test_a_body_left_unread_closes_its_connection(runs_root: Path) -> None:
+    """A request answered without reading its body (a GET declaring 1,000 bytes and sending 10, a POST to no
+    route) gets its answer and then the connection closes: a client cannot keep it open by trickling the rest."""
+    with running(runs_root) as server:
+        host, port = server.server_address
+        for head in (f"GET /api/runs HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: 1000\r\n\r\n",
+                     f"POST /nowhere HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: 1000\r\n\r\n"):
+            sock = connect(server, head.encode() + b"0123456789")
+            status, data, closed = read_response(sock, 5)
+            sock.close()
+            assert status in (200, 404) and b"connection: close" in data.lower() and closed, data
+
+
 def test_an_oversized_body_gets_413(runs_root: Path) -> None:
     """Declared over the limit: 413 at once, before a byte of it is read. Sent chunked with no length: 413 as soon
     as the limit is passed, the connection closed."""

@@ -121,18 +121,31 @@ class Guard:
             await self.app(scope, receive, send)
             return
 
+        request_headers = Headers(scope=scope)
+        body_read = (request_headers.get("content-length", "0").strip() == "0"
+                     and "transfer-encoding" not in request_headers)
+
+        async def receive_tracked() -> Message:
+            nonlocal body_read
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                body_read = True
+            return message
+
         async def send_secured(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 for key, value in SECURITY_HEADERS.items():
                     headers[key] = value
+                if not body_read:  # answered before its body came (or never to be read): no keep-alive after it
+                    headers["Connection"] = "close"
             await send(message)
 
         refusal = self.check(scope)
         if refusal is not None:
-            await refusal(scope, receive, send_secured)
+            await refusal(scope, receive_tracked, send_secured)
             return
-        await self.app(scope, receive, send_secured)
+        await self.app(scope, receive_tracked, send_secured)
 
     def check(self, scope: Scope) -> Response | None:
         """The response refusing this request, or None to let it in."""
