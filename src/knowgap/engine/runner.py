@@ -323,6 +323,8 @@ class Runner:
             total = sum(len(self.cases_run(cases, config))
                         for config in self.suite.configurations()) * self.config.repeats
             manifest.trials_total = total
+            if store is not None:
+                self._check_plan(manifest, store, cases)
             if store is None:
                 store = RunStore.create(self.runs_root, manifest)
             else:
@@ -407,6 +409,20 @@ class Runner:
             raise KnowgapError(f"cannot resume {manifest.run_id}: its judges were {manifest.judges or 'none'}, "
                                f"this knowgap has {judges or 'none'}; start a new run instead")
 
+
+    def _check_plan(self, manifest: Manifest, store: RunStore, cases: list[Case]) -> None:
+        """Refuse to resume when stored trials are not among the trials planned now (another sample, other
+        cases or configurations): they would stay in the run and in its metrics beside trials of another plan."""
+        stored = {record.trial_id for record in store.iter_records()}
+        if not stored:
+            return
+        planned = {trial.trial_id for trial in self.iter_trials(cases, set())}
+        foreign = sorted(stored - planned)
+        if foreign:
+            raise KnowgapError(f"cannot resume {manifest.run_id}: {len(foreign)} of its {len(stored)} stored trials "
+                               f"are not among the trials this knowgap plans from the run's options (for example "
+                               f"{foreign[0]}): its sample, cases or configurations changed since it started; "
+                               f"start a new run instead")
 
     @staticmethod
     def _check_models(manifest: Manifest, now: Mapping[str, Mapping[str, str]]) -> None:
