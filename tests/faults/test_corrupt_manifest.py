@@ -74,6 +74,7 @@ def manifest_of(run: Path) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow  # fourteen CLI subprocesses, about 10 s
 def test_damaged_and_lost_manifests_are_listed_and_rebuilt(tmp_path: Path, system: str) -> None:
     noisy, lost, intact = (new_run(tmp_path, system) for _ in range(3))
     originals = {run: manifest_of(run) for run in (noisy, lost)}
