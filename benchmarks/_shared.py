@@ -21,10 +21,10 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.stats import wilson
 from knowgap.engine.suite import Case, Configuration, Suite, SuiteOptions, Trial, TrialContext, TrialResult
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
+from knowgap.stats import wilson
 from knowgap.suites import register
 
 SUITE = "bench-overhead"

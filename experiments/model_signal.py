@@ -19,6 +19,7 @@ from knowgap.judges.cards import binary_measures, confusion_of
 from knowgap.models.base import ChatModel
 from knowgap.models.registry import create_model
 from knowgap.models.types import ChatRequest, Message
+from knowgap.stats import percentile_interval
 
 YES, NO = {"yes", "是"}, {"no", "否"}
 
@@ -125,8 +126,8 @@ def paired_gain(base: np.ndarray, other: np.ndarray, y: np.ndarray,
         rows = np.concatenate([members[k] for k in rng.choice(keys, len(keys))])
         if 0 < y[rows].sum() < len(rows):
             draws.append(balanced(other[rows], y[rows]) - balanced(base[rows], y[rows]))
-    low, high = np.percentile(draws, [2.5, 97.5])
-    return balanced(other, y) - balanced(base, y), float(low), float(high)
+    low, high = percentile_interval(draws)
+    return balanced(other, y) - balanced(base, y), low, high
 
 
 Variants = dict[str, tuple[np.ndarray, list[str]]]

@@ -43,8 +43,12 @@ def _sources_copy(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(("module", "line", "broken"), [
-    ("engine/stats.py", "from knowgap.suites import get_suite",
+    ("engine/tally.py", "from knowgap.suites import get_suite",
      "knowgap.engine is not allowed to import knowgap.suites"),
+    ("stats/bootstrap.py", "from knowgap.engine.records import MetricValue",
+     "knowgap.stats is not allowed to import knowgap.engine"),
+    ("stats/proportions.py", "from knowgap.errors import KnowgapError",
+     "knowgap.stats is not allowed to import knowgap.errors"),
     ("engine/store.py", "from knowgap.report.markdown import write_report",
      "knowgap.engine is not allowed to import knowgap.report"),
     ("models/base.py", "from knowgap.engine.records import RunConfig",

@@ -1,4 +1,4 @@
-"""Clustered intervals (engine/stats.py, Tally, MetricValue): trials that share a case or a source count as one
+"""Clustered intervals (knowgap.stats, Tally, MetricValue): trials that share a case or a source count as one
 independent unit. Identical repeats give exactly the interval of one repeat; clusters of one trial give exactly
 the plain Wilson / bootstrap interval; Kish's effective n checked by hand."""
 
@@ -9,7 +9,9 @@ import random
 import pytest
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.stats import (
+from knowgap.engine.tally import Tally
+from knowgap.report.markdown import format_metric
+from knowgap.stats import (
     bootstrap_mean,
     cluster_bootstrap_mean,
     cluster_counts,
@@ -21,8 +23,6 @@ from knowgap.engine.stats import (
     wilson,
     wilson_rate,
 )
-from knowgap.engine.tally import Tally
-from knowgap.report.markdown import format_metric
 from knowgap.suites.starter.metrics import starter_metrics
 
 

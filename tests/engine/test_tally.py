@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from knowgap.engine.records import MetricValue
-from knowgap.engine.stats import bootstrap_mean, wilson
 from knowgap.engine.tally import Tally
+from knowgap.stats import bootstrap_mean, wilson
 
 
 def test_hits_become_a_wilson_proportion() -> None:

@@ -9,8 +9,8 @@ from knowgap.judges.cards import (
     assess,
     binary_card,
     confusion_of,
+    corrected,
     find_card,
-    rogan_gladen,
     save_card,
     sha256_files,
 )
@@ -51,18 +51,18 @@ def test_a_judge_without_a_card_or_below_the_bar_makes_a_screen() -> None:
     assert assess(None, judged=False).status == "computed"
 
 
-def test_rogan_gladen_undoes_a_known_bias_and_widens_for_a_small_card() -> None:
+def test_the_corrected_rate_undoes_a_known_bias_and_widens_for_a_small_card() -> None:
     # a judge that calls 20% of negatives positive inflates a true 10% rate to 0.1*0.9 + 0.9*0.2 = 27%
     big = _card(tp=900, fn=100, fp=200, tn=800)
-    corrected = rogan_gladen(270, 1000, big)
-    assert corrected is not None and corrected.value == pytest.approx(0.1, abs=1e-9)
-    assert corrected.ci_low is not None and corrected.ci_high is not None
-    assert corrected.ci_low < 0.1 < corrected.ci_high
+    fixed = corrected(270, 1000, big)
+    assert fixed is not None and fixed.value == pytest.approx(0.1, abs=1e-9)
+    assert fixed.ci_low is not None and fixed.ci_high is not None
+    assert fixed.ci_low < 0.1 < fixed.ci_high
     small = _card(tp=9, fn=1, fp=2, tn=8)
-    wide = rogan_gladen(270, 1000, small)
+    wide = corrected(270, 1000, small)
     assert wide is not None and wide.ci_low is not None and wide.ci_high is not None
-    assert wide.ci_high - wide.ci_low > corrected.ci_high - corrected.ci_low
-    assert rogan_gladen(5, 10, _card(tp=5, fn=5, fp=5, tn=5)) is None  # no better than chance
+    assert wide.ci_high - wide.ci_low > fixed.ci_high - fixed.ci_low
+    assert corrected(5, 10, _card(tp=5, fn=5, fp=5, tn=5)) is None  # no better than chance
 
 
 def test_a_measured_card_is_found_before_a_shipped_one_and_only_for_its_version(tmp_path) -> None:

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowgap.engine.stats import wilson
 from knowgap.judges import faithfulness_features
 from knowgap.judges.cards import find_card
 from knowgap.judges.faithfulness import JUDGE_NAME, RULES, VERSION, OfflineFaithfulness
 from knowgap.judges.faithfulness_data import CalibrationPair, group_of, near_verbatim_pairs
 from knowgap.judges.faithfulness_model import fit, load
 from knowgap.judges.faithfulness_validity import grouped_folds, pick_accuracy, validate_faithfulness
+from knowgap.stats import wilson
 from knowgap.text.embed import Kind, default_embedder
 from tests.helpers import REPO, SHARED_DATA, knowgap_cli
 

@@ -10,9 +10,10 @@ import pytest
 from knowgap.engine.records import Manifest, RunConfig, TrialRecord
 from knowgap.engine.store import RunStore
 from knowgap.labels.agreement import agreement_report, majority_labels
-from knowgap.labels.calibration import calibrate, rogan_gladen
+from knowgap.labels.calibration import calibrate
 from knowgap.labels.records import JudgeVerdict
 from knowgap.labels.store import LabelStore
+from knowgap.stats import rogan_gladen
 
 
 def stored_run(root: Path, records: list[TrialRecord], run_id: str = "synthetic-1") -> LabelStore:

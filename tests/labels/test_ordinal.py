@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from knowgap.labels.ordinal import (
-    fisher_z_interval,
     krippendorff_alpha_ordinal,
     quadratic_weighted_kappa,
     ranks,
@@ -82,15 +81,6 @@ def test_spearman_by_hand() -> None:
     assert spearman([1, 2, 3, 4, 5], [5, 6, 7, 8, 7]) == pytest.approx(8 / math.sqrt(95))
     assert spearman([1, 2, 3], [30, 20, 10]) == pytest.approx(-1.0)
     assert math.isnan(spearman([1, 2, 3], [4, 4, 4]))
-
-
-def test_fisher_z_interval() -> None:
-    # r = 0.5, n = 30: z = atanh(0.5) = 0.5493, se = sqrt(1.06 / 27) = 0.19814, 1.95996 * se = 0.38835
-    lo, hi = fisher_z_interval(0.5, 30)
-    assert lo == pytest.approx(math.tanh(0.549306 - 0.388353), abs=1e-5)
-    assert hi == pytest.approx(math.tanh(0.549306 + 0.388353), abs=1e-5)
-    assert lo < 0.5 < hi
-    assert all(math.isnan(x) for x in fisher_z_interval(0.5, 3))
 
 
 def test_weighted_total_and_scale() -> None:

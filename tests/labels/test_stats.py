@@ -9,7 +9,6 @@ import random
 import pytest
 
 from knowgap.labels.stats import (
-    bootstrap_ci,
     cohen_kappa,
     confusion,
     fleiss_kappa,
@@ -104,18 +103,3 @@ def test_krippendorff_alpha_matches_reference_package() -> None:
             assert math.isnan(ours)
         else:
             assert ours == pytest.approx(expected, abs=1e-9), trial
-
-
-def test_bootstrap_is_seeded_and_covers_the_estimate() -> None:
-    a, b = pairs_from_table(20, 5, 10, 15)
-    items = list(zip(a, b, strict=True))
-
-    def kappa(ps: list[tuple[str, str]]) -> float:
-        return cohen_kappa([p[0] for p in ps], [p[1] for p in ps])
-
-    one = bootstrap_ci(items, kappa, reps=500, seed=3)
-    assert one == bootstrap_ci(items, kappa, reps=500, seed=3)
-    assert one != bootstrap_ci(items, kappa, reps=500, seed=4)
-    assert one[0] < 0.4 < one[1]
-    assert -1 <= one[0] and one[1] <= 1
-    assert bootstrap_ci([], kappa) == (math.nan, math.nan) or all(math.isnan(x) for x in bootstrap_ci([], kappa))

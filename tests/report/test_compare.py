@@ -11,7 +11,7 @@ import pytest
 import knowgap
 from knowgap.engine.records import Manifest, MetricValue, RunConfig, TrialRecord
 from knowgap.report import compare_markdown, compare_runs, load_run_data
-from knowgap.report.compare import bootstrap_changes, clustered_mcnemar, mcnemar_exact, newcombe, two_proportion_p
+from knowgap.report.compare import bootstrap_changes
 from knowgap.suites import get_suite
 from tests.helpers import knowgap_cli
 
@@ -19,27 +19,6 @@ from tests.helpers import knowgap_cli
 def change(c: knowgap.report.Comparison, group: str, name: str) -> knowgap.report.compare.MetricChange:
     [found] = [x for x in c.changes if x.group == group and x.name == name]
     return found
-
-
-def test_mcnemar_exact_by_hand() -> None:
-    assert mcnemar_exact(0, 0) == 1.0
-    assert mcnemar_exact(8, 0) == pytest.approx(2 / 256)
-    assert mcnemar_exact(3, 5) == pytest.approx(2 * (1 + 8 + 28 + 56) / 256)
-    assert mcnemar_exact(5, 5) == 1.0
-
-
-def test_clustered_mcnemar_reduces_to_exact_mcnemar_for_clusters_of_one() -> None:
-    for fixed, regressed in ((0, 0), (8, 0), (3, 5), (5, 5), (1, 9)):
-        one_each = [(1, 0)] * fixed + [(0, 1)] * regressed + [(0, 0)] * 4
-        assert clustered_mcnemar(one_each) == (fixed, regressed, mcnemar_exact(fixed, regressed))
-
-
-def test_clustered_mcnemar_counts_clusters_by_net_change() -> None:
-    # 3 identical repeats per case: the p-value of one repeat, not of 24 independent flips
-    assert clustered_mcnemar([(3, 0)] * 8) == (8, 0, pytest.approx(2 / 256))
-    assert mcnemar_exact(24, 0) < 1e-6
-    # a cluster whose trials fix and regress alike counts for neither side; the others by their net change
-    assert clustered_mcnemar([(2, 2), (2, 1), (0, 3), (1, 0)]) == (2, 1, mcnemar_exact(2, 1))
 
 
 def with_repeats(run: knowgap.report.RunData, repeats: int) -> knowgap.report.RunData:
@@ -143,12 +122,6 @@ def test_unpaired_analytic_fallback(tmp_path: Path) -> None:
     assert score.ci_low == pytest.approx(0.2 - 1.959964 * se) and score.p_value == pytest.approx(0.00557, abs=1e-4)
     leaks = change(c, "g", "leaks")
     assert (leaks.delta, leaks.significant, leaks.method) == (-3, None, "change only")
-
-
-def test_newcombe_and_z_edge_cases() -> None:
-    lo, hi = newcombe(5, 10, 5, 10)
-    assert lo < 0 < hi and lo == pytest.approx(-hi)
-    assert two_proportion_p(0, 10, 0, 10) == 1.0
 
 
 def test_slow_metrics_fall_back_to_analytic(abstain_run: knowgap.RunResult, perfect_run: knowgap.RunResult) -> None:

@@ -14,7 +14,7 @@ import pytest
 import knowgap
 from knowgap.engine.records import Manifest, MetricJudge, MetricValue
 from knowgap.judges import abstention
-from knowgap.judges.cards import ValidityCard, binary_card, rogan_gladen, save_card
+from knowgap.judges.cards import ValidityCard, binary_card, corrected, save_card
 from knowgap.report.data import load_run_data
 from knowgap.report.html import render_html
 from knowgap.report.judging import Judgements, judgements
@@ -73,10 +73,10 @@ def test_report_md_shows_each_metric_judge_card_screen_and_corrected_rate(run: k
     report = (run.path / "report.md").read_text(encoding="utf-8")
     m = metric(run, "prompt=plain", "abstention_unanswerable")
     assert 0 < (m.value or 0) < 1
-    corrected = rogan_gladen(round((m.value or 0) * m.n), m.n, good_abstention)
-    assert corrected is not None and corrected.ci_low is not None and corrected.ci_high is not None
+    fixed = corrected(round((m.value or 0) * m.n), m.n, good_abstention)
+    assert fixed is not None and fixed.ci_low is not None and fixed.ci_high is not None
     row = md_row(report, "prompt=plain", "abstention_unanswerable")
-    assert f"| {pct(corrected.value or 0)} [{pct(corrected.ci_low)}, {pct(corrected.ci_high)}] |" in row
+    assert f"| {pct(fixed.value or 0)} [{pct(fixed.ci_low)}, {pct(fixed.ci_high)}] |" in row
     assert f"abstention {abstention.VERSION} · BA 0.91 [" in row and "SCREEN" not in row
     weak = md_row(report, "prompt=plain", "accuracy")
     assert f"SCREEN: answer-match {ANSWER_MATCH_VERSION} · BA 0.60 [" in weak
@@ -158,7 +158,7 @@ def test_a_breakdown_inherits_its_judge_and_a_negative_rate_is_corrected_as_one(
     rate = MetricValue.proportion("offline_unfaithful_rate:lang=en", "g", 12, 40)
     j = judged.of(rate)
     assert j.judge is not None and j.judge.judge == "faithfulness"
-    faithful = rogan_gladen(40 - 12, 40, weak)
+    faithful = corrected(40 - 12, 40, weak)
     assert faithful is not None and faithful.value is not None and j.corrected is not None
     assert j.corrected.value == pytest.approx(1 - faithful.value)
     assert j.corrected.ci_low == pytest.approx(1 - (faithful.ci_high or 0))
@@ -178,8 +178,7 @@ def test_a_clustered_rate_is_corrected_on_its_effective_n() -> None:
     runs = MetricValue.proportion_of("faithfulness_judge_pass_rate", "g", [c < 3 for c in range(10) for _ in range(4)],
                                      [c for c in range(10) for _ in range(4)])
     assert (runs.n, runs.n_cases, runs.n_eff) == (40, 10, 10.0)
-    corrected = judged.of(runs).corrected
-    expected = rogan_gladen(3, 10, good)
-    assert corrected is not None and expected is not None
-    assert (corrected.value, corrected.ci_low, corrected.ci_high) == pytest.approx(
-        (expected.value, expected.ci_low, expected.ci_high))
+    got = judged.of(runs).corrected
+    expected = corrected(3, 10, good)
+    assert got is not None and expected is not None
+    assert (got.value, got.ci_low, got.ci_high) == pytest.approx((expected.value, expected.ci_low, expected.ci_high))

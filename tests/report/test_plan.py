@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 import knowgap
 from knowgap.cli import app
-from knowgap.engine import power as pw
 from knowgap.errors import KnowgapError
 from knowgap.report.plan import WORST_CASE_RATE, make_plan
+from knowgap.stats import power as pw
 from tests.helpers import knowgap_cli, write_jsonl
 
 ABSTAIN = "I don't know."

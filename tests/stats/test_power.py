@@ -1,4 +1,4 @@
-"""Sample sizes and design effects (knowgap.engine.power) against textbook values and exact calculations."""
+"""Sample sizes and design effects (knowgap.stats.power) against textbook values and exact calculations."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from knowgap.engine import power as pw
+from knowgap.stats import power as pw
 
 
 def test_two_proportion_sample_size_matches_r_power_prop_test() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from knowgap.engine.stats import Z95, bootstrap_mean, wilson
+from knowgap.stats import Z95, bootstrap_mean, wilson
 
 
 def textbook_wilson(k: int, n: int, z: float) -> tuple[float, float]:

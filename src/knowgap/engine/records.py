@@ -8,15 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from knowgap.engine.stats import (
-    ClusterCounts,
-    cluster_counts,
-    clustered_wilson,
-    effective_n,
-    mean_interval,
-    wilson,
-)
 from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.stats import ClusterCounts, cluster_counts, clustered_wilson, effective_n, mean_interval, wilson
 
 ScoreValue = float | int | bool | str | None
 RunStatus = Literal["running", "finished", "finished_with_errors", "failed", "interrupted"]
@@ -87,7 +80,7 @@ class ModelUsage(BaseModel):
 
 class MetricValue(BaseModel):
     """One metric for one group of trials, with its 95% confidence interval (clustered: see
-    :mod:`knowgap.engine.stats`)."""
+    :mod:`knowgap.stats`)."""
 
     name: str
     group: str
@@ -100,7 +93,7 @@ class MetricValue(BaseModel):
     """The independent units the interval counts: the clusters (cases, or the source that cases share, as the
     suite documents). None for a count, and in metrics stored before knowgap counted clusters (read: n)."""
     n_eff: float | None = None
-    """A clustered proportion's effective sample size (Kish; :func:`knowgap.engine.stats.effective_n`), the n its
+    """A clustered proportion's effective sample size (Kish; :func:`knowgap.stats.effective_n`), the n its
     interval uses; None when it is n (every trial its own cluster) and for means and counts."""
     kind: Literal["proportion", "mean", "count"] = "proportion"
     description: str = ""
@@ -144,7 +137,7 @@ class MetricValue(BaseModel):
         """The mean of ``values``, with a seeded bootstrap 95% CI (value and CI None when there are none);
         ``keys[i]`` is value i's cluster and the bootstrap resamples clusters (None: each value its own). Where
         the clusters show no spread the CI is Wilson's for scores in [0, 1] and None otherwise, or always None
-        for a quantity that is not a [0, 1] score (``unbounded``) (:func:`~knowgap.engine.stats.mean_interval`),
+        for a quantity that is not a [0, 1] score (``unbounded``) (:func:`~knowgap.stats.mean_interval`),
         never a zero-width interval."""
         n = len(values)
         keys = list(range(n)) if keys is None else keys

@@ -15,7 +15,7 @@ cluster key (its case, or the source cases share) and reads the metrics out at t
         out.append(tallies[group].proportion("accuracy", group, description="..."))
 
 Observations with one cluster key count as one independent unit in the interval (clustered Wilson for a
-proportion, a cluster bootstrap for a mean: :mod:`knowgap.engine.stats`); an observation without a key is its
+proportion, a cluster bootstrap for a mean: :mod:`knowgap.stats`); an observation without a key is its
 own cluster. Suites that hold their scores as lists use :meth:`MetricValue.proportion_of` and
 :meth:`MetricValue.mean` with the same keys; both give the same records.
 """
@@ -27,7 +27,7 @@ from collections.abc import Hashable
 from itertools import count
 
 from knowgap.engine.records import MetricValue
-from knowgap.engine.stats import cluster_counts
+from knowgap.stats import cluster_counts
 
 
 class Tally:

@@ -10,8 +10,9 @@ verdict (a missed positive, or a false positive), and ``parse_failures`` says ho
 
 :func:`assess` decides whether a number from a judge may be reported: a judge with no card, or a card below
 balanced accuracy :data:`REPORTABLE_BALANCED_ACCURACY`, makes the number a **screen** (for screening, not
-for reporting). :func:`rogan_gladen` corrects an observed rate for the judge's known sensitivity and
-specificity, with an interval that also carries the card's own uncertainty.
+for reporting). :func:`corrected` corrects an observed rate for the judge's known sensitivity and
+specificity (Rogan-Gladen, :func:`knowgap.stats.corrected_rate`), with an interval that also carries the card's
+own uncertainty.
 
 Cards ship with knowgap in ``judges/cards/*.json``; ``knowgap judge validate`` writes measured ones to
 ``KNOWGAP_HOME/judge_cards/``, which :func:`find_card` prefers. The cards of a judge's earlier versions ship in
@@ -33,8 +34,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from knowgap.engine.stats import wilson
 from knowgap.errors import first_validation_error
+from knowgap.stats import corrected_rate as _corrected_rate
+from knowgap.stats import interval_of_draws, percentile_interval, wilson
 
 log = logging.getLogger("knowgap.judges")
 
@@ -164,10 +166,10 @@ def binary_measures(c: Confusion, *, seed: int = 0) -> dict[str, Estimate]:
     ba = (sens + spec) / 2
     drawn = (_kappa(a * pos, (1 - a) * pos, (1 - b) * neg, b * neg) for a, b in zip(sens, spec, strict=True))
     kappas = [k for k in drawn if k is not None]
-    out["balanced_accuracy"] = Estimate(value=(c.tp / pos + c.tn / neg) / 2, ci_low=float(np.quantile(ba, 0.025)),
-                                        ci_high=float(np.quantile(ba, 0.975)))
-    out["kappa"] = Estimate(value=kappa, ci_low=float(np.quantile(kappas, 0.025)) if kappas else None,
-                            ci_high=float(np.quantile(kappas, 0.975)) if kappas else None)
+    ba_low, ba_high = percentile_interval(ba.tolist())
+    out["balanced_accuracy"] = Estimate(value=(c.tp / pos + c.tn / neg) / 2, ci_low=ba_low, ci_high=ba_high)
+    kappa_low, kappa_high = interval_of_draws(kappas, _BOOTSTRAP_REPS) or (None, None)
+    out["kappa"] = Estimate(value=kappa, ci_low=kappa_low, ci_high=kappa_high)
     return out
 
 
@@ -218,30 +220,20 @@ def assess(card: ValidityCard | None, *, judged: bool = True) -> Assessment:
                       reason=f"judge balanced accuracy {ba:.2f} on {card.dataset} (n={card.n})")
 
 
-def rogan_gladen(k: float, n: float, card: ValidityCard, *, reps: int = 4000, seed: int = 0) -> Estimate | None:
-    """The rate corrected for the judge's sensitivity and specificity (Rogan-Gladen), clipped to [0, 1], with a
-    95% interval from a seeded Monte Carlo over the observed rate and the card's sensitivity and specificity
-    (Jeffreys Beta draws), so the judge's own uncertainty widens it. None when the card has no confusion counts
-    or the judge is no better than chance (sensitivity + specificity <= 1). For a clustered rate, ``k`` and ``n``
-    are effective counts (p * n_eff and n_eff), fractional."""
+def corrected(k: float, n: float, card: ValidityCard, *, reps: int = 4000, seed: int = 0) -> Estimate | None:
+    """The rate corrected for the judge's sensitivity and specificity by the card's confusion counts
+    (Rogan-Gladen, clipped to [0, 1]; :func:`knowgap.stats.corrected_rate`), with a 95% interval from a seeded
+    Monte Carlo that also draws the card's sensitivity and specificity, so the judge's own uncertainty widens it.
+    None when the card has no confusion counts or the judge is no better than chance (sensitivity + specificity
+    <= 1). For a clustered rate, ``k`` and ``n`` are effective counts (p * n_eff and n_eff), fractional."""
     c = card.confusion
-    if c is None or n <= 0 or not (c.tp + c.fn) or not (c.tn + c.fp):
+    if c is None:
         return None
-    sens, spec = c.tp / (c.tp + c.fn), c.tn / (c.tn + c.fp)
-    if sens + spec <= 1:
+    found = _corrected_rate(k, n, c.tp, c.fn, c.fp, c.tn, reps=reps, seed=seed)
+    if found is None:
         return None
-    point = min(1.0, max(0.0, (k / n + spec - 1) / (sens + spec - 1)))
-    rng = np.random.default_rng(seed)
-    p = rng.beta(k + 0.5, n - k + 0.5, reps)
-    se = rng.beta(c.tp + 0.5, c.fn + 0.5, reps)
-    sp = rng.beta(c.tn + 0.5, c.fp + 0.5, reps)
-    youden = se + sp - 1
-    ok = youden > 1e-6
-    corrected = np.clip((p[ok] + sp[ok] - 1) / youden[ok], 0.0, 1.0)
-    if corrected.size < reps / 2:
-        return Estimate(value=point)
-    return Estimate(value=point, ci_low=float(np.quantile(corrected, 0.025)),
-                    ci_high=float(np.quantile(corrected, 0.975)))
+    point, ci = found
+    return Estimate(value=point) if ci is None else Estimate(value=point, ci_low=ci[0], ci_high=ci[1])
 
 
 # --- where cards live ----------------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-from knowgap.engine.stats import wilson
 from knowgap.errors import InputError
 from knowgap.judges.cards import Estimate, ValidityCard, binary_card, sha256_files
 from knowgap.judges.factuality import (
@@ -35,6 +34,7 @@ from knowgap.judges.factuality import (
 )
 from knowgap.judges.factuality_features import FEATURES, FEATURES_REVISION, FactualityRow, feature_matrix
 from knowgap.judges.logistic import fit_logistic
+from knowgap.stats import wilson
 from knowgap.text.embed import Embedder
 
 DATASET = "policybench/responses_dev.jsonl"

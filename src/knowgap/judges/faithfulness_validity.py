@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-from knowgap.engine.stats import unless_point
 from knowgap.judges.cards import Estimate, ValidityCard, binary_card, sha256_files
 from knowgap.judges.faithfulness import JUDGE_NAME, Analysis, OfflineFaithfulness
 from knowgap.judges.faithfulness_data import (
@@ -32,6 +31,7 @@ from knowgap.judges.faithfulness_data import (
     near_verbatim_pairs,
 )
 from knowgap.judges.faithfulness_model import Combiner, fit
+from knowgap.stats import mean_interval
 
 DATASET = "faithfulness/summedits+aggrefact"
 FOLDS = 5
@@ -89,21 +89,14 @@ def held_out_probabilities(x: np.ndarray, y: np.ndarray, groups: Sequence[str], 
 def pick_accuracy(scores: Sequence[float], pairs: Sequence[tuple[int, int]], groups: Sequence[str], *,
                   reps: int = 2000, seed: int = 0) -> Estimate:
     """How often the faithful summary of a pair scores higher (a tie counts half), with a 95% CI from a
-    bootstrap that resamples documents (pairs of one document are not independent); where every resample gives
-    the same value (a perfect picker), not that point (:func:`~knowgap.engine.stats.unless_point`)."""
+    bootstrap that resamples documents (pairs of one document are not independent); where every document has
+    the same share (a perfect picker), not a point but Wilson's interval over the documents
+    (:func:`knowgap.stats.mean_interval`)."""
     if not pairs:
         return Estimate(value=None)
-    wins = np.array([1.0 if scores[f] > scores[u] else 0.5 if scores[f] == scores[u] else 0.0 for f, u in pairs])
-    keys = sorted({groups[f] for f, _ in pairs})
-    members = [np.array([i for i, (f, _) in enumerate(pairs) if groups[f] == k]) for k in keys]
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(reps):
-        drawn = np.concatenate([members[j] for j in rng.integers(0, len(keys), len(keys))])
-        values.append(float(wins[drawn].mean()))
-    value = float(wins.mean())
-    ci = unless_point((float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))), value, len(keys))
-    return Estimate(value=value, ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None)
+    wins = [1.0 if scores[f] > scores[u] else 0.5 if scores[f] == scores[u] else 0.0 for f, u in pairs]
+    ci = mean_interval(wins, [groups[f] for f, _ in pairs], reps=reps, seed=seed)
+    return Estimate(value=float(np.mean(wins)), ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None)
 
 
 def featurize(pairs: Sequence[CalibrationPair], checker: OfflineFaithfulness,

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from knowgap.engine.stats import wilson
 from knowgap.errors import InputError
 from knowgap.jsonl import read_objects, write_jsonl
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
+from knowgap.stats import wilson
 
 if TYPE_CHECKING:
     from knowgap.judges.faithfulness import OfflineFaithfulness

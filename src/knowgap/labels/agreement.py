@@ -19,16 +19,10 @@ from knowgap.engine.records import ScoreValue
 from knowgap.judges.cards import ValidityCard, sha256_files
 from knowgap.labels.calibration import JudgeCalibration, calibrate
 from knowgap.labels.records import verdict_key
-from knowgap.labels.stats import (
-    bootstrap_ci,
-    cohen_kappa,
-    confusion,
-    fleiss_kappa,
-    krippendorff_alpha_nominal,
-    percent_agreement,
-)
+from knowgap.labels.stats import cohen_kappa, confusion, fleiss_kappa, krippendorff_alpha_nominal, percent_agreement
 from knowgap.labels.store import LabelStore
 from knowgap.labels.validity import judge_card, judge_of_field, majority_labels, run_judge_version
+from knowgap.stats import bootstrap_ci
 
 __all__ = ["MAJORITY", "AgreementReport", "agreement_for_run", "agreement_report", "majority_labels"]
 

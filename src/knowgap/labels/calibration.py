@@ -3,9 +3,10 @@
 Truth is the people's majority label. Items are weighted by the sampling strata (the run's stored verdict
 on the field): weight N_h / n_h, with N_h trials in the run and n_h labelled items in stratum h. So a sample
 that over-draws rare verdicts (equal allocation) still estimates the judge's sensitivity and specificity on
-the run's own mix. The corrected rate is Rogan-Gladen: (p_obs + spec - 1) / (sens + spec - 1), clipped to
-[0, 1] -- the rate a perfect judge would report. All CIs: seeded bootstrap (labelled items resampled within
-their strata, each group's observed rate resampled as a binomial).
+the run's own mix. The corrected rate is Rogan-Gladen (:func:`knowgap.stats.rogan_gladen`): (p_obs + spec - 1) /
+(sens + spec - 1), clipped to [0, 1] -- the rate a perfect judge would report. All CIs: seeded bootstrap
+(labelled items resampled within their strata, each group's observed rate resampled as a binomial), read off by
+:func:`knowgap.stats.interval_of_draws`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections import Counter
 
 import numpy as np
 from pydantic import BaseModel, Field
+
+from knowgap.stats import interval_of_draws, rogan_gladen
 
 
 class CorrectedRate(BaseModel):
@@ -41,13 +44,6 @@ class JudgeCalibration(BaseModel):
     """Per group of the run (configuration, or configuration x --by field), and ``all``."""
 
 
-def rogan_gladen(p_obs: float, sens: float, spec: float) -> float:
-    denom = sens + spec - 1
-    if denom <= 0 or math.isnan(denom):
-        return math.nan
-    return min(1.0, max(0.0, (p_obs + spec - 1) / denom))
-
-
 def _sens_spec(judge_pos: np.ndarray, true_pos: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     pos_w, neg_w = w[true_pos].sum(), w[~true_pos].sum()
     sens = float(w[judge_pos & true_pos].sum() / pos_w) if pos_w > 0 else math.nan
@@ -60,11 +56,8 @@ def _clean(x: float) -> float | None:
 
 
 def _interval(values: list[float], reps: int) -> tuple[float | None, float | None]:
-    vals = sorted(v for v in values if not math.isnan(v))
-    if len(vals) < reps / 2:
-        return (None, None)
-    k = len(vals)
-    return (_clean(vals[int(math.floor(0.025 * k))]), _clean(vals[min(k - 1, int(math.ceil(0.975 * k)) - 1)]))
+    ci = interval_of_draws(values, reps)
+    return (None, None) if ci is None else (_clean(ci[0]), _clean(ci[1]))
 
 
 def calibrate(judge: str, verdicts: dict[str, str], truth: dict[str, str], strata: dict[str, str], positive: str,

@@ -1,14 +1,13 @@
 """Agreement statistics for ordinal labels (rubric scores 1-5): quadratic-weighted Cohen's kappa, Krippendorff's
 alpha with the ordinal metric, Spearman's rank correlation with a Fisher z interval, and a rubric's weighted
 total. Pure functions over numbers; a statistic that is undefined on its data is ``nan`` (shown as "-").
-Bootstrap intervals come from :func:`knowgap.labels.stats.bootstrap_ci`.
+Intervals (a bootstrap over items, Fisher's z for Spearman's rho) come from :mod:`knowgap.stats`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from statistics import NormalDist
 
 from knowgap.labels.stats import coincidences
 
@@ -93,18 +92,6 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     if len(x) != len(y):
         raise ValueError("a correlation needs as many x as y")
     return pearson(ranks(x), ranks(y))
-
-
-def fisher_z_interval(r: float, n: int, alpha: float = 0.05) -> tuple[float, float]:
-    """The (1 - alpha) interval of a Spearman correlation ``r`` on ``n`` pairs: Fisher's z with the standard
-    error sqrt(1.06 / (n - 3)) of Fieller, Hartley and Pearson (1957); nan when n < 4 or r is undefined."""
-    if n < 4 or math.isnan(r):
-        return (math.nan, math.nan)
-    if abs(r) >= 1:
-        return (r, r)
-    z = math.atanh(r)
-    half = NormalDist().inv_cdf(1 - alpha / 2) * math.sqrt(1.06 / (n - 3))
-    return (math.tanh(z - half), math.tanh(z + half))
 
 
 def weighted_total(scores: Mapping[str, float | None], weights: Mapping[str, float]) -> float | None:

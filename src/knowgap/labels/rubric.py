@@ -25,16 +25,15 @@ from knowgap.engine.suite import RubricSpec
 from knowgap.errors import KnowgapError
 from knowgap.labels.agreement import Estimate
 from knowgap.labels.ordinal import (
-    fisher_z_interval,
     krippendorff_alpha_ordinal,
     quadratic_weighted_kappa,
     spearman,
     to_scale,
     weighted_total,
 )
-from knowgap.labels.stats import bootstrap_ci
 from knowgap.labels.store import LabelStore
 from knowgap.report.data import load_suite
+from knowgap.stats import bootstrap_ci, fisher_z_interval
 
 POINTS = (1, 2, 3, 4, 5)
 JUDGE = "judge"

@@ -1,5 +1,5 @@
 """Agreement statistics for nominal labels: percent agreement, Cohen's kappa, confusion matrices, Fleiss'
-kappa, Krippendorff's alpha (nominal, missing data allowed), and a seeded percentile bootstrap over items.
+kappa, Krippendorff's alpha (nominal, missing data allowed). Their intervals: :func:`knowgap.stats.bootstrap_ci`.
 
 Values are any hashable category keys. A statistic that is undefined on its data (e.g. kappa when both
 raters used one single category) is ``nan``; callers show it as "-".
@@ -8,12 +8,10 @@ raters used one single category) is ``nan``; callers show it as "-".
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
-T = TypeVar("T")
 H = TypeVar("H", bound=Hashable)
 Key = Hashable
 
@@ -105,30 +103,3 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[Key]]) -> float:
     if expected == 0:
         return math.nan
     return 1 - observed / expected
-
-
-def bootstrap_ci(items: Sequence[T], statistic: Callable[[Sequence[T]], float], *, reps: int = 1000,
-                 seed: int = 0, alpha: float = 0.05) -> tuple[float, float]:
-    """Seeded percentile bootstrap over items; resamples on which the statistic is undefined are dropped
-    (``nan`` when fewer than half the resamples give a value)."""
-    n = len(items)
-    if n == 0:
-        return (math.nan, math.nan)
-    rng = random.Random(seed)
-    values = []
-    for _ in range(reps):
-        sample = [items[rng.randrange(n)] for _ in range(n)]
-        v = statistic(sample)
-        if not math.isnan(v):
-            values.append(v)
-    if len(values) < reps / 2:
-        return (math.nan, math.nan)
-    return percentile_interval(values, alpha)
-
-
-def percentile_interval(values: Sequence[float], alpha: float = 0.05) -> tuple[float, float]:
-    ordered = sorted(values)
-    k = len(ordered)
-    lo = ordered[int(math.floor(alpha / 2 * k))]
-    hi = ordered[min(k - 1, int(math.ceil((1 - alpha / 2) * k)) - 1)]
-    return (lo, hi)

@@ -128,7 +128,7 @@ def rate_by(records: Iterable[TrialRecord], score: str, by: Sequence[str]) -> li
 def rate_chart(records: Iterable[TrialRecord], score: str, by: Sequence[str], title: str | None = None) -> str:
     """Bars of the share of trials whose bool ``score`` is true, per combination of configuration parameters,
     with Wilson 95% CIs: a ready-made chart for ``Suite.report_sections``."""
-    from knowgap.engine.stats import wilson
+    from knowgap.stats import wilson
 
     bars = []
     for label, k, n in rate_by(records, score, by):

@@ -11,9 +11,9 @@ trials that flipped.
   Newcombe's interval and a two-proportion z-test for unclustered proportions, a normal approximation from
   the (clustered) CIs for means and for proportions whose trials share cases; counts get the change only.
 - Flipped trials: matched trials whose pass/fail verdict (``Suite.trial_failed``) changed, with a clustered
-  McNemar test per group (:func:`clustered_mcnemar`: the exact McNemar test on clusters, a cluster counting as
-  fixed or regressed by the sign of its trials' net change; the plain exact McNemar test when every cluster
-  holds one matched trial); trials whose scores changed when the suite gives no verdict.
+  McNemar test per group (:func:`knowgap.stats.clustered_mcnemar`: the exact McNemar test on clusters, a
+  cluster counting as fixed or regressed by the sign of its trials' net change; the plain exact McNemar test when
+  every cluster holds one matched trial); trials whose scores changed when the suite gives no verdict.
 """
 
 from __future__ import annotations
@@ -28,10 +28,16 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from knowgap.engine.records import Manifest, MetricJudge, MetricValue, ScoreValue, TrialRecord
-from knowgap.engine.stats import Z95, wilson
 from knowgap.engine.suite import Suite
 from knowgap.report.data import RunData, held, response_text
 from knowgap.report.judging import judge_of
+from knowgap.stats import (
+    clustered_mcnemar,
+    difference_from_intervals,
+    newcombe,
+    percentile_test,
+    two_proportion_p,
+)
 
 Key = tuple[str, str]  # (group, metric name)
 MIN_REPS = 200
@@ -69,7 +75,8 @@ class Flip(BaseModel):
 
 
 class McNemar(BaseModel):
-    """Flipped trials of one group and the clustered McNemar test on them (:func:`clustered_mcnemar`)."""
+    """Flipped trials of one group and the clustered McNemar test on them
+    (:func:`knowgap.stats.clustered_mcnemar`)."""
 
     group: str
     fixed: int
@@ -150,50 +157,6 @@ def _judge_label(judge: MetricJudge) -> str:
     return f"{judge.judge} {judge.version}" + (f" ({judge.judge_model})" if judge.judge_model else "")
 
 
-def mcnemar_exact(fixed: int, regressed: int) -> float:
-    """Two-sided exact McNemar (binomial) p-value for discordant pairs."""
-    n = fixed + regressed
-    if n == 0:
-        return 1.0
-    k = min(fixed, regressed)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
-
-
-def clustered_mcnemar(per_cluster: Iterable[tuple[int, int]]) -> tuple[int, int, float]:
-    """(clusters fixed, clusters regressed, p) from (fixed, regressed) trial counts per cluster: a cluster counts
-    as fixed when its trials fixed more than they regressed, as regressed when the reverse, and not at all when
-    they balance; the exact McNemar (sign) test then runs on those clusters. Trials of one cluster (repeats of a
-    case, cases on one source) are not independent, so they count as one unit: identical repeats give the
-    p-value of one repeat, and clusters of one trial give the exact McNemar test on trials."""
-    fixed = regressed = 0
-    for f, r in per_cluster:
-        fixed += f > r
-        regressed += r > f
-    return fixed, regressed, mcnemar_exact(fixed, regressed)
-
-
-def _normal_p(z: float) -> float:
-    return math.erfc(abs(z) / math.sqrt(2))
-
-
-def newcombe(ka: int, na: int, kb: int, nb: int) -> tuple[float, float]:
-    """95% CI of pb - pa (Newcombe's hybrid score interval from two Wilson intervals)."""
-    pa, pb = ka / na, kb / nb
-    la, ua = wilson(ka, na)
-    lb, ub = wilson(kb, nb)
-    d = pb - pa
-    return (d - math.sqrt((pb - lb) ** 2 + (ua - pa) ** 2), d + math.sqrt((ub - pb) ** 2 + (pa - la) ** 2))
-
-
-def two_proportion_p(ka: int, na: int, kb: int, nb: int) -> float:
-    pooled = (ka + kb) / (na + nb)
-    se = math.sqrt(pooled * (1 - pooled) * (1 / na + 1 / nb))
-    if se == 0:
-        return 1.0 if ka / na == kb / nb else 0.0
-    return _normal_p((kb / nb - ka / na) / se)
-
-
 def _analytic(a: MetricValue, b: MetricValue) -> MetricChange:
     change = _base(a, b)
     if a.value is None or b.value is None:
@@ -203,13 +166,10 @@ def _analytic(a: MetricValue, b: MetricValue) -> MetricChange:
         change.ci_low, change.ci_high = newcombe(ka, a.n, kb, b.n)
         change.p_value = two_proportion_p(ka, a.n, kb, b.n)
         change.method = "two-proportion z (unpaired)"
-    elif a.kind in ("mean", "proportion") and None not in (a.ci_low, a.ci_high, b.ci_low, b.ci_high):
-        se_a = (a.ci_high - a.ci_low) / (2 * Z95)  # type: ignore[operator]
-        se_b = (b.ci_high - b.ci_low) / (2 * Z95)  # type: ignore[operator]
-        se = math.hypot(se_a, se_b)
-        d = b.value - a.value
-        change.ci_low, change.ci_high = d - Z95 * se, d + Z95 * se
-        change.p_value = _normal_p(d / se) if se > 0 else (1.0 if d == 0 else 0.0)
+    elif (a.kind in ("mean", "proportion") and a.ci_low is not None and a.ci_high is not None
+          and b.ci_low is not None and b.ci_high is not None):
+        change.ci_low, change.ci_high, change.p_value = difference_from_intervals(
+            a.value, (a.ci_low, a.ci_high), b.value, (b.ci_low, b.ci_high))
         change.method = "normal approximation from the CIs (unpaired)"
     else:
         change.method = "change only"
@@ -255,17 +215,6 @@ def bootstrap_changes(suite: Suite, a: Sequence[TrialRecord], b: Sequence[TrialR
         for key in va.keys() & vb.keys():
             deltas[key].append(vb[key] - va[key])
     return {key: percentile_test(ds) for key, ds in deltas.items()}
-
-
-def percentile_test(deltas: list[float]) -> tuple[float, float, float]:
-    """(ci_low, ci_high, p) of bootstrap deltas: the 95% percentile interval and the two-sided p of 0."""
-    ds = sorted(deltas)
-    n = len(ds)
-    lo = ds[int(math.floor(0.025 * n))]
-    hi = ds[min(n - 1, int(math.ceil(0.975 * n)) - 1)]
-    below = sum(d < 0 for d in ds) + 0.5 * sum(d == 0 for d in ds)
-    above = n - below
-    return lo, hi, min(1.0, 2 * (min(below, above) + 1) / (n + 1))
 
 
 def bootstrap_within(suite: Suite, records: Sequence[TrialRecord], pairs: Sequence[tuple[Key, Key]], *,

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from knowgap.engine.records import Manifest, MetricJudge, MetricValue
-from knowgap.judges.cards import Estimate, ValidityCard, assess, find_card, fmt, rogan_gladen
+from knowgap.judges.cards import Estimate, ValidityCard, assess, corrected, find_card, fmt
 
 Status = Literal["reportable", "screen", "computed", "unknown"]
 BADGES: dict[Status, str] = {"reportable": "reportable", "screen": "SCREEN", "computed": "computed",
@@ -91,8 +91,8 @@ def _corrected(metric: MetricValue, judge: MetricJudge, card: ValidityCard | Non
     n: float = metric.n if metric.n_eff is None else metric.n_eff  # a clustered rate counts its effective n
     k = metric.value * n if metric.n_eff is not None else round(metric.value * n)
     if judge.counts == "positive":
-        return rogan_gladen(k, n, card)
-    flipped = rogan_gladen(n - k, n, card)  # a rate of the judge's negative verdicts: 1 - the positive rate
+        return corrected(k, n, card)
+    flipped = corrected(n - k, n, card)  # a rate of the judge's negative verdicts: 1 - the positive rate
     if flipped is None or flipped.value is None:
         return None
     return Estimate(value=1 - flipped.value, ci_low=None if flipped.ci_high is None else 1 - flipped.ci_high,

@@ -1,6 +1,6 @@
 """``knowgap plan SUITE``: how many cases it takes to detect a difference of a given size, and whether repeats help.
 
-The math is :mod:`knowgap.engine.power`; this module finds its inputs. A stored run (``--from-run``) gives the
+The math is :mod:`knowgap.stats.power`; this module finds its inputs. A stored run (``--from-run``) gives the
 metric's baseline rate, the within-case correlation of repeated trials (ICC: repeats of ``--repeats``, or the
 extract suite's runs per case) and, with a second group (``--versus``) or a second run, the correlation of two
 configurations' verdicts on one case (the paired design's discordance). Each is taken per case from the suite's own
@@ -19,11 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from knowgap.engine import power as pw
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.suite import Suite
 from knowgap.errors import KnowgapError, first_validation_error
 from knowgap.report.data import RunData, load_run_data
+from knowgap.stats import power as pw
 from knowgap.suites import get_suite
 
 WORST_CASE_RATE = 0.5

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING
 
 from knowgap.engine.gateway import ModelGateway
 from knowgap.engine.records import CallRecord
-from knowgap.engine.stats import wilson
 from knowgap.engine.suite import TrialFailed
 from knowgap.judges.cards import Estimate, ValidityCard, binary_card, sha256_files
 from knowgap.judges.geval import Ratings
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.stats import wilson
 
 if TYPE_CHECKING:
     from knowgap.suites.clarify.dataset import ClarifyCase

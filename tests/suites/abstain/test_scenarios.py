@@ -13,9 +13,9 @@ import knowgap
 from knowgap.casefiles.schema import case_schema
 from knowgap.casefiles.strict import check
 from knowgap.engine.records import TrialRecord
-from knowgap.engine.stats import wilson
 from knowgap.errors import InputError, KnowgapError
 from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.stats import wilson
 from knowgap.suites.abstain.scenario_data import QUESTION_SCENARIOS, check_scenario_file, load_scenario
 from knowgap.suites.abstain.scenario_metrics import f1_of, scenario_metrics, scenario_verdicts
 from knowgap.suites.abstain.scenarios import scenario_request

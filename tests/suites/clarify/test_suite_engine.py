@@ -289,7 +289,7 @@ def test_a_count_without_spread_gets_no_interval_and_a_score_gets_wilsons() -> N
     """Every answer asks exactly one question and recalls every element: the recall (a [0, 1] score) is as
     uncertain as 6 of 6; the question count (a count, which could exceed 1) gets no interval rather than [1, 1]."""
     from knowgap.engine.records import TrialRecord
-    from knowgap.engine.stats import wilson
+    from knowgap.stats import wilson
     from knowgap.suites.clarify.metrics import clarify_metrics
 
     records = [TrialRecord(trial_id=f"c{i}|prompt=plain|r0", case_id=f"c{i}", config_id="prompt=plain", repeat=0,

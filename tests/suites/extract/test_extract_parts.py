@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from knowgap.engine.records import TrialRecord
-from knowgap.engine.stats import wilson
 from knowgap.models.structured import ParseFailure
+from knowgap.stats import wilson
 from knowgap.suites.extract.attacks import disguise, extract_attacks, inject
 from knowgap.suites.extract.claims_judge import DECOMPOSE_SYSTEM, judge_faithfulness
 from knowgap.suites.extract.dataset import load_cases

@@ -11,10 +11,10 @@ import pytest
 
 import knowgap
 from knowgap.engine.runner import RunInterrupted
-from knowgap.engine.stats import wilson
 from knowgap.errors import KnowgapError
 from knowgap.models.base import ChatModel
 from knowgap.models.types import ChatRequest, ChatResponse, ToolCall, Usage
+from knowgap.stats import wilson
 from knowgap.suites.partial.dataset import DATA, Scenario, load_scenarios
 from knowgap.suites.partial.evidence_scores import deciding_evidence, view_paths
 from knowgap.suites.partial.prompts import SYSTEM_PROMPTS, example_path, system_prompt, task_prompt

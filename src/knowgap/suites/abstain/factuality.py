@@ -49,7 +49,7 @@ class TierAgreement(BaseModel):
 
 def tier_agreement(labels: Sequence[str], verdicts: Sequence[HasTier | str | None]) -> TierAgreement:
     """``verdicts``: tiers, or objects with a ``tier``; None for a verdict that could not be parsed."""
-    from knowgap.engine.stats import wilson
+    from knowgap.stats import wilson
 
     confusion = {t: dict.fromkeys((*TIERS, "unparsed"), 0) for t in TIERS}
     skipped = 0

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pydantic import BaseModel
 
 from knowgap.engine.records import TrialRecord
-from knowgap.engine.stats import wilson
+from knowgap.stats import wilson
 from knowgap.text import sentences
 from knowgap.text.embed import Embedder, default_embedder
 

@@ -2,7 +2,7 @@
 than one knowledge base, the same metrics again per configuration and knowledge base (group
 ``rag/basic · kb=ICA_134``).
 
-Intervals are clustered (:mod:`knowgap.engine.stats`) by :func:`cluster_key`: a question's fact, i.e. its case
+Intervals are clustered (:mod:`knowgap.stats`) by :func:`cluster_key`: a question's fact, i.e. its case
 (repeats count once); for a knowledge base generated from documents, the document the fact came from (its
 questions share one text). A PolicyBench question's ``source`` is its knowledge-base file, so clustering by it
 would leave 1 cluster per knowledge base (4 in all): too few to estimate a variance from, and the knowledge

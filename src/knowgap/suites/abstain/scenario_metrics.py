@@ -16,15 +16,13 @@ itself (repeats count once). A reply the LLM abstention judge could not parse co
 
 from __future__ import annotations
 
-import math
-import random
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 
 from knowgap.engine.records import MetricValue, TrialRecord, Verdict
-from knowgap.engine.stats import group_by_cluster, unless_point
 from knowgap.engine.tally import Tally
 from knowgap.engine.verdicts import judged, not_scored
+from knowgap.stats import cluster_bootstrap
 
 DESCRIBED = {
     "abstention_precision": "of the replies that declined, the share on questions that should be declined",
@@ -63,18 +61,10 @@ def f1_of(pairs: Iterable[tuple[bool, bool]]) -> float | None:
 def f1_metric(group: str, pairs: Sequence[tuple[bool, bool]], keys: Sequence[Hashable],
               seed: int = 0) -> MetricValue:
     """``abstention_f1`` with a percentile bootstrap 95% CI that resamples clusters (all their trials at once);
-    where every resample gives the same F1, not that point (:func:`~knowgap.engine.stats.unless_point`)."""
-    value = f1_of(pairs)
-    groups = group_by_cluster(keys)
-    lo = hi = None
-    if value is not None:
-        rng = random.Random(seed)
-        draws = sorted(d for d in (f1_of(pairs[i] for g in rng.choices(groups, k=len(groups)) for i in g)
-                                   for _ in range(BOOTSTRAP_REPS)) if d is not None)
-        lo, hi = unless_point((draws[int(0.025 * (len(draws) - 1))], draws[math.ceil(0.975 * (len(draws) - 1))]),
-                              value, len(groups)) or (None, None)
-    return MetricValue(name=F1, group=group, value=value, ci_low=lo, ci_high=hi, n=len(pairs),
-                       n_cases=len(groups), kind="mean", description=F1_DESCRIPTION)
+    where every resample gives the same F1, not that point (:func:`knowgap.stats.cluster_bootstrap`)."""
+    lo, hi = cluster_bootstrap(pairs, keys, f1_of, reps=BOOTSTRAP_REPS, seed=seed) or (None, None)
+    return MetricValue(name=F1, group=group, value=f1_of(pairs), ci_low=lo, ci_high=hi, n=len(pairs),
+                       n_cases=len(set(keys)), kind="mean", description=F1_DESCRIPTION)
 
 
 class _Group:

@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from knowgap.engine.stats import wilson
 from knowgap.judges.cards import (
     Estimate,
     ValidityCard,
@@ -28,6 +27,7 @@ from knowgap.judges.cards import (
     sha256_files,
 )
 from knowgap.judges.validation import stratified_sample
+from knowgap.stats import wilson
 from knowgap.suites.clarify import coverage
 from knowgap.suites.clarify.coverage import best_threshold, load_pairs, pair_scores
 from knowgap.text import detect_lang

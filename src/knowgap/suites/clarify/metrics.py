@@ -1,7 +1,7 @@
 """Metrics of a clarify run per configuration (system prompt version), each with a 95% CI: Wilson intervals for
 proportions, a seeded bootstrap for means. Key rates are also split by language (group ``prompt=X · zh``).
 
-Intervals are clustered (:mod:`knowgap.engine.stats`) by the case's source: cases adapted from one LawBench row
+Intervals are clustered (:mod:`knowgap.stats`) by the case's source: cases adapted from one LawBench row
 (``source.dataset`` + ``source.row``) form one cluster, any other case (authored) is its own; repeats of a case
 count once. The suite passes the key of each case (``ClarifySuite.metrics``); a case it does not know (an older
 run's) is its own cluster."""

@@ -23,6 +23,7 @@ from knowgap.errors import InputError
 from knowgap.jsonl import read_objects
 from knowgap.judges.faithfulness import OfflineFaithfulness
 from knowgap.judges.faithfulness_data import DEFAULT_DATA, CalibrationPair, load_benchmarks
+from knowgap.stats import percentile_interval
 
 __all__ = ["DEFAULT_DATA", "CalibrationPair", "CalibrationReport", "calibrate", "load_benchmarks",
            "report_from_scores"]
@@ -95,8 +96,7 @@ def bootstrap_ba(scores: np.ndarray, labels: np.ndarray, threshold: float, *, re
         return None, None
     tpr = (rng.choice(pos, (reps, len(pos))) >= threshold).mean(axis=1)
     tnr = (rng.choice(neg, (reps, len(neg))) < threshold).mean(axis=1)
-    values = np.sort((tpr + tnr) / 2)
-    return float(values[int(0.025 * reps)]), float(values[int(0.975 * reps) - 1])
+    return percentile_interval(((tpr + tnr) / 2).tolist())
 
 
 def best_threshold(scores: np.ndarray, labels: np.ndarray) -> float:

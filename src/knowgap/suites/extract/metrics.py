@@ -2,7 +2,7 @@
 Newcombe's hybrid score interval for the flip rate above the noise floor). A breakdown is named
 ``metric:key=value``, e.g. ``flip_rate:position=end``.
 
-Intervals are clustered (:mod:`knowgap.engine.stats`): the runs of one case (and its repeats) are near-copies
+Intervals are clustered (:mod:`knowgap.stats`): the runs of one case (and its repeats) are near-copies
 at temperature 0, so a normal or calibration case is one cluster; adversarial cases built on one review share
 its clean baseline and its noise floor, so they cluster by that review (``base_id``; 24 adversarial cases on 8
 reviews in the shipped data: 8 clusters, and an interval as wide as 8 reviews allow)."""
@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.stats import newcombe_interval, wilson
 from knowgap.engine.tally import Tally
 from knowgap.injection.metrics import ATTACK_SUCCESS, BREAKDOWNS, CLEAN_TASK_SCORE, NOISE_FLOOR
 from knowgap.injection.metrics import DESCRIPTIONS as INJECTION_DESCRIPTIONS
+from knowgap.stats import newcombe_interval, wilson
 from knowgap.suites.extract.defences import attack_outcome, family_of
 from knowgap.suites.extract.takeover import TAKEOVER_METRICS, count_takeovers
 

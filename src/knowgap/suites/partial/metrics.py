@@ -1,11 +1,10 @@
 """Metrics of the ``partial`` suite, per configuration, per family and per restriction dimension, with 95% CIs
-clustered by task (:func:`cluster_key`; :mod:`knowgap.engine.stats`);
+clustered by task (:func:`cluster_key`; :mod:`knowgap.stats`);
 and the seed's sufficiency pre-test (per family: full-view accuracy, and the drop to the authorized view, which
 should fall in a band: 15-35 points by default, the seed's 95% -> 60-80%)."""
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.stats import cluster_resample, group_by_cluster, unless_point
+from knowgap.stats import cluster_bootstrap
 from knowgap.suites.partial import injection_metrics
 from knowgap.suites.partial.prompts import DEFAULT_PROMPT, RUBRIC_CRITERIA
 from knowgap.suites.partial.scoring import ece, macro_f1
@@ -96,7 +95,7 @@ def cluster_key(record: TrialRecord | TrialFacts, cases: Mapping[str, Any]) -> s
 def _bootstrap_stat(name: str, group: str, items: list[tuple[Any, str]], stat: Any, reps: int = 1000
                     ) -> MetricValue:
     """``stat`` over the items with a percentile bootstrap that resamples clusters (each item's key); where every
-    resample gives the same value, not that point (:func:`~knowgap.engine.stats.unless_point`)."""
+    resample gives the same value, not that point (:func:`knowgap.stats.cluster_bootstrap`)."""
     values = [item for item, _ in items]
     keys = [key for _, key in items]
     value = stat(values) if values else None
@@ -104,12 +103,7 @@ def _bootstrap_stat(name: str, group: str, items: list[tuple[Any, str]], stat: A
     if value is None:
         return MetricValue(name=name, group=group, value=None, n=len(items), n_cases=clusters, kind="mean",
                            description=DESCRIBED[name])
-    rng = random.Random(0)
-    groups = group_by_cluster(keys)
-    draws = sorted(v for v in (stat(cluster_resample(values, groups, rng)) for _ in range(reps)) if v is not None)
-    ci = unless_point((draws[int(0.025 * len(draws))], draws[min(len(draws) - 1, int(0.975 * len(draws)))]), value,
-                      clusters) if draws else None
-    lo, hi = ci or (None, None)
+    lo, hi = cluster_bootstrap(values, keys, stat, reps=reps, seed=0) or (None, None)
     return MetricValue(name=name, group=group, value=value, ci_low=lo, ci_high=hi, n=len(items), n_cases=clusters,
                        kind="mean", description=DESCRIBED[name])
 

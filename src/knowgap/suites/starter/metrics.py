@@ -1,5 +1,5 @@
 """Metrics of a starter run per configuration (system prompt), with Wilson 95% CIs clustered by case (the
-repeats of one case count once: :mod:`knowgap.engine.stats`)."""
+repeats of one case count once: :mod:`knowgap.stats`)."""
 
 from __future__ import annotations
 
