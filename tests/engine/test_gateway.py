@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import ast
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
+from knowgap.engine.cache import ResponseCache
 from knowgap.engine.gateway import ModelCallFailed, ModelGateway, RetryPolicy
 from knowgap.models.types import ChatRequest
 from knowgap.suites.extract.summarizer import Summarizer
@@ -96,8 +96,11 @@ def test_sync_calls_retry_count_and_fail_with_one_clear_line(tmp_path: Path) -> 
             assert (gateway.calls, gateway.provider_calls) == (3, 5)  # every second request failed once, retried
             assert ask(ChatRequest.simple("question 0")) == answers[0] and gateway.provider_calls == 5  # cached
         assert gateway.cache is not None
-        with pytest.raises(sqlite3.ProgrammingError, match="closed"):  # the gateway from open() closed its cache
-            gateway.cache.stats()
+        # the gateway from open() closed its cache (a closed cache holds nothing) after committing its 3 answers
+        assert gateway.cache.stats()["entries"] == 0
+        reopened = ResponseCache(gateway.cache.path)
+        assert reopened.stats()["entries"] == 3
+        reopened.close()
     dead = ModelGateway(run_id="t", cache=None, retry=RetryPolicy(max_retries=1, base_s=0.01))
     with dead, pytest.raises(ModelCallFailed, match=r"^judge model openai-compat:fake@http://127\.0\.0\.1:\d+/v1 "
                                                     r"failed: .*gave up after 2 attempts"):

@@ -131,8 +131,8 @@ def test_a_suite_run_sends_each_distinct_request_once(runs_root: Path, use_cache
     """extract: every adversarial variant of a review re-runs that review's clean summary (same request, same
     seed); at concurrency 16 those are in flight together. Each distinct request reaches the model once and every
     trial still records all its calls."""
-    model = Slow(delay=0.03)
-    result = knowgap.run("extract", models={"target": "test:slow"}, options={"sample": 12}, providers={
+    model = Slow(delay=0.03)  # all cases: a sample is taken round-robin over reviews, one variant of each first
+    result = knowgap.run("extract", models={"target": "test:slow"}, options={}, providers={
         "test:slow": model}, runs_root=runs_root, concurrency=16, use_cache=use_cache)
     sent = Counter(r.fingerprint() for r in model.requests)
     assert sent and max(sent.values()) == 1, "no request sent twice"
@@ -151,7 +151,7 @@ def test_an_http_server_answers_each_distinct_request_of_a_run_once(tmp_path: Pa
     """The same through openai-compat: a real server process (tests/fakes) that answers after 50 ms logs every
     request it served; an extract run at concurrency 16 asks some requests twice, the server serves each once."""
     with fake_server(tmp_path, "--delay", "0.05") as srv:
-        result = knowgap.run("extract", models={"target": srv.spec}, options={"sample": 12}, runs_root=runs_root,
+        result = knowgap.run("extract", models={"target": srv.spec}, options={}, runs_root=runs_root,
                              concurrency=16, use_cache=False)
         served = srv.served_ok()
     assert served and set(served.values()) == {1}, "no request served twice"
