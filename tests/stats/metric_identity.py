@@ -28,6 +28,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 import random
 import shutil
 import sys
@@ -139,8 +140,9 @@ def _label(run_path: Path, out: Path, field_name: str, rubric: str | None) -> No
 
 @contextmanager
 def stored_runs(source: Path = FIXTURES) -> Iterator[Path]:
-    """A temporary runs folder holding every stored run (trials unzipped), one folder per plan name."""
-    with tempfile.TemporaryDirectory() as tmp:
+    """A temporary runs folder holding every stored run (trials unzipped), one folder per plan name, with an
+    empty KNOWGAP_HOME meanwhile (judge cards measured on this machine would replace the shipped ones)."""
+    with tempfile.TemporaryDirectory() as tmp, _empty_home():
         root = Path(tmp)
         for run in sorted((source / "runs").iterdir()):
             target = root / run.name
@@ -154,6 +156,20 @@ def stored_runs(source: Path = FIXTURES) -> Iterator[Path]:
                         (target / "labels" / "labels.jsonl").open("wb") as dst:
                     shutil.copyfileobj(src, dst)
         yield root
+
+
+@contextmanager
+def _empty_home() -> Iterator[None]:
+    before = os.environ.get("KNOWGAP_HOME")
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["KNOWGAP_HOME"] = home
+        try:
+            yield
+        finally:
+            if before is None:
+                del os.environ["KNOWGAP_HOME"]
+            else:
+                os.environ["KNOWGAP_HOME"] = before
 
 
 def _load(path: Path) -> Any:
