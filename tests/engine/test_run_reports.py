@@ -93,3 +93,34 @@ def test_an_interrupted_run_writes_no_report(runs_root: Path) -> None:
     [run_dir] = list(runs_root.iterdir())
     assert json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))["status"] == "interrupted"
     assert not [name for name in REPORTS if (run_dir / name).exists()]
+
+
+class StoppedWhileCounting(Tiny):
+    """Ctrl-C (or SIGTERM, which the command line hands to the same handler) arrives while the metrics are
+    computed, after every trial is stored: a long judge pass is where a user gives up waiting."""
+
+    name: ClassVar[str] = "tiny-stopped-while-counting"
+    stop = True
+
+    def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
+        if StoppedWhileCounting.stop:
+            raise KeyboardInterrupt
+        return super().metrics(records)
+
+
+def test_a_stop_while_the_metrics_are_computed_leaves_an_interrupted_run_that_resumes_without_calls(
+        runs_root: Path) -> None:
+    echo = Echo()
+    config = RunConfig(suite=StoppedWhileCounting.name, models={"target": Echo.spec})
+    with pytest.raises(RunInterrupted, match="continue with knowgap resume"):
+        start_run(config, StoppedWhileCounting, runs_root=runs_root, providers={Echo.spec: echo}, progress=False)
+    (run,) = runs_root.iterdir()
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    assert (manifest["status"], manifest["trials_ok"]) == ("interrupted", 2)  # was left 'running'
+    assert not (run / "metrics.json").exists()
+    calls = echo.calls
+    StoppedWhileCounting.stop = False
+    result = start_run(config, StoppedWhileCounting, runs_root=runs_root, providers={Echo.spec: echo},
+                       progress=False, resume=run.name)
+    assert result.status == "finished" and echo.calls == calls  # the metrics now, no model called again
+    assert [(m.name, m.value) for m in result.metrics] == [("echoed", 1.0)]

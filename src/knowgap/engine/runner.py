@@ -350,13 +350,15 @@ class Runner:
         trials = self.iter_trials(planned.pop(), finished)  # once run to its end, it holds no case
         try:
             asyncio.run(self._execute_and_close(store, trials, len(finished), total, clients))
+            # a stop while the metrics are computed (a long judge pass) is an interruption too: the trials are
+            # stored, the metrics not yet, and a resume computes them without calling the model again
+            metrics = self.suite.metrics(store.snapshot())  # re-read per pass: suites may go over it twice
         except (KeyboardInterrupt, asyncio.CancelledError):
             self._tally(store, manifest)
             manifest.status = "interrupted"
             self._finish(store, manifest, cache)
             raise RunInterrupted(f"interrupted: finished trials are stored in {store.path}; continue with "
                                  f"knowgap resume {manifest.run_id}") from None
-        metrics = self.suite.metrics(store.snapshot())  # re-read per pass: suites may go over it twice
         store.write_metrics(metrics)
         self._tally(store, manifest)
         manifest.status = finished_status(manifest.trials_ok, manifest.trials_error)
