@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from knowgap.engine.metric_spec import Choice, MetricSpec, computed_names, expanded, metric_names, spec_of
 from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TrialRecord, Verdict
+from knowgap.engine.suite_data import SuiteData
 from knowgap.engine.verdicts import failed
-from knowgap.errors import KnowgapError
 from knowgap.models.types import ChatRequest, ChatResponse
-from knowgap.strictjsonl import CaseFileCheck, read_strict
 
 if TYPE_CHECKING:
     from knowgap.models.base import ChatModel
@@ -144,31 +144,53 @@ class Suite(ABC):
     demo_options: ClassVar[dict[str, Any]] = {}
     """Options used by ``knowgap demo`` (a small sample)."""
     default_max_tokens: ClassVar[int] = 512
+    metric_specs: ClassVar[tuple[MetricSpec, ...] | None] = None
+    """Every metric :meth:`metrics` can produce, under any options, each declared once
+    (:class:`~knowgap.engine.metric_spec.MetricSpec`: kind, direction, cluster unit, judge, the options it needs,
+    description). :attr:`metric_names`, :attr:`computed_metrics`, :meth:`metric_needs` and :meth:`metric_judges`
+    are derived from them. None (an older plugin suite): declare those by hand, or not at all."""
     metric_names: ClassVar[frozenset[str] | None] = None
-    """Every metric name :meth:`metrics` can produce, under any options. A breakdown ``NAME:KEY=VALUE`` (e.g.
-    ``flip_rate:position=end``) is declared by its ``NAME``. Eval files' thresholds are checked against it
-    before any model call; None (not declared, e.g. an older plugin suite): checked only after the run."""
+    """Every metric name :meth:`metrics` can produce, under any options (derived from :attr:`metric_specs`). A
+    breakdown ``NAME:KEY=VALUE`` (e.g. ``flip_rate:position=end``) is declared by its ``NAME``. Eval files'
+    thresholds are checked against it before any model call; None (not declared, e.g. an older plugin suite):
+    checked only after the run."""
 
     computed_metrics: ClassVar[frozenset[str] | None] = None
     """The names in :attr:`metric_names` no judge decides (an exact rule on structured output: a count, a parsed
-    field equal to a label, a length); every other name is decided by a judge of :meth:`metric_judges` under some
-    options. None (not declared, e.g. an older plugin suite): reports say how such metrics were decided is
-    unknown."""
+    field equal to a label, a length; derived from :attr:`metric_specs`); every other name is decided by a judge of
+    :meth:`metric_judges` under some options. None (not declared, e.g. an older plugin suite): reports say how such
+    metrics were decided is unknown."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        specs = cls.__dict__.get("metric_specs")
+        if specs is None:
+            return
+        if "metric_names" in cls.__dict__ or "computed_metrics" in cls.__dict__:
+            raise TypeError(f"{cls.__name__}: metric_names and computed_metrics are derived from metric_specs; "
+                            "declare the specs alone")
+        cls.metric_names = metric_names(specs)
+        cls.computed_metrics = computed_names(specs)
 
     @classmethod
     def declares_metric(cls, name: str) -> bool | None:
         """Whether :meth:`metrics` can produce ``name`` (a breakdown by its base name); None: not declared."""
+        if cls.metric_specs is not None:
+            return spec_of(cls.metric_specs, name) is not None
         if cls.metric_names is None:
             return None
         return name in cls.metric_names or name.split(":", 1)[0] in cls.metric_names
 
     def metric_needs(self, name: str) -> str | None:
         """What this run's options lack to produce metric ``name`` (a breakdown by its base name), in words that
-        name the option (``'--inject (or ...)'``); None when they can produce it, or when the suite does not say
-        (the default). ``knowgap eval`` and its ``--check`` refuse, before any model call, a threshold on a metric
-        no suite in its scope can produce with its options; ``knowgap gate`` names the option when a run lacks
-        the metric."""
-        return None
+        name the option (``'--inject (or ...)'``); None when they can produce it, or when the suite does not say.
+        By default the spec's :attr:`~knowgap.engine.metric_spec.MetricSpec.needs`. ``knowgap eval`` and its
+        ``--check`` refuse, before any model call, a threshold on a metric no suite in its scope can produce with
+        its options; ``knowgap gate`` names the option when a run lacks the metric."""
+        spec = spec_of(self.metric_specs or (), name)
+        if spec is None or spec.needs is None or spec.needs.met(self):
+            return None
+        return spec.needs.says
 
     def metric_groups(self) -> list[str]:
         """The groups :meth:`metrics` can produce under this run's options, ``*`` standing for a part the data
@@ -178,19 +200,10 @@ class Suite(ABC):
         ids = [c.id for c in self.configurations()]
         return ids + [f"{i} · *" for i in ids]
 
-    case_file_model: ClassVar[type[BaseModel] | None] = None
-    """The pydantic model of one line of the suite's JSONL case file (its ``--data`` option): the JSON Schema
-    ``knowgap data schema SUITE`` prints. None: the suite reads no case file of its own."""
-
-    @classmethod
-    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
-        """Every problem of the case file ``path`` (the suite's own rules too) and the cases it holds, without
-        running anything; raises only when the file cannot be read at all. The suite's loader (``run --data``) and
-        ``knowgap data check`` both call it, so both say the same thing. By default: each line strictly as
-        :attr:`case_file_model` (:func:`knowgap.strictjsonl.read_strict`)."""
-        if cls.case_file_model is None:
-            raise KnowgapError(f"suite '{getattr(cls, 'name', cls.__name__)}' reads no case file")
-        return read_strict(path, cls.case_file_model)
+    data: ClassVar[SuiteData | None] = None
+    """The suite's data part (:class:`~knowgap.engine.suite_data.SuiteData`): the model of one line of its case
+    file (its ``--data`` option), its check, what ``knowgap data import`` fills and how ``knowgap data inject``
+    plants attacks in it. Every ``knowgap data`` command asks it. None: the suite reads no case file of its own."""
 
     def __init__(self, options: SuiteOptions) -> None:
         self.options = options
@@ -235,8 +248,15 @@ class Suite(ABC):
     def metric_judges(self) -> dict[str, JudgeUse]:
         """The judge that decides each judged metric under this run's options, by metric name (a breakdown
         ``NAME:KEY=VALUE`` inherits its ``NAME``'s judge); the others should be in :attr:`computed_metrics`. Stored in
-        the manifest with the judge model; reports show each judge's card."""
-        return {}
+        the manifest with the judge model; reports show each judge's card. By default each spec's judge (a
+        :class:`~knowgap.engine.metric_spec.Choice` picked by this run's options)."""
+        out = {}
+        for name, spec in expanded(self.metric_specs or ()):
+            judge = spec.judge.pick(self.options) if isinstance(spec.judge, Choice) else spec.judge
+            if judge is not None:
+                out[name] = JudgeUse(judge=judge.name, version=judge.version(), counts=spec.counts,
+                                     role="judge" if judge.kind == "model" else None)
+        return out
 
     # people in the loop (optional) -----------------------------------------------------------------
     rubrics: ClassVar[tuple[RubricSpec, ...]] = ()
