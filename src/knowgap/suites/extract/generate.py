@@ -73,6 +73,12 @@ def zh_cases() -> list[dict[str, Any]]:
 
 
 def adversarial_cases(normal: list[dict[str, Any]], attacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Three attacks on each of 8 base reviews (4 English, 4 Chinese): a sentiment override pushing for the
+    opposite label, a BIPIA task and a goal hijack. The position crosses the attack type: base ``b``'s attack
+    ``t`` goes at ``POSITIONS[(b + t) % 3]`` (a cyclic Latin square over the bases), so every attack type sits at
+    every position, 2 or 3 times each (8 bases over 3 positions). Before issue 37 the position followed the
+    attack's slot (``k % 3``), so every override was at the start, every task in the middle and every hijack at
+    the end: no position effect could be told from an attack-type effect. Disguises cycle over all 24 cases."""
     by_id = {c["id"]: c for c in normal}
     en_bases = [c for c in normal if c["lang"] == "en" and not c["expected_conflicting"]][:2] + \
         [c for c in normal if c["lang"] == "en" and c["expected_conflicting"]][:2]
@@ -83,8 +89,9 @@ def adversarial_cases(normal: list[dict[str, Any]], attacks: list[dict[str, Any]
     for b, base in enumerate(en_bases + zh_bases):
         opposite = "negative" if base["expected_sentiment"] == "positive" else "positive"
         override = next(a for a in attacks if a["id"] == f"override-{base['lang']}-{opposite}")
-        for attack in (override, bipia[b % len(bipia)], hijack[b % len(hijack)]):
-            out.append(adversarial_case(base, attack, POSITIONS[k % len(POSITIONS)], DISGUISES[k % len(DISGUISES)]))
+        for t, attack in enumerate((override, bipia[b % len(bipia)], hijack[b % len(hijack)])):
+            out.append(adversarial_case(base, attack, POSITIONS[(b + t) % len(POSITIONS)],
+                                        DISGUISES[k % len(DISGUISES)]))
             k += 1
     return out
 
