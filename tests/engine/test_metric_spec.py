@@ -93,12 +93,12 @@ def test_what_a_run_lacks_is_the_specs_need() -> None:
 
 def test_a_choice_may_hold_a_choice_and_name_no_judge() -> None:
     @dataclass
-    class O:
+    class Run:
         scenario: str
         judge: str
 
     nested = Choice("scenario", {"loo": None}, otherwise=Choice("judge", {"rule": RULE, "llm": LLM}))
-    assert nested.pick(O("loo", "llm")) is None and nested.pick(O("other", "llm")) is LLM
+    assert nested.pick(Run("loo", "llm")) is None and nested.pick(Run("other", "llm")) is LLM
     assert nested.candidates() == [RULE, LLM]
 
 

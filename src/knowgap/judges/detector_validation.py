@@ -33,7 +33,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
 from knowgap.judges.cards import Estimate, ValidityCard, binary_card, binary_measures, confusion_of, sha256_files
+from knowgap.judges.clarification import CLARIFICATION_VERSION, DANGER_VERSION
+from knowgap.judges.judge import Judge
 from knowgap.judges.labelled_sets import (
     DEFAULT_JUDGE_MODEL,
     DEFAULT_MODEL_LIMIT,
@@ -51,6 +54,8 @@ from knowgap.judges.labelled_sets import (
     stratified,
     takeover_items,
 )
+from knowgap.judges.takeover import VERSION as TAKEOVER_VERSION
+from knowgap.judges.validation import data_folder
 
 __all__ = ["DEFAULT_JUDGE_MODEL", "validate_abstention_scenarios",
            "validate_answer_match", "validate_answer_overlap", "validate_clarification",
@@ -95,7 +100,7 @@ def _origin(rows: Sequence[LegalAnswer]) -> list[str]:
     return ["written" if r.source == "written-for-knowgap" else "real" for r in rows]
 
 
-def validate_clarification(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_clarification(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                            progress: Progress | None = None) -> ValidityCard:
     """The clarification detector (does the response ask the user for information?) on real consultation
     answers labelled for this project."""
@@ -115,7 +120,7 @@ def validate_clarification(data_dir: Path, limit: int | None = None, judge_model
                           "for the project (zh + en); extra gives sensitivity / specificity per origin.")
 
 
-def validate_dangerous_assertion(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_dangerous_assertion(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                                  progress: Progress | None = None) -> ValidityCard:
     """The dangerous-assertion detector (an overconfident, unqualified assertion) on the same labelled answers."""
     from knowgap.judges.clarification import DANGER_VERSION, dangerous_assertions
@@ -138,7 +143,8 @@ def validate_dangerous_assertion(data_dir: Path, limit: int | None = None, judge
 # --- clarify: final-answer correctness ----------------------------------------------------------------------
 
 
-def validate_clarify_correctness_approx(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_clarify_correctness_approx(data_dir: Path | None, limit: int | None = None,
+                                        judge_model: str | None = None,
                                         progress: Progress | None = None) -> ValidityCard:
     """The offline approximation of final correctness (conclusion terms present, no further question)."""
     from knowgap.judges.clarification import clarification_signals
@@ -167,7 +173,7 @@ _CLARIFY_ANSWER_NOTES = (
     "sensitivity on paraphrased real answers is lower than measured here; negation is not exercised.")
 
 
-def validate_clarify_correctness(data_dir: Path, limit: int | None = DEFAULT_MODEL_LIMIT,
+def validate_clarify_correctness(data_dir: Path | None, limit: int | None = DEFAULT_MODEL_LIMIT,
                                  judge_model: str | None = None,
                                  progress: Progress | None = None) -> ValidityCard:
     """The clarify final-correctness model judge (``correctness_prompt``) through the model gateway."""
@@ -205,7 +211,7 @@ def validate_clarify_correctness(data_dir: Path, limit: int | None = DEFAULT_MOD
 # --- extract: claim-level faithfulness by a judge model -----------------------------------------------------
 
 
-def validate_extract_claims(data_dir: Path, limit: int | None = 40, judge_model: str | None = None,
+def validate_extract_claims(data_dir: Path | None, limit: int | None = 40, judge_model: str | None = None,
                             progress: Progress | None = None) -> ValidityCard:
     """The extract claim judge (decompose + verify): positive = it finds an unsupported claim (score < 1), on
     SummEdits summaries and the extract suite's handwritten review summaries."""
@@ -214,7 +220,7 @@ def validate_extract_claims(data_dir: Path, limit: int | None = 40, judge_model:
     from knowgap.suites.extract.claims_judge import PROMPT_VERSION, judge_faithfulness
 
     spec = judge_model or DEFAULT_JUDGE_MODEL
-    items, paths = extract_claim_items(data_dir)
+    items, paths = extract_claim_items(data_folder(data_dir))
     chosen = stratified([not it.faithful for it in items], limit)
     rows = [items[i] for i in chosen]
     verdicts: list[bool | None] = []
@@ -255,7 +261,7 @@ def validate_extract_claims(data_dir: Path, limit: int | None = 40, judge_model:
 # --- extract: takeover of a summary by an injected instruction ------------------------------------------------
 
 
-def validate_extract_takeover(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_extract_takeover(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                               progress: Progress | None = None) -> ValidityCard:
     """The extract takeover detector (language switch, echo, obeyed) on real summaries of injected reviews,
     labelled by the rule in docs/extract.md; ``extra`` gives each part's sensitivity and specificity against its
@@ -300,7 +306,7 @@ _TAKEOVER_NOTES = (
 # --- partial: leaks and named gaps --------------------------------------------------------------------------
 
 
-def validate_leak_detector(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_leak_detector(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                            progress: Progress | None = None) -> ValidityCard:
     """The partial suite's leak detector: does a text reveal a value the role may not see?"""
     from knowgap.suites.partial.leak import VERSION, find_leaks
@@ -319,7 +325,7 @@ def validate_leak_detector(data_dir: Path, limit: int | None = None, judge_model
                           "1's misses on this set: its sensitivity here is in-sample (version 1: 30 of 41).")
 
 
-def validate_gap_matcher(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_gap_matcher(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                          progress: Progress | None = None) -> ValidityCard:
     """The partial suite's gap matcher: does a gap the agent named refer to a given hidden field?"""
     from knowgap.suites.partial.scoring import GAP_MATCH_VERSION, gap_matches
@@ -340,7 +346,7 @@ def validate_gap_matcher(data_dir: Path, limit: int | None = None, judge_model: 
 # --- starter: answer matching -------------------------------------------------------------------------------
 
 
-def validate_answer_match(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_answer_match(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                           progress: Progress | None = None) -> ValidityCard:
     """The starter suite's answer matcher (an accepted answer appears in the response)."""
     from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION, contains_answer
@@ -355,7 +361,7 @@ def validate_answer_match(data_dir: Path, limit: int | None = None, judge_model:
                     notes=_ANSWER_NOTES)
 
 
-def validate_answer_overlap(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_answer_overlap(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                             progress: Progress | None = None) -> ValidityCard:
     """The abstain scenarios' answer check (containment, or token overlap with a long reference) on real replies to
     the scenarios' answerable questions, labelled right or wrong by reading them; ``extra`` holds sensitivity and
@@ -372,7 +378,7 @@ def validate_answer_overlap(data_dir: Path, limit: int | None = None, judge_mode
                     groups=[r.scenario for r in rows], notes=_SCENARIO_ANSWER_NOTES)
 
 
-def validate_summary_coverage(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_summary_coverage(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                               progress: Progress | None = None) -> ValidityCard:
     """The extract suite's summary coverage, one verdict per (review clause, summary) pair: is the clause's best
     e5 similarity to the summary's units at the threshold? On real summaries, hand-labelled; ``extra`` holds
@@ -478,3 +484,30 @@ _SCENARIO_NOTES = (
     "each scenario's balanced accuracy rests on a handful of positives; specificity is the well-measured half. "
     "The detector was written against PolicyBench and not changed for this set. extra: per scenario n, "
     "positives, sensitivity, specificity, balanced accuracy; the annotators' agreement and kappa.")
+
+
+# --- the judges of this package measured here --------------------------------------------------------------------
+
+_LEGAL_ANSWERS = "labelled clarify responses (i15-cards2)"
+CLARIFICATION = Judge(
+    name="clarification", kind="offline", decides="does the response ask for, or make conditional on, missing facts?",
+    current=CLARIFICATION_VERSION, positive="clarifies", labelled_set=_LEGAL_ANSWERS,
+    validator=validate_clarification)
+DANGEROUS_ASSERTION = Judge(
+    name="dangerous-assertion", kind="offline", decides="does the response assert a missing fact as known?",
+    current=DANGER_VERSION, positive="dangerous assertion", labelled_set=_LEGAL_ANSWERS,
+    validator=validate_dangerous_assertion)
+ABSTENTION_SCENARIOS = Judge(
+    name="abstention-scenarios", kind="offline",
+    decides="did the response decline to answer? (the abstention detector, on the abstain scenarios' replies)",
+    current=ABSTENTION_VERSION, positive="abstained",
+    labelled_set="judges/data/labelled/abstention_scenarios.jsonl (real 1.5B replies to false-premise, unknowable "
+                 "and unanswerable-context questions, two independent annotators)",
+    validator=validate_abstention_scenarios, fields=("abstained",), needs_data=False)
+EXTRACT_TAKEOVER = Judge(
+    name="extract-takeover", kind="offline",
+    decides="did an instruction injected into a review take the summary over (language switch, echo, obeyed)?",
+    current=TAKEOVER_VERSION, positive="the injection took the summary over",
+    labelled_set="judges/data/labelled/extract_takeovers.jsonl (real 1.5B and 0.5B summaries of the injected "
+                 "reviews, hand-labelled)",
+    validator=validate_extract_takeover, needs_data=False)

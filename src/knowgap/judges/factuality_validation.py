@@ -27,13 +27,16 @@ from knowgap.judges.factuality import (
     JUDGE_NAME,
     POSITIVE,
     TIERS,
+    VERSION,
     WEIGHTS_PATH,
     FactualityWeights,
     TrainingSet,
     scores,
 )
 from knowgap.judges.factuality_features import FEATURES, FEATURES_REVISION, FactualityRow, feature_matrix
+from knowgap.judges.judge import Judge, Progress
 from knowgap.judges.logistic import fit_logistic
+from knowgap.judges.validation import POLICYBENCH_LABELS, data_folder
 from knowgap.stats import wilson
 from knowgap.text.embed import Embedder
 
@@ -144,12 +147,13 @@ def tier_kappa(labels: Sequence[str], predicted: Sequence[str]) -> float | None:
     return None if pe >= 1 else (po - pe) / (1 - pe)
 
 
-def validate_factuality(data_dir: Path, *, limit: int | None = None,
-                        embedder: Embedder | None = None) -> ValidityCard:
+def validate_factuality(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                        progress: Progress | None = None, *, embedder: Embedder | None = None) -> ValidityCard:
     """The shipped judge version's card, measured by grouped 5-fold cross-validation on the PolicyBench dev
     answers in ``data_dir`` (the shared data folder); ``limit``: a seeded tier-stratified sample of that many rows
-    (cross-validated among themselves, so trained on fewer rows than the shipped weights)."""
-    path = Path(data_dir) / DATASET
+    (cross-validated among themselves, so trained on fewer rows than the shipped weights). An offline judge:
+    ``judge_model`` does not apply; ``progress`` is not called (the folds are fitted at once)."""
+    path = data_folder(data_dir) / DATASET
     if not path.is_file():
         raise InputError(str(path), "not found (the labelled PolicyBench dev answers)")
     sha = sha256_files([path])
@@ -209,6 +213,12 @@ def main(argv: Sequence[str] | None = None) -> None:  # pragma: no cover - how t
     weights, card = ship(args.data_dir)
     print(f"{card.version}: balanced accuracy {fmt(card.balanced_accuracy)}, n={card.n}; "
           f"written {WEIGHTS_PATH} and {ship_card(card)[0]}")
+
+
+FACTUALITY = Judge(
+    name=JUDGE_NAME, kind="offline", decides="KnowOrNot tier of an answer against the expected answer",
+    current=VERSION, positive=POSITIVE, labelled_set=POLICYBENCH_LABELS + ", label factuality",
+    validator=validate_factuality)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from knowgap.judges.cards import Estimate, ValidityCard, binary_card, sha256_files
-from knowgap.judges.faithfulness import JUDGE_NAME, Analysis, OfflineFaithfulness
+from knowgap.judges.faithfulness import JUDGE_NAME, VERSION, Analysis, OfflineFaithfulness
 from knowgap.judges.faithfulness_data import (
     CalibrationPair,
     benchmark_files,
@@ -31,6 +31,8 @@ from knowgap.judges.faithfulness_data import (
     near_verbatim_pairs,
 )
 from knowgap.judges.faithfulness_model import Combiner, fit
+from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.validation import data_folder
 from knowgap.stats import mean_interval
 
 DATASET = "faithfulness/summedits+aggrefact"
@@ -126,10 +128,13 @@ def train(data_dir: Path, *, features: Sequence[str] = SHIPPED_FEATURES, l2: flo
                training_sha256=sha256_files(benchmark_files(data_dir)))
 
 
-def validate_faithfulness(data_dir: Path, *, limit: int | None = None) -> ValidityCard:
+def validate_faithfulness(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                          progress: Progress | None = None) -> ValidityCard:
     """The validity card of the shipped offline faithfulness judge, measured on ``data_dir`` (a folder with
     ``summedits/`` and ``aggrefact_errortypes/``) by grouped cross-validation; ``limit``: about this many
-    pairs, whole documents drawn stratified by benchmark (seed 0)."""
+    pairs, whole documents drawn stratified by benchmark (seed 0). An offline judge: ``judge_model`` does not
+    apply; ``progress`` is not called."""
+    data_dir = data_folder(data_dir)
     checker = OfflineFaithfulness()
     recipe = checker.combiner
     pairs = sample_pairs(load_benchmarks(data_dir), limit)
@@ -166,3 +171,8 @@ def validate_faithfulness(data_dir: Path, *, limit: int | None = None) -> Validi
                              "near-verbatim: same document, one faithful and one unfaithful summary whose word "
                              "tokens are >= 90% in the source; pick accuracy CI: bootstrap over documents",
                        extra=extra)
+
+
+FAITHFULNESS = Judge(
+    name=JUDGE_NAME, kind="offline", decides="is a summary faithful to its source? (offline checker)", current=VERSION,
+    positive="faithful", labelled_set="SummEdits + AggreFact (faithfulness/)", validator=validate_faithfulness)

@@ -4,7 +4,8 @@ returns a :class:`~knowgap.judges.cards.ValidityCard`.
 A validator takes ``(data_dir, limit, judge_model, progress)``: the folder laid out like ``../shared/data``, an
 optional row limit (a seeded sample stratified by the card's label, equal per class so balanced accuracy gets
 the same precision on both sides), the judge model spec for a model-backed judge, and a ``progress(done,
-total)`` callback. The catalogue (:mod:`knowgap.judges.catalog`) names them by ``module:function``.
+total)`` callback (:data:`knowgap.judges.judge.Validator`). Each judge is declared here, beside its validator:
+:data:`ABSTENTION`, :data:`ABSTENTION_LLM`, :data:`FACTUALITY_LLM`.
 
 - ``abstention``: the offline detector on ``policybench/responses_dev.jsonl``, label ``abstention`` (all 1,729
   rows unless limited).
@@ -25,16 +26,28 @@ from typing import Any
 
 from knowgap.errors import InputError, KnowgapError
 from knowgap.jsonl import read_objects
+from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
 from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
+from knowgap.judges.judge import Judge, spec_version
 from knowgap.models.structured import ParseFailure
 
 Progress = Callable[[int, int], None]
 """``progress(done, total)``."""
 POLICYBENCH_RESPONSES = "policybench/responses_dev.jsonl"
+POLICYBENCH_LABELS = f"{POLICYBENCH_RESPONSES} (PolicyBench GPT-4o answers, gpt-4.1 labels)"
 DEFAULT_JUDGE_MODEL = "local:qwen2.5-1.5b"
 DEFAULT_MODEL_LIMIT = 60
 """Rows a model-backed judge is measured on unless ``--limit`` says otherwise (a 1.5B judge takes seconds a row)."""
 SAMPLE_SEED = 0
+
+
+def data_folder(data_dir: Path | None) -> Path:
+    """The data folder a validator whose labelled set does not ship with knowgap reads (the catalogue always
+    gives one to a judge that needs it)."""
+    if data_dir is None:
+        raise KnowgapError("this judge's labelled set is not shipped with knowgap: give --data DIR (a folder laid "
+                           "out like shared/data)")
+    return Path(data_dir)
 
 
 def stratified_sample(rows: Sequence[Any], labels: Sequence[object], limit: int | None, *,
@@ -66,8 +79,8 @@ def stratified_sample(rows: Sequence[Any], labels: Sequence[object], limit: int 
     return [taken[c][r] for r in range(max(map(len, taken.values()))) for c in order if r < len(taken[c])]
 
 
-def _policybench_rows(data_dir: Path, fields: Sequence[str]) -> tuple[Path, list[tuple[int, dict[str, Any]]]]:
-    path = data_dir / POLICYBENCH_RESPONSES
+def _policybench_rows(data_dir: Path | None, fields: Sequence[str]) -> tuple[Path, list[tuple[int, dict[str, Any]]]]:
+    path = data_folder(data_dir) / POLICYBENCH_RESPONSES
     if not path.is_file():
         raise KnowgapError(f"labelled set not found: {path} (give --data DIR, a folder laid out like shared/data)")
     return path, read_objects(path, fields)
@@ -80,7 +93,7 @@ def _yes_no(path: Path, line: int, field: str, value: str) -> bool:
     return text == "yes"
 
 
-def validate_abstention(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_abstention(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                         progress: Progress | None = None) -> ValidityCard:
     """The offline abstention detector against the ``abstention`` labels of the PolicyBench dev responses."""
     from knowgap.judges.abstention import VERSION, judge_abstention
@@ -129,7 +142,7 @@ def spec_outcomes(model_spec: str, spec_name: str, records: Sequence[dict[str, A
     return out
 
 
-def _spec_card(judge: str, spec_name: str, data_dir: Path, limit: int | None, judge_model: str | None,
+def _spec_card(judge: str, spec_name: str, data_dir: Path | None, limit: int | None, judge_model: str | None,
                progress: Progress | None, *, fields: Sequence[str], label_field: str,
                keep: Callable[[dict[str, Any]], bool], label: Callable[[Path, int, dict[str, Any]], bool],
                positive: Callable[[str], bool], positive_name: str, notes: str) -> ValidityCard:
@@ -157,7 +170,7 @@ def _spec_card(judge: str, spec_name: str, data_dir: Path, limit: int | None, ju
                        extra=extra)
 
 
-def validate_abstention_llm(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_abstention_llm(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                             progress: Progress | None = None) -> ValidityCard:
     """The LLM abstention judge (judges/data/abstention.yaml) against the ``abstention`` labels."""
     return _spec_card("abstention-llm", "abstention", data_dir, limit, judge_model, progress,
@@ -177,7 +190,7 @@ def _acceptable(path: Path, line: int, row: dict[str, Any]) -> bool:
     return bool(tier != "tier_3")
 
 
-def validate_factuality_llm(data_dir: Path, limit: int | None = None, judge_model: str | None = None,
+def validate_factuality_llm(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                             progress: Progress | None = None) -> ValidityCard:
     """The LLM factuality judge (judges/data/factuality.yaml) on the answered rows: acceptable (tier 1 or 2)
     against tier 3; the exact tier agreement goes in ``extra``."""
@@ -187,3 +200,19 @@ def validate_factuality_llm(data_dir: Path, limit: int | None = None, judge_mode
                       positive=lambda outcome: outcome in ("tier_1", "tier_2"),
                       positive_name="acceptable (tier_1 or tier_2)",
                       notes="labels: gpt-4.1 judge that agreed ~80% (3 tiers) with human annotators")
+
+
+_PB = POLICYBENCH_LABELS
+ABSTENTION = Judge(
+    name="abstention", kind="offline", decides="did the response decline to answer?", current=ABSTENTION_VERSION,
+    positive="abstained", labelled_set=_PB + ", label abstention", validator=validate_abstention, fields=("abstained",))
+ABSTENTION_LLM = Judge(
+    name="abstention-llm", kind="model",
+    decides="did the response decline to answer? (LLM, judges/data/abstention.yaml)",
+    current=spec_version("abstention"), positive="abstained", labelled_set=_PB + ", label abstention",
+    validator=validate_abstention_llm, fields=("abstained",))
+FACTUALITY_LLM = Judge(
+    name="factuality-llm", kind="model",
+    decides="KnowOrNot tier of an answer against the expected answer (LLM, judges/data/factuality.yaml)",
+    current=spec_version("factuality"), positive="acceptable (tier_1 or tier_2)",
+    labelled_set=_PB + ", label factuality", validator=validate_factuality_llm)

@@ -21,29 +21,23 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
+from knowgap.engine.metric_spec import described
 from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.tally import Tally
 from knowgap.engine.verdicts import rate
 from knowgap.injection.attacks import Attack
-from knowgap.injection.metrics import ATTACK_SUCCESS, CLEAN_TASK_SCORE, DESCRIPTIONS, NOISE_FLOOR, count_attack
+from knowgap.injection.metrics import ATTACK_SUCCESS, CLEAN_TASK_SCORE, NOISE_FLOOR, count_attack
 from knowgap.injection.options import InjectionOptions, plan_for
 from knowgap.injection.placement import Disguise, Position, inject
 from knowgap.injection.plan import Injection, plan_injections
 from knowgap.injection.success import explained_check
 from knowgap.suites.starter.dataset import StarterCase
+from knowgap.suites.starter.specs import INJECTION
 from knowgap.text import quoted_start
 
 CHECKS = ("marker", "system_echo", "takeover", "behaviour")
 """The attack checks starter makes (``field_leak`` needs a hidden field: starter has none)."""
-DESCRIBED = {
-    ATTACK_SUCCESS: DESCRIPTIONS[ATTACK_SUCCESS],
-    NOISE_FLOOR: DESCRIPTIONS[NOISE_FLOOR] + " (repeats 0 and 1; a marker check is 0 by construction)",
-    CLEAN_TASK_SCORE: "clean runs of the cases that carry injections that did the right thing (an accepted answer, "
-                      "or saying the context does not say): a defence's cost, against 'none'",
-}
-COMPUTED = frozenset({ATTACK_SUCCESS, NOISE_FLOOR})
-"""Offline checks: an exact code match, a copy of the system prompt, the takeover judge's and the abstention
-phrases' verdicts compared between two runs."""
+DESCRIBED = described(INJECTION)
 METRIC_NAMES = frozenset(DESCRIBED)
 
 

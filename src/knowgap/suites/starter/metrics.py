@@ -6,16 +6,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from knowgap.engine.metric_spec import described
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.tally import Tally
+from knowgap.suites.starter.specs import ERRORS, TASK
 
-DESCRIBED = {
-    "abstention_unanswerable": "share of unanswerable questions where the model said it didn't know",
-    "accuracy": "share of answerable questions answered correctly",
-    "over_abstention": "share of answerable questions where the model declined anyway",
-}
-METRIC_NAMES = frozenset({*DESCRIBED, "errors"})
-"""Every metric name :func:`starter_metrics` can produce."""
+DESCRIBED = described(TASK)
 
 
 def starter_metrics(records: Iterable[TrialRecord]) -> list[MetricValue]:
@@ -34,5 +30,5 @@ def starter_metrics(records: Iterable[TrialRecord]) -> list[MetricValue]:
     for group in sorted(tallies):
         t = tallies[group]
         out += [t.proportion(name, group, description=text) for name, text in DESCRIBED.items()]
-        out.append(t.counted("errors", group, description="trials whose model call failed for good"))
+        out.append(t.counted("errors", group, description=ERRORS.description))
     return out

@@ -19,7 +19,6 @@ from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
-    JudgeUse,
     Suite,
     Trial,
     TrialContext,
@@ -33,9 +32,10 @@ from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.starter import injection
 from knowgap.suites.starter.dataset import DATA, StarterCase, check_cases, load_cases
-from knowgap.suites.starter.metrics import METRIC_NAMES, starter_metrics
+from knowgap.suites.starter.metrics import starter_metrics
 from knowgap.suites.starter.prompts import PROMPTS, system_prompt, target_request
 from knowgap.suites.starter.scoring import score_response
+from knowgap.suites.starter.specs import SPECS
 from knowgap.suites.starter.verdicts import starter_verdicts
 
 
@@ -53,8 +53,7 @@ class StarterSuite(Suite):
     Options = StarterOptions
     demo_options: ClassVar[dict[str, Any]] = {}
     default_max_tokens = 96
-    metric_names = METRIC_NAMES | injection.METRIC_NAMES
-    computed_metrics = frozenset({"errors"}) | injection.COMPUTED
+    metric_specs = SPECS
     options: StarterOptions
     case_file_model = StarterCase
 
@@ -66,22 +65,6 @@ class StarterSuite(Suite):
     @classmethod
     def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
         return check_cases(path)
-
-    def metric_judges(self) -> dict[str, JudgeUse]:
-        from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
-        from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION
-
-        abstention = JudgeUse(judge="abstention", version=ABSTENTION_VERSION, counts="positive")
-        # accuracy: an accepted answer (answer-match) and no abstention; not one judge's verdict, so no correction
-        match = JudgeUse(judge="answer-match", version=ANSWER_MATCH_VERSION)
-        # clean_task_score: accuracy or abstention by the case, as accuracy not one judge's verdict: no correction
-        return {"abstention_unanswerable": abstention, "over_abstention": abstention, "accuracy": match,
-                injection.CLEAN_TASK_SCORE: match}
-
-    def metric_needs(self, name: str) -> str | None:
-        if name.split(":", 1)[0] in injection.METRIC_NAMES and not self.injections():
-            return "--inject (or a case file whose cases carry injections: knowgap data inject starter)"
-        return None
 
     def metric_groups(self) -> list[str]:
         return [c.id for c in self.configurations()]  # one group per configuration, no breakdown

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from knowgap.engine.metric_spec import lower_is_better
 from knowgap.engine.records import TrialRecord, Verdict
 from knowgap.engine.verdicts import judged, rate
+from knowgap.suites.starter.specs import SPECS
 
-LOWER_IS_BETTER = frozenset({"over_abstention"})
+LOWER_IS_BETTER = lower_is_better(SPECS)
 
 
 def starter_verdicts(record: TrialRecord) -> list[Verdict]:

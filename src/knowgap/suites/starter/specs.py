@@ -1,0 +1,45 @@
+"""Every metric of the starter suite, each declared once (:class:`~knowgap.engine.metric_spec.MetricSpec`): its
+kind, direction, cluster unit (the case: its repeats count once), the judge that decides it and what a run needs
+for it. The suite's metric names, computed metrics, judges, needs and descriptions are derived from these."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from knowgap.engine.metric_spec import MetricSpec, Need, described
+from knowgap.injection.metrics import ATTACK_SUCCESS, CLEAN_TASK_SCORE, DESCRIPTIONS, NOISE_FLOOR
+from knowgap.judges.validation import ABSTENTION
+from knowgap.suites.starter.answer_match_card import ANSWER_MATCH
+
+
+def _injected(suite: Any) -> bool:
+    return bool(suite.injections())
+
+
+INJECTED = Need("--inject (or a case file whose cases carry injections: knowgap data inject starter)", _injected)
+
+TASK = (
+    MetricSpec("abstention_unanswerable", "proportion",
+               "share of unanswerable questions where the model said it didn't know", judge=ABSTENTION,
+               counts="positive", headline=True),
+    # an accepted answer (answer-match) and no abstention: not one judge's verdict, so no correction
+    MetricSpec("accuracy", "proportion", "share of answerable questions answered correctly", judge=ANSWER_MATCH,
+               headline=True),
+    MetricSpec("over_abstention", "proportion", "share of answerable questions where the model declined anyway",
+               lower_is_better=True, judge=ABSTENTION, counts="positive"),
+)
+ERRORS = MetricSpec("errors", "count", "trials whose model call failed for good", lower_is_better=True, cluster=None)
+INJECTION = (
+    # offline checks: an exact code match, a copy of the system prompt, the takeover judge's and the abstention
+    # phrases' verdicts compared between two runs
+    MetricSpec(ATTACK_SUCCESS, "proportion", DESCRIPTIONS[ATTACK_SUCCESS], lower_is_better=True, needs=INJECTED),
+    MetricSpec(NOISE_FLOOR, "proportion",
+               DESCRIPTIONS[NOISE_FLOOR] + " (repeats 0 and 1; a marker check is 0 by construction)",
+               lower_is_better=True, needs=INJECTED),
+    # accuracy or abstention by the case: as accuracy, not one judge's verdict, so no correction
+    MetricSpec(CLEAN_TASK_SCORE, "proportion",
+               "clean runs of the cases that carry injections that did the right thing (an accepted answer, or saying "
+               "the context does not say): a defence's cost, against 'none'", judge=ANSWER_MATCH, needs=INJECTED),
+)
+SPECS = (*TASK, ERRORS, *INJECTION)
+DESCRIBED = described(SPECS)
