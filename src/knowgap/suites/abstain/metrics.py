@@ -14,26 +14,14 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from knowgap.engine.metric_spec import described
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.tally import Tally
+from knowgap.suites.abstain.specs import COUNTED, LEAVE_ONE_OUT, LOO_JUDGE_PARSE_FAILURES
 
-DESCRIBED = {
-    "abstention_rate": "share of leave-one-out questions where the target abstained (the right behaviour)",
-    "factuality_answered": "share of answered questions whose answer is tier 1 or 2 against the expected answer",
-    "invented_citation_rate": "share of trials citing a fact number that is not in the context (the answering "
-                              "fact was removed, so the citation is invented)",
-    "parse_failure_rate": "share of responses without a parseable response + citation (judged as raw text)",
-}
-JUDGE_PARSE_FAILURES = {
-    "abstention_judge_parse_failures": "answers the LLM abstention judge's reply did not parse for (left out of "
-                                       "abstention_rate)",
-    "factuality_judge_parse_failures": "answered questions the LLM factuality judge's reply did not parse for "
-                                       "(left out of factuality_answered)",
-}
-COMPUTED = frozenset({"invented_citation_rate", "parse_failure_rate", "errors", *JUDGE_PARSE_FAILURES})
-"""The metrics no judge decides (the others: see ``AbstainSuite.metric_judges``)."""
-METRIC_NAMES = frozenset({*DESCRIBED, *COMPUTED})
-"""Every metric name :func:`abstain_metrics` can produce."""
+DESCRIBED = described(LEAVE_ONE_OUT)
+JUDGE_PARSE_FAILURES = described((COUNTED[0], *LOO_JUDGE_PARSE_FAILURES))
+ERRORS = COUNTED[1]
 
 
 def kb_group(config_id: str, kb: str) -> str:
@@ -97,5 +85,5 @@ def abstain_metrics(records: Iterable[TrialRecord], *, factuality_judge: str = "
         t = tallies[group]
         out += [t.proportion(name, group, description=text) for name, text in described.items()]
         out += [t.counted(name, group, description=text) for name, text in JUDGE_PARSE_FAILURES.items()]
-        out.append(t.counted("errors", group, description="trials whose model call failed for good"))
+        out.append(t.counted(ERRORS.name, group, description=ERRORS.description))
     return out

@@ -19,27 +19,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 
+from knowgap.engine.metric_spec import described
 from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.tally import Tally
 from knowgap.engine.verdicts import judged, not_scored
 from knowgap.stats import cluster_bootstrap
+from knowgap.suites.abstain import specs
 
-DESCRIBED = {
-    "abstention_precision": "of the replies that declined, the share on questions that should be declined",
-    "abstention_recall": "of the questions that should be declined (unknowable, false premise, not in the "
-                         "context), the share declined",
-    "answer_accuracy": "of the answerable questions, the share answered with an answer matching a reference "
-                       "(offline answer-overlap check)",
-}
-F1 = "abstention_f1"
-F1_DESCRIPTION = "harmonic mean of abstention precision and recall (cluster bootstrap 95% CI)"
-SCENARIO_METRICS = frozenset({*DESCRIBED, F1})
-"""The metrics only a scenario run produces (it also counts :data:`COUNTED`, as the leave-one-out run does)."""
-COUNTED = {
-    "abstention_judge_parse_failures": "replies the LLM abstention judge's reply did not parse for (left out of "
-                                       "every metric)",
-    "errors": "trials whose model call failed for good",
-}
+DESCRIBED = described(specs.SCENARIOS)
+F1 = specs.F1
+F1_DESCRIPTION = specs.SCENARIO_F1.description
+COUNTED = described(specs.COUNTED)
 """The counts a scenario run shares with the leave-one-out run."""
 BOOTSTRAP_REPS = 2000
 

@@ -20,7 +20,6 @@ from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
-    JudgeUse,
     Suite,
     SuiteOptions,
     Trial,
@@ -39,7 +38,7 @@ from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.abstain import injection
 from knowgap.suites.abstain.dataset import AbstainCase, Fact, QAPair, check_kb_file, kb_files, load_kb
-from knowgap.suites.abstain.metrics import COMPUTED, METRIC_NAMES, abstain_metrics, cluster_key, kb_group
+from knowgap.suites.abstain.metrics import abstain_metrics, cluster_key, kb_group
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
     PAPER_CONFIGS,
@@ -58,14 +57,9 @@ from knowgap.suites.abstain.retrieval import (
     rag,
 )
 from knowgap.suites.abstain.scenario_data import ScenarioCase, load_scenario, shipped_file
-from knowgap.suites.abstain.scenario_metrics import COUNTED as SCENARIO_COUNTED
-from knowgap.suites.abstain.scenario_metrics import (
-    SCENARIO_METRICS,
-    lang_group,
-    scenario_metrics,
-    scenario_verdicts,
-)
+from knowgap.suites.abstain.scenario_metrics import lang_group, scenario_metrics, scenario_verdicts
 from knowgap.suites.abstain.scenarios import run_scenario_trial, scenario_config
+from knowgap.suites.abstain.specs import SPECS
 from knowgap.suites.abstain.verdicts import abstain_verdicts
 
 if TYPE_CHECKING:
@@ -124,8 +118,7 @@ class AbstainSuite(Suite):
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 4, "retrieval": ["direct", "rag"], "prompts": ["conservative"]}
     default_max_tokens = 200
-    metric_names = METRIC_NAMES | SCENARIO_METRICS | injection.METRIC_NAMES
-    computed_metrics = COMPUTED | injection.COMPUTED
+    metric_specs = SPECS
     options: AbstainOptions
     case_file_model = QAPair
     """A line of a JSONL knowledge base (``--kb FILE``; a CSV row or a JSON file's question has the same fields)."""
@@ -184,17 +177,6 @@ class AbstainSuite(Suite):
         if self._injections is None:
             self._injections = injection.planned_injections(self.options, self.facts())
         return self._injections
-
-    def metric_needs(self, name: str) -> str | None:
-        base = name.split(":", 1)[0]
-        if base in SCENARIO_METRICS and not self.scenario:
-            return "--scenario unknowable, false-premise or unanswerable-context (not the leave-one-out run)"
-        if base in METRIC_NAMES and base not in SCENARIO_COUNTED and self.scenario:
-            return "the leave-one-out run (--scenario loo, the default), not a --scenario question set"
-        if base in injection.METRIC_NAMES and (self.scenario or not self.injections()):
-            return ("--inject on the leave-one-out run (or a knowledge base whose questions carry injections: "
-                    "knowgap data inject abstain)")
-        return None
 
     def metric_groups(self) -> list[str]:
         """Each configuration, and each with one knowledge base (``· kb=``) or, in a scenario run, one language
@@ -332,30 +314,6 @@ class AbstainSuite(Suite):
                     "reference answers": " | ".join(case.answers) or "(none)"}
         assert isinstance(case, AbstainCase)
         return {"expected answer (the fact removed from the context: the right reply abstains)": case.expected_answer}
-
-    def metric_judges(self) -> dict[str, JudgeUse]:
-        from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
-        from knowgap.judges.factuality import VERSION as FACTUALITY_VERSION
-        from knowgap.judges.spec import load_spec
-
-        def use(name: str, offline_version: str, choice: str) -> JudgeUse:
-            if choice == "llm":  # the spec's positive outcome ("yes": abstained; tier 1-2: acceptable)
-                return JudgeUse(judge=f"{name}-llm", version=load_spec(name).version, role="judge", counts="positive")
-            return JudgeUse(judge=name, version=offline_version, counts="positive")
-
-        abstention = use("abstention", ABSTENTION_VERSION, self.options.abstention_judge)
-        if self.scenario:
-            from knowgap.suites.abstain.scenario_answers import ANSWER_OVERLAP_VERSION
-
-            if self.options.abstention_judge != "llm":  # the same detector, with its card on the scenarios' replies
-                abstention = abstention.model_copy(update={"judge": "abstention-scenarios"})
-            return {"abstention_precision": abstention, "abstention_recall": abstention, "abstention_f1": abstention,
-                    "answer_accuracy": JudgeUse(judge="answer-overlap", version=ANSWER_OVERLAP_VERSION)}
-        return {"abstention_rate": abstention,
-                "factuality_answered": use("factuality", FACTUALITY_VERSION, self.options.factuality_judge),
-                injection.CLEAN_TASK_SCORE: abstention,
-                injection.COLLAPSE: abstention.model_copy(update={"counts": None})}
-                # collapse counts among the clean run's abstentions: no Rogan-Gladen correction
 
     async def _llm_outcome(self, spec_name: str, record: dict[str, Any], ctx: TrialContext,
                            output: dict[str, Any]) -> str | None:

@@ -4,10 +4,12 @@ failures, and the factuality of an answer given anyway."""
 
 from __future__ import annotations
 
+from knowgap.engine.metric_spec import lower_is_better
 from knowgap.engine.records import TrialRecord, Verdict
 from knowgap.engine.verdicts import judged, not_scored, rate
+from knowgap.suites.abstain.specs import SPECS
 
-LOWER_IS_BETTER = frozenset({"invented_citation_rate", "parse_failure_rate"})
+LOWER_IS_BETTER = lower_is_better(SPECS)
 
 
 def abstain_verdicts(record: TrialRecord) -> list[Verdict]:
