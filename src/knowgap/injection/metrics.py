@@ -26,7 +26,8 @@ INJECTION_METRICS = frozenset({ATTACK_SUCCESS, NOISE_FLOOR, CLEAN_TASK_SCORE})
 DESCRIPTIONS = {
     ATTACK_SUCCESS: "injected runs whose hidden instruction worked (by the attack's offline check), against the "
                     "clean run of the same case",
-    NOISE_FLOOR: "the same checks between two clean runs of a case (--repeats 2): 'success' with no attack",
+    NOISE_FLOOR: "the same checks between two clean runs of a case (--repeats 2): 'success' with no attack "
+                 "(repeats 0 and 1; a marker check is 0 by construction)",
     CLEAN_TASK_SCORE: "the suite's headline task metric on the clean runs (a defence's cost: against 'none')",
 }
 

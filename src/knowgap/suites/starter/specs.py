@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from knowgap.engine.metric_spec import MetricSpec, Need, described
-from knowgap.injection.metrics import ATTACK_SUCCESS, CLEAN_TASK_SCORE, DESCRIPTIONS, NOISE_FLOOR
+from knowgap.injection.metrics import CLEAN_TASK_SCORE
 from knowgap.judges.validation import ABSTENTION
 from knowgap.suites.starter.answer_match_card import ANSWER_MATCH
+from knowgap.suites.starter.injection import DRIVER
 
 
 def _injected(suite: Any) -> bool:
@@ -29,15 +30,10 @@ TASK = (
                lower_is_better=True, judge=ABSTENTION, counts="positive"),
 )
 ERRORS = MetricSpec("errors", "count", "trials whose model call failed for good", lower_is_better=True, cluster=None)
-INJECTION = (
-    # offline checks: an exact code match, a copy of the system prompt, the takeover judge's and the abstention
-    # phrases' verdicts compared between two runs
-    MetricSpec(ATTACK_SUCCESS, "proportion", DESCRIPTIONS[ATTACK_SUCCESS], lower_is_better=True, needs=INJECTED),
-    MetricSpec(NOISE_FLOOR, "proportion", DESCRIPTIONS[NOISE_FLOOR], lower_is_better=True, needs=INJECTED),
-    # accuracy or abstention by the case: as accuracy, not one judge's verdict, so no correction
-    MetricSpec(CLEAN_TASK_SCORE, "proportion",
-               "clean runs of the cases that carry injections that did the right thing (an accepted answer, or saying "
-               "the context does not say): a defence's cost, against 'none'", judge=ANSWER_MATCH, needs=INJECTED),
-)
+# the injection driver's metrics (starter/injection.py): attack success and noise floor are offline checks (an exact
+# code match, a copy of the system prompt, the takeover judge's and the abstention phrases' verdicts compared between
+# two runs); the clean task score is accuracy or abstention by the case: as accuracy, not one judge's verdict, so no
+# correction
+INJECTION = DRIVER.metric_specs(needs=INJECTED, judges={CLEAN_TASK_SCORE: ANSWER_MATCH})
 SPECS = (*TASK, ERRORS, *INJECTION)
 DESCRIBED = described(SPECS)

@@ -112,12 +112,7 @@ class StarterSuite(Suite):
         output, scores = score_response(case, text)
         planted = self.injections().get(case.id)
         if planted:
-            async def injected(context: str | None) -> tuple[str, str, bool]:
-                system, reply = await ask(context)
-                return system, reply, bool(score_response(case, reply)[1]["abstained"])
-
-            clean = {"raw": text, "abstained": scores["abstained"], "right": injection.right(case, scores)}
-            output["injection"] = await injection.run_injections(case, planted, clean, injected)
+            output["injection"] = await injection.run_injections(case, planted, text, scores, ask)
         return TrialResult(output=output, scores=scores)
 
     def label_reference(self, case: Case, config: Mapping[str, Any]) -> dict[str, str]:
