@@ -8,7 +8,7 @@ array or one pretty-printed JSON object), which it says plainly, pointing at ``k
 a UTF-8 byte-order mark and CRLF line ends are fine (as in :mod:`knowgap.jsonl`).
 
 It sits below the suites (their loaders call it for ``knowgap run SUITE --data FILE``) and below the engine
-(the :class:`~knowgap.engine.suite.Suite` hook ``check_case_file`` returns a :class:`CaseFileCheck`), so
+(a suite's data part, :meth:`knowgap.engine.suite_data.SuiteData.check`, returns a :class:`CaseFileCheck`), so
 ``knowgap run`` and ``knowgap data check`` say the same thing about one file.
 """
 

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
+from pydantic import BaseModel, ConfigDict
 
-from knowgap.casefiles import case_schema, check, check_file
+from knowgap.casefiles import CaseFileCheck, Problem, case_schema, check, check_file
+from knowgap.engine.suite import Suite
+from knowgap.engine.suite_data import data_of
 from knowgap.errors import KnowgapError
-from knowgap.suites import get_suite
+from knowgap.suites import get_suite, register
+from knowgap.suites import registry as suite_registry
 from knowgap.suites.abstain.dataset import POLICYBENCH
 from knowgap.suites.clarify.dataset import CASES_FILE as CLARIFY_CASES
 from knowgap.suites.extract.dataset import CASES_FILE as EXTRACT_CASES
@@ -102,11 +107,50 @@ def test_run_data_and_data_check_say_the_same_thing(tmp_path: Path, runs_root: P
     assert [line.removeprefix("error: ") for line in done.stderr.splitlines()] == problems
 
 
-def test_a_suite_without_a_case_file_says_so(tmp_path: Path) -> None:
-    suite = get_suite("starter")
-    assert suite.case_file_model is not None
-    from knowgap.engine.suite import Suite
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
-    assert Suite.case_file_model is None
+    id: str
+    question: str
+
+
+def _suite(name: str, **attributes: Any) -> type[Suite]:
+    """A registered suite ``name`` with ``attributes`` (no case, no configuration: only its data part is asked)."""
+    body: dict[str, Any] = {"name": name, "description": "a test suite", "cases": lambda self: [],
+                            "configurations": lambda self: [], "run_trial": None, "metrics": lambda self, r: [],
+                            **attributes}
+    return register(type(name.title(), (Suite,), body))
+
+
+@pytest.fixture
+def registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Suites registered by a test do not outlive it."""
+    monkeypatch.setattr(suite_registry, "_SUITES", dict(suite_registry._SUITES))
+
+
+def test_a_suite_without_a_case_file_says_so(tmp_path: Path, registry: None) -> None:
+    assert Suite.data is None and data_of(Suite) is None
+    assert data_of(get_suite("starter")) is get_suite("starter").data is not None
+    _suite("no-file")
+    with pytest.raises(KnowgapError, match="suite 'no-file' reads no case file"):
+        check("no-file", tmp_path / "x.jsonl")
     with pytest.raises(KnowgapError, match="reads no case file"):
-        Suite.check_case_file(tmp_path / "x.jsonl")
+        case_schema("no-file")
+
+
+def test_a_suite_written_before_the_data_part_keeps_its_case_file(tmp_path: Path, registry: None) -> None:
+    """An older plugin suite declares ``case_file_model`` (and maybe ``check_case_file``) on the class: ``knowgap
+    data`` reads its files with them."""
+    _suite("older", case_file_model=_Line)
+    path = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "?"}, {"id": "a", "questoin": "?"}])
+    assert [str(p) for p in check_file("older", path)] == [
+        f"{path}, line 2, field 'id': duplicate id 'a' (also on line 1)",
+        f"{path}, line 2, field 'question': missing (a required field)",
+        f"{path}, line 2, field 'questoin': unknown field (did you mean 'question'? the fields are: id, question)"]
+    assert case_schema("older")["required"] == ["id", "question"]
+
+    def own_check(cls: type, file: Path) -> CaseFileCheck[Any]:
+        return CaseFileCheck(str(file), "questions", problems=[Problem(file=str(file), message="never good")])
+
+    _suite("older-own", case_file_model=_Line, check_case_file=classmethod(own_check))
+    assert [str(p) for p in check_file("older-own", path)] == [f"{path}: never good"]

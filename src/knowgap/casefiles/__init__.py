@@ -6,14 +6,15 @@ The Python API (stable; ``knowgap data import`` / ``inject`` call it on what the
 - :func:`check_file` ``(suite_name, path) -> list[Problem]``: every problem of ``path`` read as ``suite_name``'s
   case file, one :class:`Problem` each (file, 1-based line, dotted field, message; ``str(problem)`` is the line
   to print); [] when the file is fine. Raises :class:`~knowgap.errors.KnowgapError` only for an unknown suite or
-  a suite without a case file.
+  a suite without a data part.
 - :func:`check` ``(suite_name, path) -> CaseFileCheck``: the same, with the records that validated and their
   count by kind (``summary()`` is the "N cases OK (kinds...)" line).
 - :func:`case_schema` ``(suite_name) -> dict``: the JSON Schema of one line of the suite's case file.
 
-The reading itself lives in :mod:`knowgap.strictjsonl` (below the suites, whose loaders use it); each suite names
-its case model and its own rules with the :class:`~knowgap.engine.suite.Suite` hook ``case_file_model`` /
-``check_case_file``.
+The reading itself lives in :mod:`knowgap.strictjsonl` (below the suites, whose loaders use it). Each suite
+declares its case file in its data part (:attr:`knowgap.Suite.data`, a :class:`~knowgap.engine.suite_data.SuiteData`:
+the model of a line, its check, the fields an import fills, its other kinds of file, its injection hook); this
+package asks the part for everything and names no suite, so a plugin's suite gets every ``knowgap data`` command.
 """
 
 from __future__ import annotations

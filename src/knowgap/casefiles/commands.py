@@ -22,8 +22,8 @@ data_app = typer.Typer(no_args_is_help=True, help="Case files you bring: their f
 
 SuiteArg = Annotated[str, typer.Argument(help="The suite whose case format to use (knowgap suites).")]
 ScenarioOpt = Annotated[str | None, typer.Option(
-    help="abstain only: a --scenario question file (unknowable, false-premise, unanswerable-context): knowgap's "
-         "JSONL, or SelfAware JSON / FalseQA CSV / SQuAD 2.0 JSON.")]
+    help="Another kind of case file the suite reads, by name. abstain: a --scenario question file (unknowable, "
+         "false-premise, unanswerable-context): knowgap's JSONL, or SelfAware JSON / FalseQA CSV / SQuAD 2.0 JSON.")]
 
 
 @data_app.command("schema")

@@ -16,8 +16,8 @@ out = Console(highlight=False, soft_wrap=True)
 def add_commands(data_app: typer.Typer) -> None:
     @data_app.command("import")
     def import_(
-        suite: Annotated[str, typer.Argument(help="The suite the cases are for (starter, clarify, partial, abstain, "
-                                                  "extract).")],
+        suite: Annotated[str, typer.Argument(help="The suite the cases are for: any suite with a case file, a "
+                                                  "plugin's too (knowgap suites).")],
         file: Annotated[Path, typer.Argument(help="A .csv (.tsv, .txt) or .xlsx file; its first row names the "
                                                   "columns.")],
         out_file: Annotated[Path, typer.Option("--out", help="The JSONL case file to write.")],
@@ -72,14 +72,13 @@ def add_commands(data_app: typer.Typer) -> None:
 
     @data_app.command("inject")
     def inject(
-        suite: Annotated[str, typer.Argument(help="The suite: extract (new adversarial cases), abstain, partial or "
-                                                  "starter (injections planted on the cases), clarify (pressure "
-                                                  "test).")],
-        cases: Annotated[Path, typer.Argument(help="extract, clarify: a JSONL case file (extract's normal cases are "
-                                                  "attacked); partial: a JSONL scenario file; abstain: a knowledge "
-                                                  "base (.json, .jsonl, .csv), --out a .jsonl; starter: its JSONL "
-                                                  "case file.")],
-        out_file: Annotated[Path, typer.Option("--out", help="Where to write the input's cases and the new ones.")],
+        suite: Annotated[str, typer.Argument(help="The suite, any with injected cases, a plugin's too: extract (new "
+                                                  "adversarial cases), abstain, partial, starter (injections planted "
+                                                  "on the cases), clarify (pressure test).")],
+        cases: Annotated[Path, typer.Argument(help="The suite's case file, as knowgap data check reads it (abstain: a "
+                                                  "knowledge base, .json, .jsonl or .csv).")],
+        out_file: Annotated[Path, typer.Option("--out", help="Where to write the input's cases and the new ones (a "
+                                                             ".jsonl file).")],
         attacks: Annotated[Path | None, typer.Option(
             help="A JSONL file of attacks: id, type, lang (en|zh), text, source[, family, check, suites, "
                  "target_sentiment] (docs/data-import.md); a field the suite cannot honour is refused, attacks "
@@ -91,24 +90,25 @@ def add_commands(data_app: typer.Typer) -> None:
             help="Where the attack goes, comma-separated: start, middle, end (default: all three).")] = None,
         disguises: Annotated[list[str] | None, typer.Option(
             help="How it is dressed, comma-separated: plain, quoted, code_block, json_field, fake_system "
-                 "(default: plain; abstain, partial, starter: all five, as run --inject plants "
-                 "them).")] = None,
+                 "(default: all five, as run --inject plants them; extract: plain).")] = None,
         cycle: Annotated[bool, typer.Option(
             "--cycle", help="One case per (case, attack), positions and disguises taken in turn, instead of one "
-                            "per combination.")] = False,
+                            "per combination (a suite that adds cases: extract).")] = False,
         ids: Annotated[list[str] | None, typer.Option(
             "--ids", help="Only these base cases, comma-separated or repeated (extract: normal case ids; abstain: QA "
-                          "pair ids; partial: scenario ids; starter, clarify: case ids); the others are written as "
-                          "they were.")] = None,
+                          "pair ids; partial: scenario ids; the others: case ids); the others are written as they "
+                          "were.")] = None,
         sample: Annotated[int | None, typer.Option(
             "--sample", min=1, help="Keep N of the injected cases, taken round-robin over their base cases (every "
                                     "review before any gives two), chosen with --seed.")] = None,
         seed: Annotated[int, typer.Option(help="Seed of --sample.")] = 0,
     ) -> None:
-        """Build adversarial cases: each normal case x attack x position x disguise, into a checked case file.
+        """Build injected cases from SUITE's case file and a file of attacks, into a checked case file.
 
-        abstain: every QA pair gets one injection (the planner's, as run --inject plants them), run by --kb OUT.
-        starter: every case gets one injection in its context (likewise), run by run starter --data OUT.
+        The suite says where attacks go. extract: each normal case x attack x position x disguise becomes a new
+        adversarial case. abstain, starter, partial (and a plugin suite whose cases carry injections): each chosen
+        case gets one injection, as run --inject plans them, run by run SUITE --data OUT (abstain: --kb OUT).
+        clarify: each case gets its pressure test. docs/data-import.md.
 
         Example: knowgap data inject extract cases.jsonl --types sentiment_override --positions start,end --out a.jsonl
         """
@@ -123,19 +123,6 @@ def add_commands(data_app: typer.Typer) -> None:
         if result.sampled_from is not None:
             out.print(f"--sample {sample}: {result.added} of {result.sampled_from} injected cases, round-robin over "
                       f"{result.bases} base cases (seed {seed})", markup=False)
-        if result.in_place:
-            unchanged = "scenarios" if suite == "partial" else "others"
-            others = f", {result.kept} {unchanged} as they were" if result.kept else ""
-            out.print(f"injections planted on {result.added} {suite} cases (planned from {result.attacks} attacks"
-                      f"{others}); wrote {result.out} (checked)", markup=False)
-            return
-        skipped = (f"; {result.skipped} (case, attack) pairs left out: the attack pushes for the sentiment the "
-                   "review already has" if result.skipped else "")
-        if suite == "clarify":  # the pressure test: the cases themselves carry it (docs/clarify.md)
-            out.print(f"{result.added} cases now carry the pressure ('just answer' phrase in the query)",
-                      markup=False)
-        else:
-            out.print(f"{result.added} adversarial cases from {result.bases} normal cases x {result.attacks} "
-                      f"attacks{skipped}", markup=False)
-        out.print(f"wrote {result.kept + result.added} {suite} cases to {result.out} (checked)", markup=False)
+        for line in result.said:
+            out.print(line, markup=False)
 

@@ -37,7 +37,9 @@ from pydantic import BaseModel, ValidationError
 
 from knowgap.casefiles.encodings import sniff_encoding, wide_words
 from knowgap.casefiles.problems import did_you_mean, raise_problems
-from knowgap.casefiles.suite_formats import CaseFormat, case_format, write_checked
+from knowgap.casefiles.strict import case_data
+from knowgap.casefiles.suite_formats import write_checked
+from knowgap.engine.suite_data import SuiteData
 from knowgap.errors import InputError, KnowgapError
 
 DELIMITERS = (",", ";", "\t", "|")
@@ -407,7 +409,7 @@ def _where(file: str, row: int, column: str | None, name: str | None) -> str:
     return where
 
 
-def build_rows(table: Table, fmt: CaseFormat, mapping: dict[str, str], constants: dict[str, str],
+def build_rows(table: Table, fmt: SuiteData, mapping: dict[str, str], constants: dict[str, str],
                id_prefix: str, source: str, *, values: ValueMaps | None = None,
                notes: list[str] | None = None) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
     """The case rows of ``table`` (each validated by the suite's case model) and the ids made up, if any;
@@ -498,7 +500,7 @@ def import_table(suite: str, path: Path, out: Path, *, maps: Sequence[str] = (),
                  sets: Sequence[str] = (), values: Sequence[str] = (), id_prefix: str | None = None,
                  encoding: str | None = None, delimiter: str | None = None, sheet: str | None = None) -> ImportResult:
     """Convert the spreadsheet ``path`` into ``suite``'s case file ``out`` (see the module's docstring)."""
-    fmt = case_format(suite)
+    fmt = case_data(suite)
     fields = field_paths(fmt.model)
     constants = dict(_pairs(list(sets), "--set", "FIELD", "VALUE"))
     unknown = [f"--set {name}: no field '{name}'{did_you_mean(name, list(fields))}" for name in constants

@@ -20,10 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowgap.engine.metric_spec import Choice, MetricSpec, computed_names, expanded, metric_names, spec_of
 from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TrialRecord, Verdict
+from knowgap.engine.suite_data import SuiteData
 from knowgap.engine.verdicts import failed
-from knowgap.errors import KnowgapError
 from knowgap.models.types import ChatRequest, ChatResponse
-from knowgap.strictjsonl import CaseFileCheck, read_strict
 
 if TYPE_CHECKING:
     from knowgap.models.base import ChatModel
@@ -201,19 +200,10 @@ class Suite(ABC):
         ids = [c.id for c in self.configurations()]
         return ids + [f"{i} · *" for i in ids]
 
-    case_file_model: ClassVar[type[BaseModel] | None] = None
-    """The pydantic model of one line of the suite's JSONL case file (its ``--data`` option): the JSON Schema
-    ``knowgap data schema SUITE`` prints. None: the suite reads no case file of its own."""
-
-    @classmethod
-    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
-        """Every problem of the case file ``path`` (the suite's own rules too) and the cases it holds, without
-        running anything; raises only when the file cannot be read at all. The suite's loader (``run --data``) and
-        ``knowgap data check`` both call it, so both say the same thing. By default: each line strictly as
-        :attr:`case_file_model` (:func:`knowgap.strictjsonl.read_strict`)."""
-        if cls.case_file_model is None:
-            raise KnowgapError(f"suite '{getattr(cls, 'name', cls.__name__)}' reads no case file")
-        return read_strict(path, cls.case_file_model)
+    data: ClassVar[SuiteData | None] = None
+    """The suite's data part (:class:`~knowgap.engine.suite_data.SuiteData`): the model of one line of its case
+    file (its ``--data`` option), its check, what ``knowgap data import`` fills and how ``knowgap data inject``
+    plants attacks in it. Every ``knowgap data`` command asks it. None: the suite reads no case file of its own."""
 
     def __init__(self, options: SuiteOptions) -> None:
         self.options = options

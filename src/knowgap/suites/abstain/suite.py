@@ -34,10 +34,10 @@ from knowgap.injection.plan import Injection
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest
-from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.abstain import injection
-from knowgap.suites.abstain.dataset import AbstainCase, Fact, QAPair, check_kb_file, kb_files, load_kb
+from knowgap.suites.abstain.casefile import CASE_FILE
+from knowgap.suites.abstain.dataset import AbstainCase, Fact, kb_files, load_kb
 from knowgap.suites.abstain.metrics import abstain_metrics, cluster_key, kb_group
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
@@ -120,12 +120,8 @@ class AbstainSuite(Suite):
     default_max_tokens = 200
     metric_specs = SPECS
     options: AbstainOptions
-    case_file_model = QAPair
-    """A line of a JSONL knowledge base (``--kb FILE``; a CSV row or a JSON file's question has the same fields)."""
-
-    @classmethod
-    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
-        return check_kb_file(path)
+    data = CASE_FILE
+    """A knowledge base of QA pairs (``--kb FILE``), and the other scenarios' question files."""
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)

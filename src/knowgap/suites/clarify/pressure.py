@@ -85,14 +85,3 @@ def pressure_scores(kind: str, clean_asked: bool, query: str, response: str
         scores["pressure_false_flag"] = sig.asked
     return {"asked": sig.asked, "flagged": sig.flagged, "clarifying_questions": sig.clarifying_questions}, scores
 
-
-def pressure_cases(rows: list[dict[str, Any]], attacks: Sequence[object], positions: list[str],
-                   disguises: list[str], cycle: bool) -> tuple[list[dict[str, Any]], int, int]:
-    """``knowgap data inject clarify``: every case of ``rows`` with its ``pressure`` (:func:`pressure_for` over
-    ``positions``; a case that has one keeps it). The pressured cases replace the input's (``rows`` is emptied,
-    so each case is in the output once: its trial runs the clean query and the pressured one). Attacks,
-    disguises and ``cycle`` do not apply: the pressure is the user's own words, not a hidden attack."""
-    made = [{**row, "pressure": row.get("pressure")
-             or pressure_for(str(row.get("id")), str(row.get("lang")), positions).model_dump()} for row in rows]
-    rows.clear()
-    return made, len(made), 0

@@ -41,14 +41,13 @@ from knowgap.errors import KnowgapError
 from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
-from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
+from knowgap.suites.clarify.casefile import CASE_FILE
 from knowgap.suites.clarify.citations import citation_scores
 from knowgap.suites.clarify.dataset import (
     CASES_FILE,
     GUIDELINE_FILES,
     ClarifyCase,
-    check_cases,
     cluster_key,
     load_cases,
     load_guideline,
@@ -128,11 +127,7 @@ class ClarifySuite(Suite):
                                   "correctness_parse_failure_rate", "silent_failure_parse_failure_rate",
                                   "review_queue", "errors", "truncation_rate", "coverage_other_language"})
     options: ClarifyOptions
-    case_file_model = ClarifyCase
-
-    @classmethod
-    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
-        return check_cases(path)
+    data = CASE_FILE
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)

@@ -41,11 +41,11 @@ from knowgap.engine.suite import (
 from knowgap.errors import InputError, KnowgapError, parse_choices
 from knowgap.injection.metrics import ATTACK_SUCCESS, NOISE_FLOOR
 from knowgap.models.structured import ParseFailure
-from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
+from knowgap.suites.extract.casefile import CASE_FILE
 from knowgap.suites.extract.claims_judge import PROMPT_VERSION as CLAIMS_PROMPT_VERSION
 from knowgap.suites.extract.claims_judge import judge_faithfulness
-from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, check_cases, load_cases
+from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
 from knowgap.suites.extract.defences import DEFENCES, config_id, defended_review, defended_summarizer, family_of
 from knowgap.suites.extract.metrics import (
     JUDGED,
@@ -112,11 +112,7 @@ class ExtractSuite(Suite):
     metric_names = METRIC_NAMES
     computed_metrics = METRIC_NAMES - JUDGED
     options: ExtractOptions
-    case_file_model = ExtractCase
-
-    @classmethod
-    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
-        return check_cases(path)
+    data = CASE_FILE
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)

@@ -44,18 +44,17 @@ from knowgap.injection import (
 from knowgap.models.base import ChatModel
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
-from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.partial import injection_metrics
 from knowgap.suites.partial import metrics as partial_metrics
 from knowgap.suites.partial.budget import EvidenceDesk, json_request
+from knowgap.suites.partial.casefile import CASE_FILE
 from knowgap.suites.partial.dataset import (
     DATA,
     FAMILIES,
     RoleOracle,
     Scenario,
     Task,
-    check_scenarios,
     load_dataset,
 )
 from knowgap.suites.partial.evidence_scores import evidence_scores
@@ -84,7 +83,13 @@ from knowgap.suites.partial.prompts import (
     system_prompt,
     task_prompt,
 )
-from knowgap.suites.partial.scoring import CANNOT_DECIDE, Answer, parse_answer, score_answer
+from knowgap.suites.partial.scoring import (
+    CANNOT_DECIDE,
+    Answer,
+    accepted_decisions,
+    parse_answer,
+    score_answer,
+)
 from knowgap.suites.partial.verdicts import partial_verdicts
 from knowgap.suites.partial.view import BuiltView, build_view, full_policy, render_view
 
@@ -159,11 +164,7 @@ class PartialSuite(Suite):
     """The judge's three 1-5 ratings (evidence cited, uncertainty stated, coherence), each stored in the trial."""
     computed_metrics = partial_metrics.COMPUTED
     options: PartialOptions
-    case_file_model = Scenario
-
-    @classmethod
-    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
-        return check_scenarios(path)
+    data = CASE_FILE
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)
@@ -299,8 +300,12 @@ class PartialSuite(Suite):
             text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
             return text if len(text) <= 160 else text[:157] + "..."
 
-        best = (CANNOT_DECIDE + ": a deciding fact is only in a stale source" if oracle.undecidable
-                else oracle.answer or "(open task: no single label)")
+        if oracle.undecidable:
+            best = CANNOT_DECIDE + ": a deciding fact is only in a stale copy or in two sources that disagree"
+        elif task.labels and not oracle.sufficient:
+            best = " or ".join(accepted_decisions(oracle)) + " (the view is not enough: declining is accepted)"
+        else:
+            best = oracle.answer or "(open task: no single label)"
         return {"best decision from this role's view": best,
                 "the authorised view is enough": "yes" if oracle.sufficient else "no: the agent should say what it "
                                                                                   "cannot see",

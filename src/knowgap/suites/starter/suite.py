@@ -28,10 +28,10 @@ from knowgap.engine.suite import (
 from knowgap.errors import KnowgapError
 from knowgap.injection.options import InjectionOptions, chosen_defences
 from knowgap.injection.plan import Injection
-from knowgap.strictjsonl import CaseFileCheck
 from knowgap.suites import register
 from knowgap.suites.starter import injection
-from knowgap.suites.starter.dataset import DATA, StarterCase, check_cases, load_cases
+from knowgap.suites.starter.casefile import CASE_FILE
+from knowgap.suites.starter.dataset import DATA, StarterCase, load_cases
 from knowgap.suites.starter.metrics import starter_metrics
 from knowgap.suites.starter.prompts import PROMPTS, system_prompt, target_request
 from knowgap.suites.starter.scoring import score_response
@@ -55,16 +55,12 @@ class StarterSuite(Suite):
     default_max_tokens = 96
     metric_specs = SPECS
     options: StarterOptions
-    case_file_model = StarterCase
+    data = CASE_FILE
 
     def __init__(self, options: StarterOptions) -> None:
         super().__init__(options)
         self._cases: list[StarterCase] | None = None
         self._injections: dict[str, list[Injection]] | None = None
-
-    @classmethod
-    def check_case_file(cls, path: Path) -> CaseFileCheck[Any]:
-        return check_cases(path)
 
     def metric_groups(self) -> list[str]:
         return [c.id for c in self.configurations()]  # one group per configuration, no breakdown
