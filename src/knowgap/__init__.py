@@ -22,6 +22,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     # writing a suite (see docs/architecture.md, "Adding a suite")
     "knowgap.suites": ("Suite", "SuiteOptions", "Case", "Configuration", "Trial", "TrialContext", "TrialResult",
                        "JudgeUse", "register"),
+    # a suite's data part: its case file and what `knowgap data` does with it (import, check, inject)
+    "knowgap.engine.suite_data": ("SuiteData",),
+    "knowgap.engine.case_injection": ("CaseInjection", "CaseRecord", "Placement", "Planned"),
+    "knowgap.injection.carried": ("CarriedInjections",),
     # writing a provider
     "knowgap.models.base": ("ChatModel",),
     "knowgap.models.registry": ("register_provider",),
@@ -31,10 +35,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
-__all__ = ["CallRecord", "Case", "ChatModel", "ChatRequest", "ChatResponse", "Configuration", "InputError",
-           "JudgeUse", "KnowgapError", "Manifest", "Message", "MetricValue", "PluginWarning", "RunConfig",
-           "RunResult", "Suite", "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext", "TrialRecord",
-           "TrialResult", "Usage", "Verdict", "cache_info", "clear_cache", "clear_embeddings", "demo", "failures",
+__all__ = ["CallRecord", "CarriedInjections", "Case", "CaseInjection", "CaseRecord", "ChatModel", "ChatRequest",
+           "ChatResponse", "Configuration", "InputError", "JudgeUse", "KnowgapError", "Manifest", "Message",
+           "MetricValue", "Placement", "Planned", "PluginWarning", "RunConfig", "RunResult", "Suite", "SuiteData",
+           "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext", "TrialRecord", "TrialResult", "Usage",
+           "Verdict", "cache_info", "clear_cache", "clear_embeddings", "demo", "failures",
            "iter_trials", "list_models", "list_runs", "load_run", "register", "register_provider", "resume", "run"]
 
 
@@ -52,9 +57,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names are 
         resume,
         run,
     )
+    from knowgap.engine.case_injection import CaseInjection, CaseRecord, Placement, Planned
     from knowgap.engine.records import CallRecord, Manifest, MetricValue, RunConfig, TrialRecord, Verdict
     from knowgap.engine.runner import RunResult
+    from knowgap.engine.suite_data import SuiteData
     from knowgap.errors import InputError, KnowgapError
+    from knowgap.injection.carried import CarriedInjections
     from knowgap.models.base import ChatModel
     from knowgap.models.registry import register_provider
     from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall, ToolSpec, Usage
