@@ -14,8 +14,10 @@ a choice must be one of its values in any case (``Positive`` is ``positive``; sa
 JSON; an empty cell leaves the field out. Every problem
 is one line naming the file, the row, the column and the field.
 
-The written file passes the suite's case-file check (:func:`knowgap.casefiles.suite_formats.check_file`), or
-nothing is written.
+What a case is comes from the suite's data part (:class:`knowgap.engine.suite_data.SuiteData`): its model (the
+fields, their types, a ``Literal`` field's choices), the field a made-up id goes in and the one that says where a
+case came from; a plugin's suite is imported like a built-in one. The written file passes the suite's case-file
+check (:func:`knowgap.casefiles.suite_formats.check_file`), or nothing is written.
 """
 
 from __future__ import annotations
