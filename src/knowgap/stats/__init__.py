@@ -9,7 +9,9 @@
   approximation from two intervals);
 - :mod:`.paired`: the exact McNemar test and its clustered form;
 - :mod:`.correlation`: Fisher's interval of a rank correlation;
-- :mod:`.power`: sample sizes, design effect of repeats, ICC (``knowgap plan``).
+- :mod:`.power`: sample sizes, design effect of repeats, ICC (``knowgap plan``);
+- :mod:`.sequential`: anytime-valid confidence sequences over units drawn without replacement, and the gate's
+  decisions on them (``knowgap run --until decided``; imported by name: it loads numpy).
 
 Pure functions on numbers; the package imports nothing else of knowgap, so every layer may use it
 (docs/statistics.md says how each interval is computed, docs/architecture.md how to add a rule)."""
