@@ -154,16 +154,19 @@ class InjectionDriver(Generic[T]):
     rates: tuple[RunRate, ...] = ()
 
     # --- what it reports ----------------------------------------------------------------------------------
-    def metric_specs(self, *, needs: Need | None = None, judges: Mapping[str, JudgeRef | Choice] | None = None,
-                     counts: Mapping[str, Counts] | None = None, cluster: str = "case") -> tuple[MetricSpec, ...]:
+    def metric_specs(self, *, needs: Need | None = None, clean_task_needs: Need | None = None,
+                     judges: Mapping[str, JudgeRef | Choice] | None = None, counts: Mapping[str, Counts] | None = None,
+                     cluster: str = "case") -> tuple[MetricSpec, ...]:
         """The declaration of every metric the driver reports for the suite (each a proportion, clustered by
         ``cluster``; ``attack_success_rate`` also by family, position and disguise): what the suite's specs list.
-        ``needs``: what a run needs for them (``--inject`` or a case file carrying injections); ``judges`` and
+        ``needs``: what a run needs for them (``--inject`` or a case file carrying injections), ``clean_task_needs``
+        for ``clean_task_score`` where that differs (partial: ``--defences`` alone gives it); ``judges`` and
         ``counts``: the judge deciding a metric, where one does (the clean task score by the suite's own judge),
         and the verdicts it counts; the others are offline checks."""
         judges, counts = judges or {}, counts or {}
         return tuple(MetricSpec(name, "proportion", text, lower_is_better=lower, cluster=cluster,
-                                judge=judges.get(name), counts=counts.get(name), needs=needs)
+                                judge=judges.get(name), counts=counts.get(name),
+                                needs=clean_task_needs or needs if name == CLEAN_TASK_SCORE else needs)
                      for name, text, lower in self._declared())
 
     def _declared(self) -> list[tuple[str, str, bool]]:
