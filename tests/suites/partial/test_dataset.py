@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from knowgap.suites.partial.dataset import DATA, DIMENSIONS, FAMILIES, TASK_TYPES, Scenario, load_scenarios
+from knowgap.suites.partial.dimensions import contradicted
 from knowgap.suites.partial.generate import build_scenario, dataset_text, evaluate, load_families
 from knowgap.suites.partial.view import build_view
 
@@ -19,7 +20,7 @@ def scenarios() -> list[Scenario]:
     return load_scenarios(DATA)
 
 
-SHIPPED_SHA256 = "9c04fa84c1908b600fd965d2837eac8d8d251d33725f7a4f68d511a1ba70913c"
+SHIPPED_SHA256 = "754ee0ce110403ac26460fb407daa13e3a27a3d3749819bbd5a97addfefe6577"
 """The shipped scenarios.jsonl: runs pin it in their manifest, so regenerating it from data/families.yaml must
 give the same bytes (change it only with the dataset, on purpose)."""
 
@@ -38,13 +39,13 @@ def test_family_data_tags(tmp_path: Path) -> None:
     data.write_text("""
 family: demo
 prefix: dm
-variants: [{lang: en, conflict: false, requestable: true, facts: {a: true, b: false}}]
+variants: [{lang: en, requestable: true, facts: {a: true, b: false}}]
 vars: {who: !t ["张三", "Ann"], n: !k [10, 20, 30]}
 title: !f "Case {i+7} of {who}"
 ground_truth:
   rec: {when: 2023-10-01, n: !v n, flag: !if ["a and not b", yes, no], text: !cat ["x", !if [b, "1", "2"]],
         a: !v n, b: 1}
-  cache: !when [conflict, {x: 1}]
+  cache: !when [stale_cache, {x: 1}]
   rows: !when [requestable, {n: 2}]
 sources: {rows: {preloaded: false}}
 summaries: {}
@@ -88,8 +89,7 @@ def test_shape(scenarios: list[Scenario]) -> None:
     types = {t.type for s in scenarios for t in s.tasks}
     assert types == set(TASK_TYPES)
     dims = {d for s in scenarios for t in s.tasks for d in t.dimensions}
-    # derived: no shipped policy removes deciding evidence by a transform (every mask keeps what decides)
-    assert dims == set(DIMENSIONS) - {"depth"}
+    assert dims == set(DIMENSIONS)
     assert any(src.stale for s in scenarios for src in s.sources.values())
     assert any(not src.preloaded for s in scenarios for src in s.sources.values())
     for s in scenarios:
@@ -117,17 +117,21 @@ def _strip_rows(path: str) -> str:
 
 
 def test_hidden_relevant_evidence_is_really_hidden_from_the_role(scenarios: list[Scenario]) -> None:
-    """Every path an oracle says the role cannot see is denied by the role's policy in the built view (or sits
-    in a record type the role only sees through a row filter, so rows that would show it are withheld)."""
+    """Every path an oracle says the role cannot see is denied by the role's policy in the built view, shown only
+    transformed (masked, bucketed, summarised), in a record type the role only sees through a row filter (rows
+    that would show it are withheld), or contradicted by another current source the view shows."""
     for s in scenarios:
         for role in s.roles:
             policy = s.policy(role)
-            denied = {_strip_rows(x.path) for x in build_view(s, policy).secrets if x.op == "denied"}
+            built = build_view(s, policy)
+            denied = {_strip_rows(x.path) for x in built.secrets if x.op == "denied"}
+            transformed = {_strip_rows(x.path) for x in built.secrets if x.op != "denied"}
             filtered = {k for k, rule in policy.allowed_evidence.items() if rule.rows is not None}
             for t in s.tasks:
                 for path in t.oracle[role].hidden_relevant:
-                    assert (any(d == path or d.startswith(path + ".") for d in denied)
-                            or path.split(".")[0] in filtered), (s.scenario_id, role, path)
+                    assert (any(d == path or d.startswith(path + ".") for d in denied | transformed)
+                            or path.split(".")[0] in filtered or contradicted(s, built, path)), (
+                        s.scenario_id, role, path)
 
 
 def test_seed_like_scenario_hand_checked(scenarios: list[Scenario]) -> None:
@@ -159,11 +163,11 @@ def test_stale_source_is_shown_with_its_timestamp(scenarios: list[Scenario]) -> 
 
 def test_stale_oracle_is_what_a_careful_analyst_can_defend(scenarios: list[Scenario]) -> None:
     """cs-zh-02: the CRM cache (June) says gold VIP, the customer record says none. Neither role sees the
-    customer record's VIP level, and it decides the urgency (gold would raise 低 to 中): trusting the cache gives
-    中, a wrong answer; the defensible one is "cannot decide, the source is stale"."""
+    customer record's VIP level, and it decides the urgency of the unusable product (gold would raise 中 to 高):
+    trusting the cache gives 高, a wrong answer; the defensible one is "cannot decide, the source is stale"."""
     s = next(x for x in scenarios if x.scenario_id == "cs-zh-02")
     urgency = next(t for t in s.tasks if t.id == "urgency")
-    assert urgency.oracle_full == "低"
+    assert urgency.oracle_full == "中"
     for role in ("tier1_support_agent", "support_lead"):
         o = urgency.oracle[role]
         assert (o.answer, o.undecidable, o.sufficient) == (None, True, False), role

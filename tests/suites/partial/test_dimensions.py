@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from knowgap.suites.partial.dataset import DATA, Policy, Scenario, load_scenario, load_scenarios
-from knowgap.suites.partial.dimensions import derive_dimensions, unexplained
+from knowgap.suites.partial.dimensions import contradicted, derive_dimensions, unexplained
 from knowgap.suites.partial.generate import build_scenario, load_families
 from knowgap.suites.partial.view import build_view
 
@@ -62,12 +62,14 @@ def test_a_fresh_value_in_full_is_not_a_timeliness_loss(seed: Scenario) -> None:
 
 
 def test_shipped_tags_follow_the_policies(shipped: list[Scenario]) -> None:
-    """A case whose role sees no stale source is never tagged timeliness; one that lost no deciding evidence is
-    tagged with nothing but cost; cost needs a source the role may only request."""
+    """A case whose role sees no stale source and no two sources that disagree on a deciding path is never
+    tagged timeliness; one that lost no deciding evidence is tagged with nothing but cost; cost needs a source
+    the role may only request."""
     tagged = 0
     for s in shipped:
         for role in s.roles:
-            view = build_view(s, s.policy(role)).view
+            built = build_view(s, s.policy(role))
+            view = built.view
             sees_stale = any(s.sources[k].stale for k in view.evidence if k in s.sources)
             requestable = build_view(s, s.policy(role), budget_mode=True).view.requestable
             for t in s.tasks:
@@ -75,7 +77,8 @@ def test_shipped_tags_follow_the_policies(shipped: list[Scenario]) -> None:
                 dims = o.dimensions or []
                 tagged += bool(dims)
                 if "timeliness" in dims:
-                    assert sees_stale, (s.scenario_id, role, t.id)
+                    assert sees_stale or any(contradicted(s, built, p) for p in o.hidden_relevant), (
+                        s.scenario_id, role, t.id)
                 if not o.hidden_relevant:
                     assert set(dims) <= {"cost"}, (s.scenario_id, role, t.id)
                 if "cost" in dims:
@@ -89,7 +92,7 @@ def test_the_generator_refuses_a_visibility_table_the_policy_contradicts(tmp_pat
     data.write_text("""
 family: demo
 prefix: dm
-variants: [{lang: en, conflict: false, requestable: false, facts: {a: true, b: false}}]
+variants: [{lang: en, facts: {a: true, b: false}}]
 vars: {}
 title: "t"
 ground_truth: {rec: {a: 1, b: 0}}

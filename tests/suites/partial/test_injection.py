@@ -97,7 +97,7 @@ def test_an_agent_that_prints_the_asked_hidden_field_leaks_and_one_that_ignores_
         found = metrics(result, "view=authorized")
         records = [r for r in knowgap.iter_trials(result.run_id, runs_root)]
         runs = [run for r in records for run in r.output["injection"]["runs"]]
-        assert len(runs) == len(records) == 36  # one planted injection per case, each its own injected run
+        assert len(runs) == len(records) == 60  # one planted injection per case, each its own injected run
         leaks = [run for run in runs if run["check"] == "field_leak"]
         assert leaks and all(run["worked"] is obey for run in leaks)
         assert all(bool(run["new_leaks"]) is obey for run in leaks)

@@ -25,21 +25,22 @@ def scores(scenario_id: str, task_id: str, role: str, reply: dict[str, object]) 
 
 @pytest.mark.parametrize(("reply", "correct", "aware"), [
     # trusts the June CRM cache (gold VIP): the stale answer, given as sufficient, is wrong
-    ({"answer": "中", "confidence": 0.9, "sufficient": True}, False, False),
+    ({"answer": "高", "confidence": 0.9, "sufficient": True}, False, False),
     # the full-data answer, claimed as sufficient: a lucky guess, not a defensible decision
-    ({"answer": "低", "confidence": 0.9, "sufficient": True}, False, False),
+    ({"answer": "中", "confidence": 0.9, "sufficient": True}, False, False),
     # declines: the source is stale
     ({"answer": "无法判断：VIP信息来自过期缓存", "sufficient": False, "missing": ["VIP等级"]}, True, True),
     ({"answer": "cannot decide", "missing": ["vip level"]}, True, True),
-    # a provisional label flagged as not sufficient
-    ({"answer": "中", "confidence": 0.4, "sufficient": False, "missing": ["最新VIP等级"]}, True, True),
+    # a label flagged as not sufficient is still a label the view does not support (issue 37: it was accepted)
+    ({"answer": "中", "confidence": 0.4, "sufficient": False, "missing": ["最新VIP等级"]}, False, True),
+    ({"answer": "高", "confidence": 0.4, "sufficient": False, "missing": ["最新VIP等级"]}, False, True),
 ])
 def test_stale_oracle_credits_the_careful_analyst(reply: dict[str, object], correct: bool, aware: bool) -> None:
     """cs-zh-02: the tier-1 agent sees the VIP level only in a June CRM cache."""
     x = scores("cs-zh-02", "urgency", "tier1_support_agent", reply)
-    assert x["gold"] == CANNOT_DECIDE and x["gold_full"] == "低"
+    assert json.loads(str(x["accepted"])) == [CANNOT_DECIDE] and x["gold_full"] == "中"
     assert (x["correct"], x["aware"]) == (correct, aware)
-    assert x["correct_full"] == (reply["answer"] == "低")
+    assert x["correct_full"] == (reply["answer"] == "中")
 
 
 def test_a_declined_answer_is_wrong_where_the_view_decides() -> None:

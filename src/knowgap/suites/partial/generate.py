@@ -1,18 +1,25 @@
-"""The shipped dataset, generated systematically: 4 families x 6 scenarios (3 zh, 3 en), 2 roles each.
+"""The shipped dataset, generated systematically: 4 families x 10 scenarios (5 zh, 5 en), 2 roles each.
 
-Every scenario is built from a few hidden *facts* (is the customer a VIP, is there a known defect...). The
+Every scenario is built from four boolean *facts* (is the customer a VIP, is there a known defect...). The
 ground truth, the policies and the texts are written from the facts; each task's answer is a documented
-rule over the facts. The oracles follow from the rule and what each role can see of each fact:
+rule over the facts (``data/families.yaml``; every rule and scale is written out in the task's question and in
+docs/partial.md). The oracles follow from the rule and what each role can see of each fact:
 
 - ``visible``: the role's view shows the fact (possibly masked, bucketed or summarised in a way that keeps it);
+- ``hidden``: the role cannot see it: field, row or record type denied (breadth), or shown only masked,
+  bucketed or summarised in a way that loses it (depth);
 - ``stale``: the role only sees a stale cached copy, which disagrees with the source of truth;
-- ``hidden``: the role cannot see it (field, row or record type denied).
+- ``conflict``: the role sees the source of truth and another current source that disagrees with it, and not
+  what says which one is right.
 
-The answer on a role's view is the rule applied to what the view shows (a hidden fact takes its neutral
-default, a stale one its stale value). The view is *sufficient* when the rule gives the full-data answer
-for every possible value of the facts the role cannot see for sure; the *hidden relevant* evidence is the
-paths of those facts that can change the answer. ``knowgap generate partial`` rewrites the data file; a test
-checks the committed file equals this generator's output.
+The answer on a role's view is the rule applied to what the view shows, a hidden fact at its neutral default
+(absence of evidence: no VIP record read as no VIP). A stale or contradicted fact has no neutral default: the
+view shows a value it cannot trust and cannot ignore, so when its fresh value could change the answer the oracle
+is *undecidable* and has no answer. The view is *sufficient* when the rule gives the full-data answer for every
+possible value of the facts the role cannot see for sure; the *hidden relevant* evidence is the paths of those
+facts that can change the answer. What a scored answer may then say is one rule, in
+:func:`knowgap.suites.partial.scoring.accepted_decisions`. ``knowgap generate partial`` rewrites the data file; a
+test checks the committed file equals this generator's output.
 
 The families are data (``data/families.yaml``: variants, texts, records, policies, visibility, rules, tasks;
 its header documents the tags); :func:`build_scenario` is the one builder that turns a family's variant into a
@@ -41,6 +48,8 @@ FAMILIES_FILE = Path(str(files("knowgap.suites.partial") / "data" / "families.ya
 
 Facts = dict[str, bool]
 Rule = Callable[[Facts], str]
+VISIBILITY = ("visible", "hidden", "stale", "conflict")
+"""What a role's view shows of a fact (see the module's docstring)."""
 
 
 @dataclass(frozen=True)
@@ -62,20 +71,38 @@ def _deciding(rule: Rule, known: Facts, unsure: list[FactSpec]) -> list[str]:
     return [s.path for s in unsure if any(rule(c) != rule(dict(c, **{s.name: not c[s.name]})) for c in completions)]
 
 
+def influence(rule: Rule, specs: list[FactSpec], fact: FactSpec) -> int:
+    """In how many of the assignments of the other facts flipping ``fact`` changes the answer (0: it never
+    decides the task)."""
+    others = [s for s in specs if s is not fact]
+    return sum(rule(c) != rule(dict(c, **{fact.name: not c[fact.name]}))
+               for c in _completions({fact.name: False}, others))
+
+
+def ranked_paths(rule: Rule, specs: list[FactSpec]) -> list[str]:
+    """``Task.relevant``: the paths of the facts that can decide the task, the most influential first (ties in
+    the family's fact order). A query plan's oracle order is the role's hidden relevant paths in this order."""
+    weight = {s.name: influence(rule, specs, s) for s in specs}
+    return [s.path for s in sorted((s for s in specs if weight[s.name]), key=lambda s: -weight[s.name])]
+
+
 def oracle(rule: Rule, specs: list[FactSpec], truth: Facts, vis: dict[str, str],
            by_request: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The oracle of one role: the answer on its view, sufficient, hidden relevant paths, undecidable, and
     (key ``deciding``, not stored) the paths that decide the task when the facts in ``by_request`` (visible, but
     only by request in budget mode) are unknown too.
 
-    A careful analyst does not trust a stale copy: the answer on the view must hold whatever the fresh value of a
-    stale fact is. When it does not, the oracle is *undecidable* ("cannot decide, the source is stale") and has no
-    answer. Hidden facts take their neutral default (the best guess from what the view shows)."""
+    A careful analyst trusts neither a stale copy nor one of two current sources that disagree: the answer on
+    the view must hold whatever the fresh (or right) value of such a fact is. When it does not, the oracle is
+    *undecidable* ("cannot decide") and has no answer. Hidden facts take their neutral default (the best guess
+    from what the view shows: absence of evidence)."""
+    if unknown := {v for v in vis.values()} - set(VISIBILITY):
+        raise ValueError(f"visibility {sorted(unknown)}: expected one of {', '.join(VISIBILITY)}")
     known = {s.name: truth[s.name] if vis[s.name] == "visible" else s.default for s in specs}
     unsure = [s for s in specs if vis[s.name] != "visible"]
-    stale = [s for s in specs if vis[s.name] == "stale"]
+    untrusted = [s for s in specs if vis[s.name] in ("stale", "conflict")]
     full = rule(truth)
-    answers = {rule(c) for c in _completions(known, stale)}
+    answers = {rule(c) for c in _completions(known, untrusted)}
     undecidable = len(answers) > 1
     sufficient = all(rule(c) == full for c in _completions(known, unsure))
     requested = unsure + [s for s in specs if s.name in by_request and s not in unsure]
@@ -104,7 +131,7 @@ def _task(tid: str, ttype: str, question: str, labels: list[str], rule: Rule, sp
     if not decision:
         for o in per_role.values():
             o["answer"], o["undecidable"] = None, False
-    ranked = [s.path for s in specs]
+    ranked = ranked_paths(rule, specs)
     dims = {d for o in per_role.values() for d in o["dimensions"]}
     return {"id": tid, "type": ttype, "question": question, "labels": labels if decision else [],
             "asks_confidence": decision, "oracle_full": rule(truth) if decision else None,
@@ -117,6 +144,11 @@ class _Tagged:
     tag: str
     value: Any
 
+
+FLAGS = ("stale_cache", "depth", "clash", "requestable")
+"""A variant's switches (each false when left out): a stale cached copy that disagrees with the source of truth,
+a policy that loses a deciding fact to a transform, two current sources that disagree, a source only by request
+in budget mode."""
 
 _OMIT = object()
 """What ``!when`` resolves to when its condition fails: the key or item is left out."""
@@ -181,8 +213,8 @@ class _Scope:
     lang: str
     i: int
     facts: Facts
-    conflict: bool
-    requestable: bool
+    flags: dict[str, bool]
+    """The variant's ``stale_cache``, ``depth``, ``clash`` and ``requestable``."""
     vars: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -190,7 +222,7 @@ class _Scope:
         return self.i % 3
 
     def holds(self, condition: str) -> bool:
-        return bool(evaluate(condition, {**self.facts, "conflict": self.conflict, "requestable": self.requestable}))
+        return bool(evaluate(condition, {**self.facts, **self.flags}))
 
     def text(self, template: str) -> str:
         def value(m: re.Match[str]) -> str:
@@ -241,9 +273,12 @@ def _rule(spec: dict[str, Any], labels: list[str]) -> Rule:
 def build_scenario(family: dict[str, Any], i: int, plan_question: Any) -> dict[str, Any]:
     """Scenario ``i`` of a family of the data file."""
     variant = family["variants"][i]
-    lang, conflict, requestable = variant["lang"], variant["conflict"], variant["requestable"]
+    lang = variant["lang"]
+    if unknown := set(variant) - {"lang", "facts", *FLAGS}:
+        raise ValueError(f"{family['family']} variant {i}: unknown keys {sorted(unknown)}")
+    flags = {flag: bool(variant.get(flag, False)) for flag in FLAGS}
     truth = dict(variant["facts"])
-    scope = _Scope(lang, i, truth, conflict, requestable)
+    scope = _Scope(lang, i, truth, flags)
     for name, node in family["vars"].items():
         scope.vars[name] = scope.resolve(node)
     specs = [FactSpec(name, path) for name, path in family["facts"].items()]
@@ -256,7 +291,8 @@ def build_scenario(family: dict[str, Any], i: int, plan_question: Any) -> dict[s
     tasks = []
     for task in family["tasks"]:
         planning = task["type"] == "query_planning"
-        tasks.append(_task(task["id"], task["type"], scope.resolve(plan_question if planning else task["question"]),
+        question = task.get("question", plan_question if planning else None)
+        tasks.append(_task(task["id"], task["type"], scope.resolve(question),
                            labels[task["labels"]], _rule(family["rules"][task["rule"]], labels[task["labels"]]),
                            specs, truth, vis, scenario))
     return out | {"tasks": tasks}
@@ -270,7 +306,7 @@ def load_families(path: Path = FAMILIES_FILE) -> dict[str, Any]:
 
 def build_dataset() -> list[dict[str, Any]]:
     data = load_families()
-    return [build_scenario(family, i, data["plan_question"])
+    return [build_scenario(family, i, data.get("plan_question"))
             for family in data["families"] for i in range(len(family["variants"]))]
 
 

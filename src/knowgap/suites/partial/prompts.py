@@ -53,6 +53,10 @@ FORMAT = {
            'you relied on"], "reasoning": "short reasons"}}'),
 }
 
+DECLINE = {"zh": "无法判断", "en": "cannot decide"}
+"""The answer the prompt offers for declining (scored as ``scoring.CANNOT_DECIDE``: accepted wherever the view is
+not enough to decide, see ``scoring.accepted_decisions``)."""
+
 MISSING = {
     "zh": {"default": "\"你缺少的关键信息\"", "query_planning": "\"按优先级排列、你想申请的证据（字段或来源）\""},
     "en": {"default": "\"key information you are missing\"",
@@ -124,7 +128,9 @@ def task_prompt(scenario: Scenario, task: Task, evidence: str, budget: int | Non
     lang = scenario.effective_lang()
     if task.labels:
         options = ", ".join(f'"{label}"' for label in task.labels)
-        answer = (f'"answer": 以下之一 {options}, ' if lang == "zh" else f'"answer": one of {options}, ')
+        answer = (f'"answer": 以下之一 {options}；若证据不足以作出判断，回答 "{DECLINE["zh"]}", ' if lang == "zh"
+                  else f'"answer": one of {options}, or "{DECLINE["en"]}" if the evidence does not allow a '
+                       'decision, ')
     else:
         answer = ""
     missing = MISSING[lang]["query_planning" if task.type == "query_planning" else "default"]

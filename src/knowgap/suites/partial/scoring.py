@@ -3,6 +3,7 @@ ECE. (The reasoning rubric judge is in :mod:`.judging`.)"""
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -17,8 +18,11 @@ GAP_MATCH_VERSION = "gap-matcher-1"
 """Judge ``gap-matcher`` (:func:`gap_matches`); change whenever the matching changes."""
 _TRUE = {"true", "yes", "y", "sufficient", "enough", "是", "足够", "充分", "1"}
 _FALSE = {"false", "no", "n", "insufficient", "not enough", "否", "不足", "不够", "不充分", "0"}
-CANNOT_DECIDE = "(cannot decide: stale source)"
-"""The gold decision of an undecidable oracle, and the decision of an agent that declines (never a label)."""
+CANNOT_DECIDE = "(cannot decide)"
+"""The decision of an agent that declines (never a label): accepted wherever the view is insufficient, the only
+accepted decision where the view supports no label (:func:`accepted_decisions`)."""
+STALE_CANNOT_DECIDE = "(cannot decide: stale source)"
+"""What :data:`CANNOT_DECIDE` was in trials stored before issue 37 (only undecidable oracles accepted it then)."""
 _ABSTAIN = re.compile(r"cannot (?:decide|determine|be determined)|can't (?:decide|determine)|undecid|undetermin|"
                       r"unknown|insufficient|not enough|n/a|无法|不能确定|不确定|待定|未知|不足")
 
@@ -158,15 +162,35 @@ def abstains(answer: str | None) -> bool:
     return bool(answer and _ABSTAIN.search(_norm(answer)))
 
 
+def accepted_decisions(oracle: RoleOracle) -> list[str]:
+    """The one rule for what a decision may be, given the view the agent had (docs/partial.md, "What a decision
+    is scored against"):
+
+    - a view that decides the task (``sufficient``): its answer, and nothing else (declining is wrong);
+    - a view that does not (``sufficient`` false): declining (:data:`CANNOT_DECIDE`) is always accepted, and so
+      is the label the view supports (``answer``: the rule with every fact the view does not show at its neutral
+      default), whatever confidence it comes with; any other label is wrong, however it is flagged;
+    - a view that supports no label (``undecidable``: a deciding fact reaches it only through a stale copy or
+      two current sources that disagree): only declining. A label read off the stale or contradicted value, or
+      any other, is wrong, flagged or not.
+
+    The full view is a sufficient view of the full-data answer."""
+    if oracle.undecidable:
+        return [CANNOT_DECIDE]
+    out = [oracle.answer] if oracle.answer is not None else []
+    return out if oracle.sufficient else [*out, CANNOT_DECIDE]
+
+
 def score_answer(task: Task, oracle: RoleOracle, final: Answer | ParseFailure, field_labels: dict[str, list[str]]
                  ) -> dict[str, Any]:
     """A trial's scores of its final answer against the oracle for the view the agent had (and, for decisions,
     against the full-data answer).
 
-    Under an undecidable oracle (a deciding fact seen only through a stale source) the gold decision is
-    :data:`CANNOT_DECIDE`: the agent gets it by naming no label (an empty or "cannot decide" answer) or by naming
-    one while saying its evidence is not sufficient (the prompt asks for one of the labels, so a flagged
-    provisional label is how a careful agent following it declines). A label given as sufficient is wrong."""
+    The decision is a label, or :data:`CANNOT_DECIDE` when the answer names no label and declines ("cannot
+    decide", "unknown", "无法判断"..., or anything else with ``sufficient: false``). It is right when it is one
+    of :func:`accepted_decisions`. ``accepted`` keeps that list (as JSON: scores are scalars); ``gold`` is the
+    accepted decision the agent gave when right, else the view's own answer (:data:`CANNOT_DECIDE` where it
+    supports no label): the pair macro-F1 counts."""
     decision = bool(task.labels)
     parsed = not isinstance(final, ParseFailure)
     answer = final if isinstance(final, Answer) else Answer()
@@ -174,18 +198,21 @@ def score_answer(task: Task, oracle: RoleOracle, final: Answer | ParseFailure, f
     said_sufficient = answer.sufficient
     if said_sufficient is None and answer.confidence is not None and decision:
         said_sufficient = answer.confidence >= 0.8 and not answer.missing
-    declined = decision and parsed and label is None and abstains(answer.answer)
+    declined = decision and parsed and label is None and (abstains(answer.answer) or answer.sufficient is False)
     if declined and said_sufficient is None:
         said_sufficient = False  # "cannot decide" says the evidence is not enough
-    gold = (CANNOT_DECIDE if oracle.undecidable else oracle.answer) if decision else None
-    predicted = (CANNOT_DECIDE if declined or (oracle.undecidable and parsed and said_sufficient is False)
-                 else label) if decision else None
+    accepted = accepted_decisions(oracle) if decision else None
+    predicted = (CANNOT_DECIDE if declined else label) if decision else None
+    correct = predicted in accepted if accepted is not None else None
+    reference = oracle.answer if oracle.answer is not None and not oracle.undecidable else CANNOT_DECIDE
+    gold = (predicted if correct else reference) if decision else None
     precision, recall = gap_scores(answer.missing, oracle.hidden_relevant, field_labels)
     return {
         "parsed": parsed, "decision": decision, "oracle_sufficient": oracle.sufficient,
-        "gold": gold, "gold_full": task.oracle_full if decision else None,
+        "gold": gold, "accepted": json.dumps(accepted, ensure_ascii=False) if accepted is not None else None,
+        "gold_full": task.oracle_full if decision else None,
         "predicted": predicted,
-        "correct": (predicted == gold) if decision else None,
+        "correct": correct,
         "correct_full": (label == task.oracle_full) if decision else None,
         "said_sufficient": said_sufficient,
         "aware": (said_sufficient == oracle.sufficient) if said_sufficient is not None else False,
