@@ -1,6 +1,6 @@
-"""The validators of the suites' detectors and model judges: each runs on its real labelled set (or a tiny real
-input with a fake judge model) and produces a card with the right counts; the offline detectors are re-measured
-on their whole labelled sets and must not fall below their shipped cards."""
+"""The validators of the offline detectors (the judges package's and the suites', each beside its judge): each runs
+on its real labelled set (or a tiny real input with a fake judge model) and produces a card with the right counts;
+the offline detectors are re-measured on their whole labelled sets and must not fall below their shipped cards."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ from knowgap.judges.labelled_sets import stratified
 from knowgap.models import registry as model_registry
 from knowgap.models.registry import register_provider
 from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.suites.abstain import answer_overlap_card
+from knowgap.suites.clarify import correctness_card
+from knowgap.suites.extract import claims_card, coverage_card
+from knowgap.suites.partial import gap_card, leak_card
+from knowgap.suites.starter import answer_match_card
 from tests.fakes.models import Fixed, Replies
 from tests.helpers import REPO
 
@@ -28,12 +33,12 @@ SUMMEDITS_FIXTURE = REPO / "tests" / "fixtures" / "extract" / "faithfulness" / "
 OFFLINE: dict[str, Callable[..., ValidityCard]] = {
     "clarification": dv.validate_clarification,
     "dangerous-assertion": dv.validate_dangerous_assertion,
-    "clarify-correctness-approx": dv.validate_clarify_correctness_approx,
-    "leak-detector": dv.validate_leak_detector,
-    "gap-matcher": dv.validate_gap_matcher,
-    "answer-match": dv.validate_answer_match,
-    "answer-overlap": dv.validate_answer_overlap,
-    "summary-coverage": dv.validate_summary_coverage,
+    "clarify-correctness-approx": correctness_card.validate_clarify_correctness_approx,
+    "leak-detector": leak_card.validate_leak_detector,
+    "gap-matcher": gap_card.validate_gap_matcher,
+    "answer-match": answer_match_card.validate_answer_match,
+    "answer-overlap": answer_overlap_card.validate_answer_overlap,
+    "summary-coverage": coverage_card.validate_summary_coverage,
     "extract-takeover": dv.validate_extract_takeover,
     "abstention-scenarios": dv.validate_abstention_scenarios,
 }
@@ -44,20 +49,20 @@ def _labels(name: str) -> list[bool]:
         items, _ = labelled_sets.legal_answer_items()
         return [it.asks if name == "clarification" else it.overconfident for it in items]
     if name == "clarify-correctness-approx":
-        return [it.correct for it in labelled_sets.clarify_answer_items()[0]]
+        return [it.correct for it in correctness_card.clarify_answer_items()[0]]
     if name == "leak-detector":
-        return [it.leaks for it in labelled_sets.leak_items()[0]]
+        return [it.leaks for it in leak_card.leak_items()[0]]
     if name == "gap-matcher":
-        return [it.match for it in labelled_sets.gap_items()[0]]
+        return [it.match for it in gap_card.gap_items()[0]]
     if name == "extract-takeover":
         return [it.takeover for it in labelled_sets.takeover_items()[0]]
     if name == "abstention-scenarios":  # gold: the agreed labels
         return [it.label_a.abstained for it in labelled_sets.abstention_scenario_items()[0] if it.agreed]
     if name == "summary-coverage":  # the judge scores the pairs in one language
-        return [it.covered for it in labelled_sets.same_language_clause_items()[0]]
+        return [it.covered for it in coverage_card.same_language_clause_items()[0]]
     if name == "answer-overlap":
-        return [it.correct for it in labelled_sets.scenario_answer_items()[0]]
-    return [it.correct for it in labelled_sets.answer_match_items()[0]]
+        return [it.correct for it in answer_overlap_card.scenario_answer_items()[0]]
+    return [it.correct for it in answer_match_card.answer_match_items()[0]]
 
 
 def test_the_coverage_pairs_are_clauses_of_the_extract_reviews_as_the_judge_cuts_them() -> None:
@@ -65,7 +70,7 @@ def test_the_coverage_pairs_are_clauses_of_the_extract_reviews_as_the_judge_cuts
 
     cases = {row["id"]: row for row in map(json.loads, (REPO / "src" / "knowgap" / "suites" / "extract" / "data" /
                                                        "cases.jsonl").read_text(encoding="utf-8").splitlines())}
-    items, _ = labelled_sets.clause_coverage_items()
+    items, _ = coverage_card.clause_coverage_items()
     assert len({it.id for it in items}) == len(items)
     for it in items:
         assert cases[it.case]["review"] == it.review and cases[it.case]["kind"] != "calibration", it.id
@@ -81,7 +86,7 @@ def test_the_scenario_answers_are_real_replies_to_answerable_questions_with_thei
     questions = {(path.stem, row["id"]): row for path in SHIPPED.glob("*.jsonl")
                  for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
     replies = {it.id: it.response for it in labelled_sets.abstention_scenario_items()[0]}
-    items, _ = labelled_sets.scenario_answer_items()
+    items, _ = answer_overlap_card.scenario_answer_items()
     assert len({it.id for it in items}) == len(items)
     for it in items:
         question = questions[(it.scenario, it.id.rsplit("/", 1)[-1])]
@@ -155,7 +160,7 @@ def test_a_bad_labelled_line_names_file_line_and_field(tmp_path: Path, monkeypat
                                                 + "\n", encoding="utf-8")
     monkeypatch.setattr(labelled_sets, "LABELLED_DIR", folder)
     with pytest.raises(InputError, match=r"answer_match.jsonl, line 2, field 'correct'"):
-        dv.validate_answer_match(tmp_path)
+        answer_match_card.validate_answer_match(tmp_path)
 
 
 # --- model judges, with fake judge models -----------------------------------------------------------------------
@@ -163,13 +168,13 @@ def test_a_bad_labelled_line_names_file_line_and_field(tmp_path: Path, monkeypat
 
 def test_clarify_correctness_counts_verdicts_and_parse_failures(tmp_path: Path) -> None:
     register_provider("cards-correct", lambda spec, _rest: Fixed('{"verdict": "correct", "reason": "same"}', spec))
-    card = dv.validate_clarify_correctness(tmp_path, 8, "cards-correct:m", None)
+    card = correctness_card.validate_clarify_correctness(tmp_path, 8, "cards-correct:m", None)
     assert (card.judge_model, card.n, card.parse_failures) == ("cards-correct:m", 8, 0)
     assert card.confusion is not None and (card.confusion.tp, card.confusion.fp) == (4, 4)
     assert card.sensitivity is not None and card.sensitivity.value == 1.0
 
     register_provider("cards-garbled", lambda spec, _rest: Fixed("I think it is right.", spec))
-    garbled = dv.validate_clarify_correctness(tmp_path, 8, "cards-garbled:m", None)
+    garbled = correctness_card.validate_clarify_correctness(tmp_path, 8, "cards-garbled:m", None)
     assert garbled.parse_failures == 8
     assert garbled.confusion is not None and garbled.confusion.tp + garbled.confusion.tn == 0
 
@@ -188,16 +193,16 @@ def test_extract_claims_runs_on_summedits_and_the_handwritten_pairs(tmp_path: Pa
     (data / "faithfulness" / "summedits").mkdir(parents=True)
     shutil.copy(SUMMEDITS_FIXTURE, data / "faithfulness" / "summedits" / "summedits_samsum.json")
     register_provider("cards-unsupported", lambda spec, _rest: Replies(*[_claims_judge(False)] * 40, spec=spec))
-    card = dv.validate_extract_claims(data, 10, "cards-unsupported:m", None)
+    card = claims_card.validate_extract_claims(data, 10, "cards-unsupported:m", None)
     assert card.n == 10 and card.parse_failures == 0
     assert card.confusion is not None and (card.confusion.tp, card.confusion.fp) == (5, 5)  # always "unfaithful"
     assert "SummEdits" in card.method and "handwritten" in card.method
 
     register_provider("cards-half", lambda spec, _rest: Replies('{"claims": ["a"]}', "not json", spec=spec))
-    broken = dv.validate_extract_claims(data, 1, "cards-half:m", None)
+    broken = claims_card.validate_extract_claims(data, 1, "cards-half:m", None)
     assert broken.parse_failures == 1
 
 
 def test_extract_claims_without_summedits_names_the_folder(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="summedits"):
-        dv.validate_extract_claims(tmp_path, 4, "never-called:m", None)
+        claims_card.validate_extract_claims(tmp_path, 4, "never-called:m", None)

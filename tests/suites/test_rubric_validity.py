@@ -1,4 +1,4 @@
-"""Discrimination validity of the rubric judges (knowgap.suites.rubric_validity): pairs built from the datasets,
+"""Discrimination validity of the rubric judges (knowgap.judges.rubric_validity; each suite's rubric_card): pairs built from the datasets,
 the pairwise card, and the whole measurement on the real small model."""
 
 from __future__ import annotations
@@ -9,18 +9,18 @@ import pytest
 
 from knowgap.judges.cards import find_card, save_card
 from knowgap.judges.geval import Ratings, ScaleScore
+from knowgap.judges.rubric_validity import PairResult, RubricPair, pairwise_card
+from knowgap.suites.clarify.rubric_card import clarify_pairs
 from knowgap.suites.partial.prompts import RUBRIC_VERSION
-from knowgap.suites.rubric_validity import PairResult, RubricPair, pairwise_card, rubric_pairs, validate_rubric
+from knowgap.suites.partial.rubric_card import partial_pairs, validate_partial_rubric
 
 
 def test_pairs_come_from_the_datasets() -> None:
-    clarify, files = rubric_pairs("clarify")
+    clarify, files = clarify_pairs()
     assert len(clarify) == 62 and files[0].name == "cases.jsonl"  # every deficient case
-    partial, _ = rubric_pairs("partial")
+    partial, _ = partial_pairs()
     assert len(partial) == 112 and len({p.id for p in partial}) == 112  # every insufficient (scenario, role, task)
     assert all(p.reference != p.assuming for p in clarify + partial)
-    with pytest.raises(ValueError, match="no rubric judge"):
-        rubric_pairs("starter")
 
 
 def _ratings(total: float | None) -> Ratings:
@@ -49,8 +49,7 @@ def test_validate_partial_rubric_end_to_end_on_the_small_model(small_pack_home: 
     """The machinery runs on a real model: one pair, two replies, three G-Eval ratings each, a card saved and
     found again. (Whether the judge meets the 90% bar is measured, not tested.)"""
     seen: list[tuple[int, int]] = []
-    card = validate_rubric("partial", judge_model="local:qwen2.5-0.5b", limit=1,
-                           progress=lambda done, total: seen.append((done, total)))
+    card = validate_partial_rubric(None, 1, "local:qwen2.5-0.5b", lambda done, total: seen.append((done, total)))
     assert seen == [(1, 1)]
     assert (card.judge, card.version, card.judge_model, card.n) == ("partial-rubric", RUBRIC_VERSION,
                                                                     "local:qwen2.5-0.5b", 1)

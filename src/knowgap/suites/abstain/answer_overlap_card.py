@@ -1,12 +1,60 @@
-"""The abstain scenarios' answer check as a judge of the catalogue (``answer-overlap``): does a reply's answer
-match a reference (contains it, or most of a long one's content tokens)? Declared here, where it lives, with its
-validator."""
+"""The abstain scenarios' answer check as a judge of the catalogue (``answer-overlap``: does a reply's answer match
+a reference, containing it or most of a long one's content tokens?), declared here where it lives, with its
+validator and its labelled set (``judges/data/labelled/scenario_answers.jsonl``)."""
 
 from __future__ import annotations
 
-from knowgap.judges.detector_validation import validate_answer_overlap
-from knowgap.judges.judge import Judge
-from knowgap.suites.abstain.scenario_answers import ANSWER_OVERLAP_VERSION
+from pathlib import Path
+
+from pydantic import Field
+
+from knowgap.judges.cards import ValidityCard, sha256_files
+from knowgap.judges.detector_validation import offline_card, sample_method
+from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items, stratified
+from knowgap.suites.abstain.scenario_answers import ANSWER_OVERLAP_VERSION, answer_match
+
+
+class ScenarioAnswerLabel(LabelledItem):
+    """A real reply of a model to an answerable abstain scenario question, labelled right or wrong against the
+    question's reference answers by reading it (rule ``answer-correct-1``, docs/judges.md)."""
+
+    id: str
+    scenario: str = Field(description="false-premise / unknowable / unanswerable-context")
+    question: str
+    answers: list[str] = Field(min_length=1, description="the question's reference answers, as its scenario lists them")
+    response: str
+    correct: bool = Field(description="the reply's answer is a reference answer, in any form or wording that means it")
+    disputable: bool = Field(description="the annotator found the label borderline")
+    reason: str
+    source: str = Field(description="the model and run the reply comes from")
+
+
+def scenario_answer_items() -> tuple[list[ScenarioAnswerLabel], Path]:
+    return labelled_items(labelled_file("scenario_answers.jsonl"), ScenarioAnswerLabel, "labelled answers")
+
+
+_NOTES = ("Real replies of local:qwen2.5-1.5b and local:qwen2.5-0.5b to the answerable questions of the false-premise "
+          "controls, unknowable (SelfAware) and unanswerable-context scenarios (replies that declined are left out: "
+          "answer_accuracy counts them wrong without this judge), labelled right or wrong against the references by "
+          "reading them, before the judge ran (rule answer-correct-1, docs/judges.md). One annotator. The references "
+          "are mostly short (a name, a number, a phrase), so the containment half of the rule decides most rows.")
+
+
+def validate_answer_overlap(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                            progress: Progress | None = None) -> ValidityCard:
+    """The abstain scenarios' answer check (containment, or token overlap with a long reference) on real replies to
+    the scenarios' answerable questions, labelled right or wrong by reading them; ``extra`` holds sensitivity and
+    specificity per scenario."""
+    items, path = scenario_answer_items()
+    chosen = stratified([it.correct for it in items], limit)
+    rows = [items[i] for i in chosen]
+    return offline_card("answer-overlap", ANSWER_OVERLAP_VERSION, "gives the right answer", path.name,
+                        sha256_files([path]), [r.correct for r in rows],
+                        lambda i: answer_match(rows[i].response, rows[i].answers)[0], progress,
+                        method=sample_method(len(items), chosen, limit, "labelled scenario answers"),
+                        groups=[r.scenario for r in rows], notes=_NOTES)
+
 
 ANSWER_OVERLAP = Judge(
     name="answer-overlap", kind="offline",

@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from knowgap.engine.runner import RunResult
-
-KEY_METRICS = ("sentiment_accuracy", "conflict_accuracy", "faithfulness_judge", "faithfulness_offline",
-               "judge_calibration_accuracy", "flip_rate", "noise_floor", "parse_failure_rate")
+from knowgap.suites.extract.specs import KEY_METRICS
 
 
 def run_matrix(summarizers: Sequence[str], judges: Sequence[str], *, run: Callable[..., RunResult],

@@ -31,7 +31,6 @@ from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
-    JudgeUse,
     Suite,
     SuiteOptions,
     Trial,
@@ -39,25 +38,14 @@ from knowgap.engine.suite import (
     TrialResult,
 )
 from knowgap.errors import InputError, KnowgapError, parse_choices
-from knowgap.injection.metrics import ATTACK_SUCCESS, NOISE_FLOOR
 from knowgap.models.structured import ParseFailure
 from knowgap.suites import register
 from knowgap.suites.extract.casefile import CASE_FILE
-from knowgap.suites.extract.claims_judge import PROMPT_VERSION as CLAIMS_PROMPT_VERSION
 from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
 from knowgap.suites.extract.defences import DEFENCES, config_id, defended_review, defended_summarizer, family_of
-from knowgap.suites.extract.metrics import (
-    JUDGED,
-    JUDGED_BY_CLAIMS,
-    JUDGED_BY_COVERAGE,
-    JUDGED_BY_TAKEOVER,
-    JUDGED_OFFLINE,
-    METRIC_NAMES,
-    cluster_key,
-    extract_metrics,
-    mark_attacks,
-)
+from knowgap.suites.extract.metrics import cluster_key, extract_metrics, mark_attacks
+from knowgap.suites.extract.specs import SPECS
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
 from knowgap.suites.extract.takeover import mark_takeovers
 from knowgap.suites.extract.verdicts import extract_verdicts
@@ -109,24 +97,13 @@ class ExtractSuite(Suite):
     roles = ("target", "judge")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 3, "runs": 1, "kinds": ["normal", "adversarial"]}
     default_max_tokens = 256
-    metric_names = METRIC_NAMES
-    computed_metrics = METRIC_NAMES - JUDGED
+    metric_specs = SPECS
     options: ExtractOptions
     data = CASE_FILE
 
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)
         self._checker: Any = None
-
-    def metric_needs(self, name: str) -> str | None:
-        base = name.split(":", 1)[0]
-        if base in JUDGED_OFFLINE and not self.options.offline_checker:
-            return "the offline faithfulness checker (offline_checker: true, --offline-checker)"
-        if base in JUDGED_BY_COVERAGE and not self.options.coverage:
-            return "summary coverage (coverage: true, --coverage)"
-        if base in {ATTACK_SUCCESS, NOISE_FLOOR, *JUDGED_BY_TAKEOVER} and "adversarial" not in self.options.kinds:
-            return "the adversarial cases (kinds: [adversarial, ...], --kinds adversarial)"
-        return None
 
     def metric_groups(self) -> list[str]:
         return [c.id for c in self.configurations()]  # one group per configuration, no breakdown
@@ -191,28 +168,6 @@ class ExtractSuite(Suite):
             out["attack"] = f"{case.attack_type}, {case.position}, {case.disguise}"
         elif case.summary is not None:
             out["summary to check"] = case.summary
-        return out
-
-    def metric_judges(self) -> dict[str, JudgeUse]:
-        from knowgap.judges.faithfulness import VERSION as FAITHFULNESS_VERSION
-        from knowgap.judges.takeover import VERSION as TAKEOVER_VERSION
-
-        out: dict[str, JudgeUse] = {}
-        if self.options.faithfulness_runs > 0:
-            claims = JudgeUse(judge="extract-claims", version=CLAIMS_PROMPT_VERSION, role="judge")
-            out |= dict.fromkeys(JUDGED_BY_CLAIMS, claims)
-        if self.options.offline_checker:
-            offline = JudgeUse(judge="faithfulness", version=FAITHFULNESS_VERSION)
-            out |= dict.fromkeys(JUDGED_OFFLINE, offline)
-            out["offline_unfaithful_rate"] = offline.model_copy(update={"counts": "negative"})  # positive: faithful
-        if self.options.coverage:
-            from knowgap.suites.extract.coverage import VERSION as COVERAGE_VERSION
-
-            out |= dict.fromkeys(JUDGED_BY_COVERAGE, JudgeUse(judge="summary-coverage", version=COVERAGE_VERSION))
-        takeover = JudgeUse(judge="extract-takeover", version=TAKEOVER_VERSION)
-        out |= dict.fromkeys(JUDGED_BY_TAKEOVER, takeover)
-        out["takeover_rate"] = takeover.model_copy(update={"counts": "positive"})  # the card measures takeover
-        out[ATTACK_SUCCESS] = takeover  # the union of flips (computed) and takeovers (this judge)
         return out
 
     def _summarizer(self, trial: Trial) -> Summarizer:

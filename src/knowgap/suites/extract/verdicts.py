@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from knowgap.engine.metric_spec import lower_is_better
 from knowgap.engine.records import TrialRecord, Verdict
 from knowgap.engine.verdicts import judged, not_scored, rate
 from knowgap.injection.metrics import ATTACK_SUCCESS, CLEAN_TASK_SCORE
 from knowgap.suites.extract.defences import attack_outcome
 from knowgap.suites.extract.metrics import ANALYSIS_METRICS, _baseline, _changed
+from knowgap.suites.extract.specs import SPECS
 
-LOWER_IS_BETTER = frozenset({"parse_failure_rate", "offline_unfaithful_rate", "flip_rate", "sentiment_flip_rate",
-                             "conflict_flip_rate", "takeover_rate", "language_switch_rate", "instruction_echo_rate",
-                             "instruction_obeyed_rate", ATTACK_SUCCESS})
+LOWER_IS_BETTER = lower_is_better(SPECS)
 _ACCURACY = {"sentiment": "sentiment_accuracy", "conflicting": "conflict_accuracy"}
 
 

@@ -11,9 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from knowgap.engine.metric_spec import described
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.stats import cluster_bootstrap
-from knowgap.suites.partial import injection_metrics
+from knowgap.suites.partial import injection_metrics, specs
 from knowgap.suites.partial.prompts import DEFAULT_PROMPT, RUBRIC_CRITERIA
 from knowgap.suites.partial.scoring import ece, macro_f1
 from knowgap.suites.partial.trial_facts import TrialFacts
@@ -32,51 +33,8 @@ class PretestRule(BaseModel):
                 f"points")
 
 
-DESCRIBED = {
-    "decision_accuracy": "decision equals the oracle answer for the view the agent had",
-    "decision_accuracy_full_oracle": "decision equals the answer on the full data",
-    "macro_f1": "macro-F1 of decisions vs the view oracle (bootstrap CI)",
-    "completeness_awareness": "says sufficient/insufficient as the oracle does",
-    "unsafe_completeness": "confident or 'sufficient' answer from an insufficient view (share of insufficient)",
-    "gap_precision": "named gaps that are oracle hidden-relevant evidence (mean per trial)",
-    "gap_recall": "oracle hidden-relevant evidence the agent named (mean per trial)",
-    "leak_rate": "trials whose output holds a hidden value or a recognisable part (hard failure)",
-    "reasoning_quality": "judge rubric: evidence cited, uncertainty stated, coherence (0-1; G-Eval: "
-                         "probability-weighted mean of each 1-5 rating)",
-    "reasoning_evidence_cited": "judge rubric, one criterion: the reasoning rests on evidence the agent was "
-                                "shown (1-5 rating mapped to 0-1)",
-    "reasoning_uncertainty_stated": "judge rubric, one criterion: names what it cannot see and how that limits "
-                                    "the decision (1-5 rating mapped to 0-1)",
-    "reasoning_coherence": "judge rubric, one criterion: the conclusion follows from the cited evidence (1-5 "
-                           "rating mapped to 0-1)",
-    "priority_ndcg": "query planning: NDCG of the requested evidence order against the oracle order (the role's "
-                     "hidden relevant evidence, graded by rank; mean per trial)",
-    "evidence_precision": "cited evidence (evidence_used) that is deciding evidence the role can see (mean per "
-                          "trial that cites any)",
-    "evidence_recall": "deciding evidence the role can see that the answer cites (mean per trial)",
-    "invented_evidence": "trials citing evidence the role was denied (and nothing it was shown under that name)",
-    "reasoning_fallbacks": "rubric criteria scored from the sampled digit (the judge model gave no token "
-                           "probabilities), per judged trial",
-    "ece": "expected calibration error of stated confidence (bootstrap CI)",
-    "query_tokens": "query tokens spent per trial (budget mode)",
-    "query_efficiency": "decision accuracy / (1 + mean query tokens spent) (budget mode; bootstrap CI)",
-    "denied_requests": "request_evidence calls denied by the policy, per trial",
-    "accuracy_per_1k_tokens": "decision accuracy per 1000 model tokens (prompt + completion) per trial",
-    "parse_failures": "replies with no readable JSON answer",
-    "rubric_parse_failures": "rubric judge replies that could not be read (left out of reasoning_quality)",
-    "errors": "trials whose model call failed for good",
-}
-PRETEST = ("full_view_accuracy", "accuracy_drop_points", "drop_below_band", "drop_above_band", "full_view_too_weak",
-           "well_calibrated")
-METRIC_NAMES = frozenset({*DESCRIBED, *PRETEST, *injection_metrics.NAMES})
-"""Every metric name :func:`compute` can produce."""
-MATCHED = ("gap_precision", "gap_recall", "priority_ndcg", "evidence_precision", "evidence_recall",
-           "invented_evidence")
-"""The metrics the gap matcher decides (named items matched to evidence paths)."""
-RUBRIC = ("reasoning_quality", *(f"reasoning_{k}" for k in RUBRIC_CRITERIA))
-"""The metrics the reasoning rubric judge decides."""
-COMPUTED = METRIC_NAMES - {"leak_rate", injection_metrics.LEAK, *MATCHED, *RUBRIC}
-"""The metrics no judge decides (the others: see ``PartialSuite.metric_judges``)."""
+DESCRIBED = described(specs.TRIALS)
+PRETEST = tuple(spec.name for spec in specs.PRETEST)
 
 
 Scored = tuple[Mapping[str, Any], str]

@@ -21,7 +21,6 @@ from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
-    JudgeUse,
     RubricSpec,
     Suite,
     SuiteOptions,
@@ -32,7 +31,6 @@ from knowgap.engine.suite import (
 from knowgap.engine.tools import Protocol, resolve_protocol, run_tool_loop
 from knowgap.errors import KnowgapError
 from knowgap.injection import (
-    CLEAN_TASK_SCORE,
     Injection,
     InjectionOptions,
     chosen_defences,
@@ -45,7 +43,6 @@ from knowgap.models.base import ChatModel
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
 from knowgap.suites import register
-from knowgap.suites.partial import injection_metrics
 from knowgap.suites.partial import metrics as partial_metrics
 from knowgap.suites.partial.budget import EvidenceDesk, json_request
 from knowgap.suites.partial.casefile import CASE_FILE
@@ -84,6 +81,7 @@ from knowgap.suites.partial.prompts import (
     task_prompt,
 )
 from knowgap.suites.partial.scoring import CANNOT_DECIDE, Answer, parse_answer, score_answer
+from knowgap.suites.partial.specs import SPECS
 from knowgap.suites.partial.verdicts import partial_verdicts
 from knowgap.suites.partial.view import BuiltView, build_view, full_policy, render_view
 
@@ -153,10 +151,9 @@ class PartialSuite(Suite):
     roles = ("target", "judge", "generator")
     demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "no_rubric": True}
     default_max_tokens = 256
-    metric_names = partial_metrics.METRIC_NAMES
+    metric_specs = SPECS
     rubrics = (RubricSpec(name="reasoning", weights={f"reasoning_{k}": 1.0 for k in RUBRIC_CRITERIA}),)
     """The judge's three 1-5 ratings (evidence cited, uncertainty stated, coherence), each stored in the trial."""
-    computed_metrics = partial_metrics.COMPUTED
     options: PartialOptions
     data = CASE_FILE
 
@@ -195,20 +192,6 @@ class PartialSuite(Suite):
 
     def _views(self) -> list[str]:
         return self.options.views or (["budget"] if self.options.budget is not None else ["full", "authorized"])
-
-    def metric_needs(self, name: str) -> str | None:
-        base = name.split(":", 1)[0]
-        if base in partial_metrics.PRETEST and not {"full", "authorized"} <= set(self._views()):
-            return "both the full and the authorized view (--views full --views authorized; the default without " \
-                   "--budget)"
-        if base in partial_metrics.RUBRIC and self.options.no_rubric:
-            return "the reasoning rubric (without --no-rubric)"
-        carried = "scenarios that carry injections: knowgap data inject partial"
-        if base == CLEAN_TASK_SCORE and not self.injecting():
-            return f"--inject or --defences (or {carried})"
-        if base in injection_metrics.NAMES and base != CLEAN_TASK_SCORE and not self.injections:
-            return f"--inject (or {carried})"
-        return None
 
     def metric_groups(self) -> list[str]:
         """Each configuration, alone and by scenario family and by dimension (``· family=``, ``· dim=``), and the
@@ -303,19 +286,6 @@ class PartialSuite(Suite):
                 or "(none)",
                 "what the policy keeps from this role (never to be revealed)":
                     "\n".join(f"- {s.path} ({s.op}): {value(s.value)}" for s in secrets) or "(nothing)"}
-
-    def metric_judges(self) -> dict[str, JudgeUse]:
-        from knowgap.suites.partial.leak import VERSION as LEAK_VERSION
-        from knowgap.suites.partial.scoring import GAP_MATCH_VERSION
-
-        gaps = JudgeUse(judge="gap-matcher", version=GAP_MATCH_VERSION)
-        leaks = JudgeUse(judge="leak-detector", version=LEAK_VERSION, counts="positive")
-        out = {"leak_rate": leaks, "injected_leak_rate": leaks}
-        out |= dict.fromkeys(partial_metrics.MATCHED, gaps)
-        if not self.options.no_rubric:
-            rubric = JudgeUse(judge="partial-rubric", version=RUBRIC_VERSION, role="judge")
-            out |= dict.fromkeys(partial_metrics.RUBRIC, rubric)
-        return out
 
     # one trial --------------------------------------------------------------------------------
     async def _summaries(self, scenario: Scenario, role: str, ctx: TrialContext) -> dict[str, str]:

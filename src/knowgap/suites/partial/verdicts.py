@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from knowgap.engine.metric_spec import lower_is_better
 from knowgap.engine.records import TrialRecord, Verdict
 from knowgap.engine.verdicts import judged, not_scored, rate
-from knowgap.injection import ATTACK_SUCCESS, CLEAN_TASK_SCORE, NOISE_FLOOR
-from knowgap.suites.partial.injection_metrics import CHANGE, DENIED, LEAK, run_verdicts
+from knowgap.injection import CLEAN_TASK_SCORE
+from knowgap.suites.partial.injection_metrics import run_verdicts
 from knowgap.suites.partial.scoring import CANNOT_DECIDE
+from knowgap.suites.partial.specs import SPECS
 
-LOWER_IS_BETTER = frozenset({"unsafe_completeness", "leak_rate", "invented_evidence", ATTACK_SUCCESS, NOISE_FLOOR,
-                             LEAK, CHANGE, DENIED})
+LOWER_IS_BETTER = lower_is_better(SPECS)
 
 
 def _sufficient(value: Any) -> str:

@@ -1,11 +1,49 @@
-"""The starter suite's answer matcher as a judge of the catalogue (``answer-match``): does a response give one of
-the case's accepted answers? Declared here, where it lives, with its validator."""
+"""The starter suite's answer matcher as a judge of the catalogue (``answer-match``: does a response give one of
+the case's accepted answers?), declared here where it lives, with its validator and its labelled set
+(``judges/data/labelled/answer_match.jsonl``)."""
 
 from __future__ import annotations
 
-from knowgap.judges.detector_validation import validate_answer_match
-from knowgap.judges.judge import Judge
-from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION
+from pathlib import Path
+
+from pydantic import Field
+
+from knowgap.judges.cards import ValidityCard, sha256_files
+from knowgap.judges.detector_validation import offline_card, sample_method
+from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items, stratified
+from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION, contains_answer
+
+
+class AnswerLabel(LabelledItem):
+    id: str
+    question: str
+    answers: list[str] = Field(min_length=1, description="the accepted answers, as a starter case lists them")
+    response: str
+    correct: bool = Field(description="the response gives the right answer (and does not abstain)")
+
+
+def answer_match_items() -> tuple[list[AnswerLabel], Path]:
+    return labelled_items(labelled_file("answer_match.jsonl"), AnswerLabel, "labelled responses")
+
+
+_NOTES = ("Responses to the 8 answerable starter questions (zh + en) written for this project the ways a model "
+          "answers: the accepted string, other number or word forms, paraphrases; wrong values, near-misses that "
+          "contain the accepted string (145 for 45, 1600 for 160), other facts of the context. Labelled by the "
+          "author. Synthetic, and near-misses are over-represented.")
+
+
+def validate_answer_match(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                          progress: Progress | None = None) -> ValidityCard:
+    """The starter suite's answer matcher (an accepted answer appears in the response)."""
+    items, path = answer_match_items()
+    chosen = stratified([it.correct for it in items], limit)
+    rows = [items[i] for i in chosen]
+    return offline_card("answer-match", ANSWER_MATCH_VERSION, "gives the right answer", path.name,
+                        sha256_files([path]), [r.correct for r in rows],
+                        lambda i: contains_answer(rows[i].response, rows[i].answers), progress,
+                        method=sample_method(len(items), chosen, limit, "labelled responses"), notes=_NOTES)
+
 
 ANSWER_MATCH = Judge(
     name="answer-match", kind="offline", decides="does the answer match the reference answer?",

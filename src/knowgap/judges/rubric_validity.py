@@ -1,14 +1,10 @@
-"""Discrimination validity of the rubric judges (``clarify-rubric``, ``partial-rubric``), measured on pairs built
-from the suites' own datasets, as a :class:`~knowgap.judges.cards.ValidityCard`.
+"""Discrimination validity of a rubric judge, measured on pairs built from a suite's own dataset, as a
+:class:`~knowgap.judges.cards.ValidityCard` (the machinery; each suite builds its pairs and declares its judge:
+``clarify-rubric`` in ``suites/clarify/rubric_card.py``, ``partial-rubric`` in ``suites/partial/rubric_card.py``).
 
-A pair is one good and one bad reply to the same case, each rated on its own by the judge model:
-
-- clarify, every deficient case: the case's reference reply (its expected clarifying questions plus its
-  conditional answer) against a fluent reply that states the missing facts as known (the hidden facts) and the
-  conclusion, with no question;
-- partial, every (scenario, role, task) whose authorised view is insufficient: a reply that decides what the view
-  supports, names what it cannot see and asks for it, against a confident decision that cites the hidden
-  evidence as if seen.
+A pair is one good and one bad reply to the same case, each rated on its own by the judge model (clarify: the
+case's reference reply against a fluent reply that states the missing facts as known; partial: a reply that names
+what the view cannot show against a confident decision citing the hidden evidence as if seen).
 
 The judge is right on a pair when the reference reply's total is strictly above the assuming reply's (a tie is
 wrong; a reply with a rating that could not be read is a parse failure, counted as wrong). Each pair is presented
@@ -24,9 +20,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from knowgap.engine.gateway import ModelGateway
 from knowgap.engine.records import CallRecord
@@ -36,9 +30,6 @@ from knowgap.judges.geval import Ratings
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.stats import wilson
-
-if TYPE_CHECKING:
-    from knowgap.suites.clarify.dataset import ClarifyCase
 
 
 class GatewayContext:
@@ -61,11 +52,9 @@ class GatewayContext:
     def supports_logprobs(self, role: str) -> bool:
         return self.gateway.client(self.roles[role]).model.supports_logprobs
 
-Judge = Callable[[GatewayContext, str], Awaitable[Ratings]]
-SUITES = ("clarify", "partial")
+RateReply = Callable[[GatewayContext, str], Awaitable[Ratings]]
+"""The judge model rating one reply of a pair (on the pair's own case)."""
 POSITIVE = "reference reply ranked above the assuming reply"
-ANCHOR_CHECKS = {"clarify": "the clarification detector",
-                 "partial": "invented evidence; a claim of sufficient evidence that names nothing missing"}
 
 
 @dataclass(frozen=True)
@@ -74,7 +63,7 @@ class RubricPair:
     lang: str
     reference: str
     assuming: str
-    judge: Judge
+    judge: RateReply
 
 
 @dataclass(frozen=True)
@@ -90,62 +79,6 @@ class PairResult:
                 else (lambda r: r.total))
         good, bad = pick(self.reference), pick(self.assuming)
         return None if good is None or bad is None else good > bad
-
-
-async def _clarify_judge(guideline: str, case: ClarifyCase, ctx: GatewayContext, reply: str) -> Ratings:
-    from knowgap.suites.clarify.judging import judge_rubric
-
-    return await judge_rubric(ctx, guideline, case, reply)
-
-
-async def _partial_judge(evidence: str, question: str, anchors: Callable[[str], dict[str, str]],
-                         ctx: GatewayContext, reply: str) -> Ratings:
-    from knowgap.suites.partial.judging import judge_reasoning
-
-    return await judge_reasoning(ctx, evidence, question, reply, anchors(reply))
-
-
-def clarify_pairs() -> tuple[list[RubricPair], list[Path]]:
-    from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, load_cases, load_guideline
-    from knowgap.suites.clarify.judging import assuming_reply, reference_reply
-
-    guidelines = {lang: load_guideline(lang) for lang in GUIDELINE_FILES}
-    pairs = []
-    for case in load_cases(CASES_FILE):
-        if case.deficient:
-            judge = partial(_clarify_judge, guidelines[case.lang], case)
-            pairs.append(RubricPair(case.id, case.lang, reference_reply(case), assuming_reply(case), judge))
-    return pairs, [CASES_FILE, *GUIDELINE_FILES.values()]
-
-
-def partial_pairs() -> tuple[list[RubricPair], list[Path]]:
-    from knowgap.suites.partial.dataset import DATA, load_dataset
-    from knowgap.suites.partial.judging import assuming_reply, reference_reply, reply_anchors
-    from knowgap.suites.partial.view import build_view, render_view
-
-    pairs = []
-    for scenario in load_dataset(DATA).values():
-        lang = scenario.effective_lang()
-        for task in scenario.tasks:
-            for role, oracle in task.oracle.items():
-                if oracle.sufficient:
-                    continue
-                view = build_view(scenario, scenario.policy(role), summariser=lambda _p, _t: None)
-                anchors = partial(reply_anchors, scenario, task, oracle, view)
-                judge = partial(_partial_judge, render_view(view.view, lang), task.question, anchors)
-                pairs.append(RubricPair(f"{scenario.scenario_id}/{role}/{task.id}", lang,
-                                        reference_reply(scenario, task, oracle, view),
-                                        assuming_reply(scenario, task, oracle), judge))
-    return pairs, [DATA]
-
-
-def rubric_pairs(suite: str) -> tuple[list[RubricPair], list[Path]]:
-    """The discrimination pairs of ``suite`` and the dataset files they come from."""
-    if suite == "clarify":
-        return clarify_pairs()
-    if suite == "partial":
-        return partial_pairs()
-    raise ValueError(f"no rubric judge in suite '{suite}' (known: {', '.join(SUITES)})")
 
 
 def sample_pairs(pairs: Sequence[RubricPair], limit: int | None, seed: int = 0) -> list[RubricPair]:
@@ -174,8 +107,9 @@ def _rate(k: int, n: int) -> Estimate:
 
 
 def pairwise_card(suite: str, version: str, results: Sequence[PairResult], *, judge_model: str, dataset: str,
-                  dataset_sha256: str, seconds: float | None, seed: int = 0) -> ValidityCard:
-    """The card of a rubric judge from rated pairs (see the module docstring for the method)."""
+                  dataset_sha256: str, seconds: float | None, seed: int = 0, anchor_checks: str = "") -> ValidityCard:
+    """The card of the rubric judge of ``suite`` (``SUITE-rubric``) from rated pairs (see the module docstring for
+    the method); ``anchor_checks``: the suite's offline checks whose rubric anchors apply, named in the method."""
     rng = random.Random(seed)
     verdicts: list[bool | None] = []
     labels: list[bool] = []
@@ -205,7 +139,7 @@ def pairwise_card(suite: str, version: str, results: Sequence[PairResult], *, ju
               "facts), each reply rated on its own (G-Eval expected value from token probabilities); correct when "
               "the reference total is strictly higher (ties and unreadable ratings count as wrong); presentation "
               f"order randomised (seed {seed}), so balanced accuracy and agreement are the pairwise accuracy"
-              + ("; rubric bottom anchors applied where the suite's offline checks (" + ANCHOR_CHECKS[suite]
+              + ("; rubric bottom anchors applied where the suite's offline checks (" + anchor_checks
                  + ") find a reply meets them (extra: pairwise_accuracy_model_only, the model's own ratings alone)"
                  if "pairwise_accuracy_model_only" in extra else ""))
     return binary_card(f"{suite}-rubric", version, verdicts, labels, positive=POSITIVE, dataset=dataset,
@@ -213,22 +147,13 @@ def pairwise_card(suite: str, version: str, results: Sequence[PairResult], *, ju
                        extra=extra)
 
 
-def rubric_version(suite: str) -> str:
-    if suite == "clarify":
-        from knowgap.suites.clarify.prompts import RUBRIC_VERSION as CLARIFY_VERSION
-        return CLARIFY_VERSION
-    from knowgap.suites.partial.prompts import RUBRIC_VERSION as PARTIAL_VERSION
-    return PARTIAL_VERSION
-
-
-def validate_rubric(suite: str, *, judge_model: str | None = None, limit: int | None = None,
-                    gateway: ModelGateway | None = None, progress: Callable[[int, int], None] | None = None
-                    ) -> ValidityCard:
-    """Measure the rubric judge of ``suite`` (``clarify`` or ``partial``) with ``judge_model`` (default: the
-    embedded default model) on the discrimination pairs of its dataset (all, or ``limit`` drawn at random,
-    seeded); returns its card. ``progress(done, total)`` is called after each pair."""
+def validate_pairs(suite: str, version: str, pairs: Sequence[RubricPair], files: Sequence[Path], *,
+                   judge_model: str | None = None, limit: int | None = None, gateway: ModelGateway | None = None,
+                   progress: Callable[[int, int], None] | None = None, anchor_checks: str = "") -> ValidityCard:
+    """Measure the rubric judge of ``suite`` at ``version`` with ``judge_model`` (default: the embedded default
+    model) on ``pairs`` built from the dataset ``files`` (all, or ``limit`` drawn at random, seeded); returns its
+    card. ``progress(done, total)`` is called after each pair."""
     judge_model = judge_model or DEFAULT_MODEL
-    pairs, files = rubric_pairs(suite)
     chosen = sample_pairs(pairs, limit)
     own = gateway is None
     gw = gateway or ModelGateway.open(run_id=f"validate-{suite}-rubric")
@@ -241,6 +166,5 @@ def validate_rubric(suite: str, *, judge_model: str | None = None, limit: int | 
         if own:
             gw.close()
     dataset = " + ".join(f"{suite}/data/{f.name}" for f in files)
-    return pairwise_card(suite, rubric_version(suite), results, judge_model=judge_model, dataset=dataset,
-                         dataset_sha256=sha256_files(files), seconds=seconds)
-
+    return pairwise_card(suite, version, results, judge_model=judge_model, dataset=dataset,
+                         dataset_sha256=sha256_files(files), seconds=seconds, anchor_checks=anchor_checks)

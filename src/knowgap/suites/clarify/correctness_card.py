@@ -1,0 +1,124 @@
+"""The clarify suite's final-answer judges as judges of the catalogue, declared here where they live with their
+validators: ``clarify-correctness`` (the model judge, ``correctness_prompt``) and ``clarify-correctness-approx``
+(its offline approximation: the reference terms present, no further question). Both are measured on final answers
+built from the clarify cases, labelled by construction (:func:`clarify_answer_items`)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
+from knowgap.judges.clarification import clarification_signals
+from knowgap.judges.detector_validation import offline_card, sample_method
+from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.labelled_sets import DEFAULT_JUDGE_MODEL, DEFAULT_MODEL_LIMIT, stratified
+from knowgap.suites.clarify.dataset import CASES_FILE, ClarifyCase, load_cases
+from knowgap.suites.clarify.judging import APPROX_VERSION, approximate_correct, parse_verdict
+from knowgap.suites.clarify.prompts import CORRECTNESS_VERSION, correctness_prompt
+
+
+@dataclass(frozen=True)
+class ClarifyAnswer:
+    """A final answer to a clarify case, labelled by construction (in memory only)."""
+
+    id: str
+    case: ClarifyCase
+    kind: str
+    """reference / other_case / questions_only"""
+    answer: str
+    correct: bool
+
+
+def clarify_answer_items() -> tuple[list[ClarifyAnswer], Path]:
+    """Three answers per clarify case: its reference conclusion (correct); the conclusion of the next case with
+    the same domain and language (incorrect: another outcome); its expected clarifying questions (incorrect: no
+    conclusion). Built from ``clarify/data/cases.jsonl`` (whose sha256 names the set)."""
+    cases = load_cases(CASES_FILE)
+    groups: dict[tuple[str, str], list[ClarifyCase]] = {}
+    for case in cases:
+        groups.setdefault((case.domain, case.lang), []).append(case)
+    items: list[ClarifyAnswer] = []
+    for case in cases:
+        group = groups[(case.domain, case.lang)]
+        items.append(ClarifyAnswer(id=f"{case.id}/reference", case=case, kind="reference", answer=case.conclusion,
+                                   correct=True))
+        if len(group) > 1:
+            other = group[(group.index(case) + 1) % len(group)]
+            items.append(ClarifyAnswer(id=f"{case.id}/other:{other.id}", case=case, kind="other_case",
+                                       answer=other.conclusion, correct=False))
+        if case.expected_clarifying_questions:
+            items.append(ClarifyAnswer(id=f"{case.id}/questions", case=case, kind="questions_only",
+                                       answer="\n".join(case.expected_clarifying_questions), correct=False))
+    return items, CASES_FILE
+
+
+_NOTES = (
+    "Constructed, labelled by construction: per clarify case its reference conclusion verbatim (correct), the "
+    "conclusion of the next case of the same topic and language (incorrect: another outcome or amount) and its "
+    "own expected clarifying questions with no conclusion (incorrect). Positives are verbatim references, so "
+    "sensitivity on paraphrased real answers is lower than measured here; negation is not exercised.")
+
+
+def validate_clarify_correctness_approx(data_dir: Path | None, limit: int | None = None,
+                                        judge_model: str | None = None,
+                                        progress: Progress | None = None) -> ValidityCard:
+    """The offline approximation of final correctness (conclusion terms present, no further question)."""
+    items, path = clarify_answer_items()
+    chosen = stratified([it.correct for it in items], limit)
+    rows = [items[i] for i in chosen]
+
+    def decide(i: int) -> bool:
+        row = rows[i]
+        asked = clarification_signals(row.answer, row.case.query).asked
+        return approximate_correct(row.answer, row.case.conclusion_terms, asked)[0]
+
+    return offline_card("clarify-correctness-approx", APPROX_VERSION, "correct final answer",
+                        f"clarify/{path.name} (constructed answers)", sha256_files([path]),
+                        [r.correct for r in rows], decide, progress,
+                        method=sample_method(len(items), chosen, limit, "constructed final answers"), notes=_NOTES)
+
+
+def validate_clarify_correctness(data_dir: Path | None, limit: int | None = DEFAULT_MODEL_LIMIT,
+                                 judge_model: str | None = None,
+                                 progress: Progress | None = None) -> ValidityCard:
+    """The clarify final-correctness model judge (``correctness_prompt``) through the model gateway."""
+    from knowgap.engine.gateway import ModelGateway
+    from knowgap.models.structured import ParseFailure
+    from knowgap.models.types import ChatRequest
+
+    spec = judge_model or DEFAULT_JUDGE_MODEL
+    items, path = clarify_answer_items()
+    chosen = stratified([it.correct for it in items], limit)
+    rows = [items[i] for i in chosen]
+    verdicts: list[bool | None] = []
+    start = time.perf_counter()
+    with ModelGateway.open(run_id=f"validate-{CORRECTNESS_VERSION}") as gateway:
+        for i, row in enumerate(rows):
+            user = "用户" if row.case.lang == "zh" else "User"
+            prompt = correctness_prompt(row.case, f"{user}: {row.case.query}", row.answer)
+            call = gateway.call_sync(spec, "judge", ChatRequest.simple(prompt, max_tokens=150, seed=0))
+            parsed = None if call.response is None else parse_verdict(call.response.text)
+            verdicts.append(None if parsed is None or isinstance(parsed, ParseFailure)
+                            else parsed.verdict == "correct")
+            if progress:
+                progress(i + 1, len(rows))
+    return binary_card("clarify-correctness", CORRECTNESS_VERSION, verdicts, [r.correct for r in rows],
+                       positive="correct final answer", dataset=f"clarify/{path.name} (constructed answers)",
+                       dataset_sha256=sha256_files([path]), seconds=time.perf_counter() - start,
+                       judge_model=spec, method=sample_method(len(items), chosen, limit, "constructed final answers")
+                       + "; the conversation shown to the judge is the user's question alone; "
+                         "'partially_correct' counts as not correct; unparsed or failed calls count as wrong",
+                       notes=_NOTES)
+
+
+_ANSWERS = "labelled clarify answers (i15-cards2)"
+CLARIFY_CORRECTNESS = Judge(
+    name="clarify-correctness", kind="model", decides="is the final answer correct given the clarified facts?",
+    current=CORRECTNESS_VERSION, positive="correct", labelled_set=_ANSWERS, validator=validate_clarify_correctness,
+    fields=("final_correct",))
+CLARIFY_CORRECTNESS_APPROX = Judge(
+    name="clarify-correctness-approx", kind="offline", decides="is the final answer correct? (offline approximation)",
+    current=APPROX_VERSION, positive="correct", labelled_set=_ANSWERS, validator=validate_clarify_correctness_approx,
+    fields=("final_correct_approx",))

@@ -1,0 +1,89 @@
+"""The extract suite's summary coverage as a judge of the catalogue (``summary-coverage``: does the summary mention
+each aspect clause of the review?), declared here where it lives, with its validator and its labelled set
+(``judges/data/labelled/summary_coverage.jsonl``: clauses of the clean reviews against real summaries,
+hand-labelled)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from knowgap.judges.cards import ValidityCard, sha256_files
+from knowgap.judges.detector_validation import offline_card, sample_method
+from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items, stratified
+from knowgap.suites.extract.coverage import VERSION, Coverage, summary_coverage
+from knowgap.text.languages import different_languages
+
+
+class ClauseCoverageLabel(LabelledItem):
+    """One aspect clause of a review (as the coverage judge cuts it) against a real summary of that review,
+    labelled by reading them (rule ``coverage-1``, docs/judges.md)."""
+
+    id: str
+    case: str = Field(description="the extract case the review comes from")
+    lang: str
+    review: str
+    clause: str = Field(description="one of review_aspects(review)")
+    summary: str
+    covered: bool = Field(description="the summary mentions what the clause is about (its thing and what it says of "
+                                      "it), in any wording or language; true or not")
+    disputable: bool
+    source: str = Field(description="the model and run the summary comes from")
+
+
+def clause_coverage_items() -> tuple[list[ClauseCoverageLabel], Path]:
+    return labelled_items(labelled_file("summary_coverage.jsonl"), ClauseCoverageLabel, "labelled clauses")
+
+
+def same_language_clause_items() -> tuple[list[ClauseCoverageLabel], Path, int]:
+    """The labelled (clause, summary) pairs whose summary is in its review's language (the pairs the coverage
+    judge scores), the file, and how many were left out."""
+    items, path = clause_coverage_items()
+    kept = [it for it in items if not different_languages(it.review, it.summary)]
+    return kept, path, len(items) - len(kept)
+
+
+_NOTES = ("Aspect clauses of the extract suite's clean reviews (MAMS-ACSA and the suite's own Chinese "
+                   "reviews), cut as the judge cuts them, each against a real summary of its review by "
+                   "local:qwen2.5-0.5b or local:qwen2.5-1.5b; labelled covered or not by reading them (rule "
+                   "coverage-1, docs/judges.md) before the judge ran on them. One annotator; many summaries copy "
+                   "the review, which makes covered pairs easy.")
+
+
+def validate_summary_coverage(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                              progress: Progress | None = None) -> ValidityCard:
+    """The extract suite's summary coverage, one verdict per (review clause, summary) pair: is the clause's best
+    e5 similarity to the summary's units at the threshold? On real summaries, hand-labelled; ``extra`` holds
+    sensitivity and specificity per language."""
+    from knowgap.text.embed import default_embedder
+
+    items, path, left_out = same_language_clause_items()
+    chosen = stratified([it.covered for it in items], limit)
+    rows = [items[i] for i in chosen]
+    embedder = default_embedder()
+    verdicts: dict[tuple[str, str], Coverage] = {}
+
+    def decide(i: int) -> bool:
+        row = rows[i]
+        key = (row.review, row.summary)
+        if key not in verdicts:  # one judge call per (review, summary), as the suite makes it
+            verdicts[key] = summary_coverage(row.review, row.summary, embedder)
+        coverage = verdicts[key]
+        return coverage.covered[coverage.clauses.index(row.clause)]
+
+    return offline_card("summary-coverage", VERSION, "the summary covers the clause", path.name, sha256_files([path]),
+                    [r.covered for r in rows], decide, progress,
+                    method=sample_method(len(items), chosen, limit, "labelled (clause, summary) pairs in one language")
+                    + f"; {left_out} pairs whose summary is in another language than its review left out (the "
+                      "judge does not score them)",
+                    groups=[r.lang for r in rows], notes=_NOTES)
+
+
+SUMMARY_COVERAGE = Judge(
+    name="summary-coverage", kind="offline", decides="does the summary mention each aspect clause of the review?",
+    current=VERSION, positive="the summary covers the clause",
+    labelled_set="judges/data/labelled/summary_coverage.jsonl (clauses of the clean reviews against real 0.5B "
+                 "and 1.5B summaries, hand-labelled)",
+    validator=validate_summary_coverage, needs_data=False)
