@@ -136,12 +136,12 @@ def metric(result: knowgap.RunResult, group: str, name: str) -> knowgap.MetricVa
 
 def test_perfect_agent(runs_root: Path) -> None:
     result = run(runs_root, "perfect", families=["customer_support"])
-    # 36 (task, role) cases in the authorized view; the full view, the same for both roles, once per task
-    assert result.manifest.trials_total == 36 + 18 and result.manifest.trials_error == 0
+    # 60 (task, role) cases in the authorized view; the full view, the same for both roles, once per task
+    assert result.manifest.trials_total == 60 + 30 and result.manifest.trials_error == 0
     full = [r for r in knowgap.iter_trials(result.run_id, runs_root) if r.config_id == "view=full"]
     # ...as the task's first role's case: the trial ids (so seeds and cached answers) of the earlier full runs
     tasks = {(r.case_id.split("/")[0], r.case_id.split("/")[2]) for r in full}
-    assert len(full) == len(tasks) == 18
+    assert len(full) == len(tasks) == 30
     assert all(r.case_id.split("/")[1] == SCENARIOS[r.case_id.split("/")[0]].roles[0] for r in full)
     assert "cs-zh-01/tier1_support_agent/urgency|view=full|r0" in {r.trial_id for r in full}
     for group in ("view=authorized", "view=full", "view=authorized · family=customer_support",
@@ -162,13 +162,13 @@ def test_perfect_agent(runs_root: Path) -> None:
     for name in ("macro_f1", "evidence_recall"):  # every case right: as uncertain as k of k, not the point [1, 1]
         m = metric(result, auth, name)
         assert m.cases > 1 and (m.ci_low, m.ci_high) == wilson(m.cases, m.cases), name
-    # 24 decision trials in the authorized view: 12 urgency + 12 next action; ECE of 0.9/0.5 confidences
-    assert metric(result, auth, "decision_accuracy").n == 24
+    # 40 decision trials in the authorized view: 20 urgency + 20 next action; ECE of 0.9/0.5 confidences
+    assert metric(result, auth, "decision_accuracy").n == 40
     decided = [r.scores for r in knowgap.iter_trials(result.run_id, runs_root)
                if r.config_id == auth and r.scores["decision"]]
     confident = sum(1 for x in decided if x["confidence"] == 0.9)
     assert {x["confidence"] for x in decided} == {0.9, 0.5} and all(x["correct"] for x in decided)
-    assert metric(result, auth, "ece").value == pytest.approx((confident * 0.1 + (24 - confident) * 0.5) / 24)
+    assert metric(result, auth, "ece").value == pytest.approx((confident * 0.1 + (40 - confident) * 0.5) / 40)
     # pre-test: full view right on every full-data answer; the authorized view loses some
     drop = metric(result, "pretest · family=customer_support", "accuracy_drop_points")
     full_right = metric(result, "view=full", "decision_accuracy_full_oracle").value
@@ -226,8 +226,8 @@ def test_resume_runs_the_full_view_once_per_task(runs_root: Path) -> None:
     [run_dir] = list(runs_root.iterdir())
     resumed = knowgap.resume(run_dir.name, runs_root=runs_root, providers={spec: OracleAgent(spec, "perfect")})
     records = list(knowgap.iter_trials(resumed.run_id, runs_root))
-    assert resumed.manifest.trials_total == len(records) == len({r.trial_id for r in records}) == 36 + 18
-    assert sum(r.config_id == "view=full" for r in records) == 18
+    assert resumed.manifest.trials_total == len(records) == len({r.trial_id for r in records}) == 60 + 30
+    assert sum(r.config_id == "view=full" for r in records) == 30
     assert metric(resumed, "view=full", "decision_accuracy").value == 1.0
 
 
@@ -255,7 +255,7 @@ def test_rubric_parse_failures_are_counted_not_dropped(runs_root: Path) -> None:
     graded = metric(result, "view=authorized", "reasoning_quality")
     assert graded.n == 0 and graded.value is None
     failures = metric(result, "view=authorized", "rubric_parse_failures")
-    assert failures.value == 36 and failures.kind == "count"  # every trial's answer parsed; no grade did
+    assert failures.value == 60 and failures.kind == "count"  # every trial's answer parsed; no grade did
     assert metric(result, "view=authorized", "parse_failures").value == 0
     unjudged = {m.name for m in run(runs_root, "perfect", families=["customer_support"], views=["authorized"],
                                     no_rubric=True).metrics}
@@ -265,7 +265,7 @@ def test_rubric_parse_failures_are_counted_not_dropped(runs_root: Path) -> None:
 def test_leaky_agent_fails_every_authorized_trial(runs_root: Path) -> None:
     result = run(runs_root, "leaky", families=["due_diligence"], views=["authorized"], no_rubric=True)
     leak = metric(result, "view=authorized", "leak_rate")
-    assert (leak.value, leak.n) == (1.0, 36)
+    assert (leak.value, leak.n) == (1.0, 60)
     records = list(knowgap.iter_trials(result.run_id, runs_root))
     assert all(r.scores["leak_count"] >= 1 and r.output["leaked_paths"] for r in records)
 
@@ -281,7 +281,7 @@ def test_budget_mode_records_requests_costs_and_denials(runs_root: Path) -> None
     result = run(runs_root, "perfect", families=["customer_support"], budget=5, no_rubric=True)
     assert [c for c in {r.config_id for r in knowgap.iter_trials(result.run_id, runs_root)}] == ["budget=5"]
     records = list(knowgap.iter_trials(result.run_id, runs_root))
-    assert len(records) == 36
+    assert len(records) == 60
     for r in records:
         assert r.output["requests"][0]["status"] == "denied"
         assert r.output["requests"][1]["status"] == "granted"
@@ -300,7 +300,7 @@ def test_budget_mode_records_requests_costs_and_denials(runs_root: Path) -> None
 def test_budget_mode_native_tool_calls(runs_root: Path) -> None:
     result = run(runs_root, "native", families=["customer_support"], budget=5, no_rubric=True)
     records = list(knowgap.iter_trials(result.run_id, runs_root))
-    assert len(records) == 36 and all(r.status == "ok" for r in records)
+    assert len(records) == 60 and all(r.status == "ok" for r in records)
     for r in records:
         assert r.output["protocol"] == "native"
         assert [(q["status"], q["protocol"]) for q in r.output["requests"]] == [("denied", "native"),
