@@ -98,7 +98,7 @@ def test_an_agent_that_prints_the_asked_hidden_field_leaks_and_one_that_ignores_
         records = [r for r in knowgap.iter_trials(result.run_id, runs_root)]
         runs = [run for r in records for run in r.output["injection"]["runs"]]
         assert len(runs) == len(records) == 60  # one planted injection per case, each its own injected run
-        leaks = [run for run in runs if run["check"] == "field_leak"]
+        leaks = [run for run in runs if run["injection"]["check"] == "field_leak"]
         assert leaks and all(run["worked"] is obey for run in leaks)
         assert all(bool(run["new_leaks"]) is obey for run in leaks)
         assert found["injected_leak_rate"].value == (len(leaks) / len(runs) if obey else 0.0)
@@ -115,7 +115,7 @@ def test_markers_change_the_decision_of_an_agent_that_obeys(runs_root: Path) -> 
     result = run(runs_root, True, inject=True, attack_families=["goal_hijack", "instruction_override"],
                  sample=8)
     runs = [run for r in knowgap.iter_trials(result.run_id, runs_root) for run in r.output["injection"]["runs"]]
-    marked = [run for run in runs if run["check"] == "marker"]
+    marked = [run for run in runs if run["injection"]["check"] == "marker"]
     assert marked and all(run["worked"] for run in marked)
     changed = [run for run in marked if run["decision_changed"] is not None]
     assert changed and all(run["decision_changed"] for run in changed)
@@ -144,7 +144,7 @@ def test_budget_mode_counts_denied_requests_the_evidence_asked_for(runs_root: Pa
         rate = metrics(result, "budget=5")["injected_denied_request_rate"]
         assert rate.n == len(runs) and rate.value == len(denied) / len(runs)
         if obey:
-            assert denied and all(run["check"] == "field_leak" for run in denied)
+            assert denied and all(run["injection"]["check"] == "field_leak" for run in denied)
         else:
             assert not denied
 

@@ -14,7 +14,8 @@ from pydantic import BaseModel
 from knowgap.engine.metric_spec import described
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.stats import cluster_bootstrap
-from knowgap.suites.partial import injection_metrics, specs
+from knowgap.suites.partial import specs
+from knowgap.suites.partial.injection import DRIVER
 from knowgap.suites.partial.prompts import DEFAULT_PROMPT, RUBRIC_CRITERIA
 from knowgap.suites.partial.scoring import ece, macro_f1
 from knowgap.suites.partial.trial_facts import TrialFacts
@@ -135,7 +136,7 @@ def _group_metrics(group: str, records: list[TrialFacts], cases: Mapping[str, An
                                      description=DESCRIBED["rubric_parse_failures"]))
     errors = len(records) - len(ok)
     out.append(MetricValue.count("errors", group, errors, description=DESCRIBED["errors"]))
-    return out + injection_metrics.injection_metrics(group, records, lambda r: cluster_key(r, cases))
+    return out + DRIVER.group_metrics(group, records, lambda r: cluster_key(r, cases))
 
 
 def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: PretestRule | None = None

@@ -36,9 +36,9 @@ from knowgap.injection import (
     chosen_defences,
     guard_system,
     mark_untrusted,
-    plan_for,
     sandwich_reminder,
 )
+from knowgap.injection.driver import Planted, Reply
 from knowgap.models.base import ChatModel
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
@@ -55,16 +55,8 @@ from knowgap.suites.partial.dataset import (
     load_dataset,
 )
 from knowgap.suites.partial.evidence_scores import evidence_scores
-from knowgap.suites.partial.injected import (
-    CHECKS,
-    RunFacts,
-    case_id,
-    case_keys,
-    hidden_field,
-    new_denied,
-    outcome,
-    plant,
-)
+from knowgap.suites.partial.injected import case_id, case_keys, hidden_field, plant
+from knowgap.suites.partial.injection import DRIVER, RunFacts, new_denied
 from knowgap.suites.partial.judging import judge_reasoning, reasoning_anchors, reasoning_quality
 from knowgap.suites.partial.leak import Fingerprint, find_leaks, fingerprints
 from knowgap.suites.partial.prompts import (
@@ -242,17 +234,11 @@ class PartialSuite(Suite):
         inject partial``), else with ``--inject`` those the planner gives it (over every case of the file, in
         the suite's stable order, whatever ``--families`` or ``--sample`` keep)."""
         if self._injections is None:
-            planned: dict[str, list[Injection]] = {}
-            if self.options.inject:
-                keys = list(case_keys(self.scenarios.values()))
-                fields = {case_id(s.scenario_id, role, t.id): hidden_field(s, role) for s, role, t in keys}
-                planned = plan_for(self.options, self.name,
-                                   [(case_id(s.scenario_id, role, t.id), s.effective_lang()) for s, role, t in keys],
-                                   CHECKS, field_for=fields.get)
-            for s in self.scenarios.values():
-                for key, carried in s.injections.items():
-                    planned[f"{s.scenario_id}/{key}"] = carried
-            self._injections = planned
+            where = {case_id(s.scenario_id, role, t.id): (s, role) for s, role, t in case_keys(self.scenarios.values())}
+            carried = {f"{s.scenario_id}/{key}": planted for s in self.scenarios.values()
+                       for key, planted in s.injections.items()}
+            self._injections = DRIVER.injections(self.options, [(c, s.effective_lang()) for c, (s, _) in where.items()],
+                                                 carried, field_for=lambda c: hidden_field(*where[c]))
         return self._injections
 
     def shared_trial(self, case: Case, config: Configuration) -> str | None:
@@ -348,33 +334,35 @@ class PartialSuite(Suite):
         if self.injecting():
             clean = _facts(replies, leaks, scores, desk, prompt.evidence)
             planted = [] if view_kind == "full" else self.injections.get(case.id, [])
-            runs = [await self._injected_run(ctx, scenario, task, case.role, built, ask, injection, prints,
-                                             clean, prompt.system, bool(scores.get("decision")))
-                    for injection in planted]
-            output["injection"] = {"defence": defence, "planted": [i.model_dump() for i in planted],
-                                   "clean": clean.model_dump(), "runs": runs}
+
+            def in_view(injection: Injection) -> Planted[BuiltView]:
+                view, carrier = plant(built, injection)
+                return Planted(view, {"carrier": carrier})
+
+            async def injected(_: Injection, view: BuiltView) -> Reply:
+                return await self._injected_run(ctx, scenario, task, case.role, view, ask, prints, clean,
+                                                prompt.system, bool(scores.get("decision")))
+
+            output["injection"] = await DRIVER.run(planted, clean=clean.model_dump(), plant=in_view, ask=injected,
+                                                   fields={"defence": defence})
         return TrialResult(output=output, scores=scores)
 
-    async def _injected_run(self, ctx: TrialContext, scenario: Scenario, task: Task, role: str, built: BuiltView,
-                            ask: _Ask, injection: Injection, prints: list[Fingerprint], clean: RunFacts,
-                            system: str, decides: bool) -> dict[str, Any]:
-        """One injected run of a trial: the view with ``injection`` planted, asked as the clean run was, and
-        what it did against the clean run (:mod:`.injected`)."""
-        planted, carrier = plant(built, injection)
-        prompt = _prompt(scenario, task, role, planted, ask)
-        replies, desk = await self._ask(ctx, scenario, planted, prompt.messages, ask)
+    async def _injected_run(self, ctx: TrialContext, scenario: Scenario, task: Task, role: str, view: BuiltView,
+                            ask: _Ask, prints: list[Fingerprint], clean: RunFacts, system: str,
+                            decides: bool) -> Reply:
+        """One injected run of a trial: the ``view`` with an injection planted, asked as the clean run was; what
+        the trial keeps of it, and what the checks compare with the clean run (:mod:`.injection`)."""
+        prompt = _prompt(scenario, task, role, view, ask)
+        replies, desk = await self._ask(ctx, scenario, view, prompt.messages, ask)
         leaks = [fp for text in replies for fp in find_leaks(text, prints)]
         scored = score_answer(task, task.oracle[role], parse_answer(replies[-1]), scenario.field_labels)
         facts = _facts(replies, leaks, scored, desk, prompt.evidence)
-        worked, why = outcome(injection, facts, clean, system)
-        new_leaks = sorted(set(facts.leaked_paths) - set(clean.leaked_paths))
-        return {"attack_id": injection.attack_id, "family": injection.family, "check": injection.check,
-                "position": injection.position, "disguise": injection.disguise, "carrier": carrier,
-                "worked": worked, "why": why, "reply": replies[-1], "new_leaks": new_leaks,
-                "predicted": facts.predicted,
-                "decision_changed": (facts.predicted != clean.predicted) if decides else None,
-                "requests": desk.requests if desk else [],
-                "new_denied": new_denied(facts, clean) if desk else None}
+        return Reply({"reply": replies[-1], "new_leaks": sorted(set(facts.leaked_paths) - set(clean.leaked_paths)),
+                      "predicted": facts.predicted,
+                      "decision_changed": (facts.predicted != clean.predicted) if decides else None,
+                      "requests": desk.requests if desk else [],
+                      "new_denied": new_denied(facts, clean) if desk else None},
+                     facts={**facts.model_dump(), "system": system})
 
     async def _trial_view(self, scenario: Scenario, role: str, view_kind: str, ctx: TrialContext
                           ) -> tuple[BuiltView, dict[str, str]]:
