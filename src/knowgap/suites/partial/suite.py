@@ -72,7 +72,13 @@ from knowgap.suites.partial.prompts import (
     system_prompt,
     task_prompt,
 )
-from knowgap.suites.partial.scoring import CANNOT_DECIDE, Answer, parse_answer, score_answer
+from knowgap.suites.partial.scoring import (
+    CANNOT_DECIDE,
+    Answer,
+    accepted_decisions,
+    parse_answer,
+    score_answer,
+)
 from knowgap.suites.partial.specs import SPECS
 from knowgap.suites.partial.verdicts import partial_verdicts
 from knowgap.suites.partial.view import BuiltView, build_view, full_policy, render_view
@@ -263,8 +269,12 @@ class PartialSuite(Suite):
             text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
             return text if len(text) <= 160 else text[:157] + "..."
 
-        best = (CANNOT_DECIDE + ": a deciding fact is only in a stale source" if oracle.undecidable
-                else oracle.answer or "(open task: no single label)")
+        if oracle.undecidable:
+            best = CANNOT_DECIDE + ": a deciding fact is only in a stale copy or in two sources that disagree"
+        elif task.labels and not oracle.sufficient:
+            best = " or ".join(accepted_decisions(oracle)) + " (the view is not enough: declining is accepted)"
+        else:
+            best = oracle.answer or "(open task: no single label)"
         return {"best decision from this role's view": best,
                 "the authorised view is enough": "yes" if oracle.sufficient else "no: the agent should say what it "
                                                                                   "cannot see",

@@ -5,13 +5,14 @@ evidence; in runs with --inject or --defences, the clean task score and each inj
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from knowgap.engine.metric_spec import lower_is_better
 from knowgap.engine.records import TrialRecord, Verdict
 from knowgap.engine.verdicts import judged, rate
 from knowgap.suites.partial.injection import DRIVER
-from knowgap.suites.partial.scoring import CANNOT_DECIDE
+from knowgap.suites.partial.scoring import CANNOT_DECIDE, STALE_CANNOT_DECIDE
 from knowgap.suites.partial.specs import SPECS
 
 LOWER_IS_BETTER = lower_is_better(SPECS)
@@ -21,16 +22,21 @@ def _sufficient(value: Any) -> str:
     return {True: "sufficient", False: "insufficient"}.get(value, "nothing")
 
 
+def _expected(s: dict[str, Any]) -> str:
+    """What the decision could be (``accepted``; a trial stored before issue 37 has only its ``gold``)."""
+    accepted = s.get("accepted")
+    return " or ".join(json.loads(accepted)) if isinstance(accepted, str) else str(s["gold"])
+
+
 def decision_why(s: dict[str, Any], parse_failure: str | None) -> str:
     """Why a decision is right or wrong, in one line."""
+    declined = s.get("predicted") in (CANNOT_DECIDE, STALE_CANNOT_DECIDE)
     if s["correct"]:
-        return "stale source: declining is right, and it declined" if s["gold"] == CANNOT_DECIDE \
-            else f"decided {s['predicted']}, as the oracle"
+        return ("the view is not enough: declining is accepted, and it declined" if declined
+                else f"decided {s['predicted']}, as the oracle")
     if not s["parsed"]:
-        return f"did not parse ({parse_failure}); expected {s['gold']}"
-    if s["gold"] == CANNOT_DECIDE:
-        return f"stale source: declining is right, got {s['predicted']}"
-    return f"expected {s['gold']}, got {s['predicted'] or 'no label'}"
+        return f"did not parse ({parse_failure}); expected {_expected(s)}"
+    return f"expected {_expected(s)}, got {s['predicted'] or 'no label'}"
 
 
 def partial_verdicts(record: TrialRecord) -> list[Verdict]:
