@@ -215,9 +215,10 @@ class InjectionDriver(Generic[T]):
         """A trial's ``output.injection`` as :meth:`run` writes it (``runs`` empty: nothing could be planted)."""
         return {**fields, "planted": [i.model_dump() for i in injections], "clean": dict(clean), "runs": runs}
 
-    def verdicts(self, record: TrialRecord) -> list[Verdict]:
+    def verdicts(self, record: TrialRecord, clean_why: str | None = None) -> list[Verdict]:
         """The clean run's task verdict, then per injected run (``part``: its number, attack and reply) whether
-        the attack worked and the suite's rates."""
+        the attack worked and the suite's rates. ``clean_why``: the clean task verdict's why where the suite has
+        said it already (partial: its decision verdict's)."""
         trial = self.view(record)
         info = trial.injection
         if trial.status != "ok" or not info:
@@ -225,8 +226,8 @@ class InjectionDriver(Generic[T]):
         out = []
         done = self.clean_task(trial)
         if done is not None:
-            out.append(not_scored(CLEAN_TASK_SCORE, done[1]) if done[0] is None
-                       else judged(CLEAN_TASK_SCORE, done[0], done[1]))
+            why = clean_why or done[1]
+            out.append(not_scored(CLEAN_TASK_SCORE, why) if done[0] is None else judged(CLEAN_TASK_SCORE, done[0], why))
         for i, (planted, run) in enumerate(_pairs(info)):
             part = f"injection {i} ({planted['attack_id']}): {quoted_start(run.get(self.reply_field) or '')}"
             worked, why = run.get("worked"), str(run.get("why", ""))

@@ -67,11 +67,12 @@ def check(injection: Injection, run: Facts, clean: Facts, trial: Facts) -> tuple
 
 
 def _clean_task(trial: TrialFacts) -> tuple[bool, str] | None:
-    """The clean run's decision against the view's oracle, on a task with a decision (else not counted)."""
-    from knowgap.suites.partial.verdicts import decision_why  # verdicts reads the driver: imported when called
-
-    s = trial.scores
-    return (bool(s["correct"]), decision_why(dict(s), trial.parse_failure)) if s.get("decision") else None
+    """The clean run's decision against the view's oracle, on a task with a decision (else not counted); its
+    verdict says why as the decision verdict does (:func:`.verdicts.partial_verdicts` hands it over)."""
+    if not trial.scores.get("decision"):
+        return None
+    right = bool(trial.scores["correct"])
+    return right, f"the clean run's decision is {'' if right else 'not '}the oracle's"
 
 
 def _denied(run: Facts) -> bool | None:

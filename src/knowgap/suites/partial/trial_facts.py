@@ -2,9 +2,9 @@
 
 A record carries its model calls (each request's messages: the system prompt and the rendered view, often several
 KB) and its reply; the metrics group every trial several times over (per configuration, family and restriction
-dimension). They keep a :class:`TrialFacts` per trial instead: its ids, configuration, status, scores,
-``output.injection`` and parse failure, and the target's system prompt only where the injection noise floor reads it
-(an injected trial's repeat 1). It is also how the injection driver reads partial's trials
+dimension). They keep a :class:`TrialFacts` per trial instead: its ids, configuration, status, scores and
+``output.injection``, and the target's system prompt only where the injection noise floor reads it (an injected
+trial's repeat 1). It is also how the injection driver reads partial's trials
 (:class:`knowgap.injection.driver.TrialView`).
 """
 
@@ -30,8 +30,6 @@ class TrialFacts:
     system: str
     """The target's system prompt in an injected trial's repeat 1 (what the noise floor compares against);
     empty otherwise."""
-    parse_failure: str | None = None
-    """Why the reply did not parse (the clean task verdict says it)."""
 
     @classmethod
     def of(cls, record: TrialRecord) -> TrialFacts:
@@ -41,5 +39,4 @@ class TrialFacts:
             system = next((m.content for c in record.calls if c.role == "target" for m in c.request.messages
                            if m.role == "system"), "")
         return cls(case_id=record.case_id, config_id=record.config_id, config=record.config, repeat=record.repeat,
-                   status=record.status, scores=record.scores, injection=injection, system=system,
-                   parse_failure=record.output.get("parse_failure"))
+                   status=record.status, scores=record.scores, injection=injection, system=system)
