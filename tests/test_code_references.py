@@ -2,12 +2,13 @@
 the user's command (``knowgap judge validate NAME --labels`` once resolved a module that did not exist, and a test
 that stood a fake module in at that path hid it).
 
-The strings: every string literal in src/knowgap that reads as ``knowgap.module`` or ``knowgap.module:attribute``
-(the judge catalogue's versions and validators, the built-in suites, the command modules, package exports, data
-packages), the catalogue's references as it builds them (validators named by f-string, ``spec:NAME`` versions)
-with the signature the catalogue calls each validator with, the command modules the CLI imports, the names each
-package exports on first use, and the entry points in pyproject.toml. Logger names and entry-point group names
-read the same but name no code; they are told apart by where they stand, not by a list."""
+Code is referenced as code: a registry holds objects, and the only ``module:attribute`` strings are entry points,
+the built-in lists of the suite and judge registries that repeat knowgap's own pyproject.toml entry points (so a
+source tree finds them). The strings: every string literal in src/knowgap that reads as ``knowgap.module`` or
+``knowgap.module:attribute`` (the built-in entry points, the command modules, package exports, data packages), the
+command modules the CLI imports, the names each package exports on first use, and the entry points in
+pyproject.toml; every judge's validator takes the one signature. Logger names and entry-point group names read the
+same but name no code; they are told apart by where they stand, not by a list."""
 
 from __future__ import annotations
 
@@ -17,10 +18,13 @@ import importlib.util
 import inspect
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 
-from knowgap.judges.catalog import CATALOG, CatalogJudge, resolve
+from knowgap.judges.judge import Judge
+from knowgap.suites import judge_registry
+from knowgap.suites import registry as suite_registry
 from tests.helpers import REPO
 
 SRC = REPO / "src" / "knowgap"
@@ -66,9 +70,10 @@ REFERENCES = string_references()
 
 
 def test_the_scan_finds_the_references_it_is_meant_to() -> None:
-    """The scan sees the catalogue's strings and the built-in suites (a scan that found nothing would pass)."""
-    assert "knowgap.judges.abstention:VERSION" in REFERENCES
+    """The scan sees the built-in entry points and the command modules (a scan that found nothing would pass)."""
+    assert "knowgap.judges.validation:ABSTENTION" in REFERENCES
     assert "knowgap.suites.starter:StarterSuite" in REFERENCES
+    assert "knowgap.labels.judge_commands" in REFERENCES
     assert "knowgap.run" not in REFERENCES and "knowgap.providers" not in REFERENCES  # a logger, a group
     assert len(REFERENCES) > 50
 
@@ -81,14 +86,24 @@ def test_every_string_reference_in_the_package_imports(ref: str) -> None:
         pytest.fail(f"{ref} (at {', '.join(REFERENCES[ref])}) names nothing: {exc}")
 
 
-@pytest.mark.parametrize("judge", CATALOG, ids=lambda j: j.name)
-def test_every_catalogue_judge_resolves_its_version_and_a_validator_it_can_call(judge: CatalogJudge) -> None:
+def test_the_only_references_to_attributes_are_entry_points() -> None:
+    """A ``module:attribute`` string stands only in a registry's built-in list, and that list is knowgap's own entry
+    points of its group in pyproject.toml: no registry of strings that only fail at run time."""
+    registries = {"knowgap.suites": suite_registry, "knowgap.judges": judge_registry}
+    entry_points = {ref for group in registries for ref in PYPROJECT["project"]["entry-points"][group].values()}
+    homes = {str(Path(module.__file__).resolve().relative_to(REPO)) for module in registries.values()}  # type: ignore[arg-type]
+    attributes = {ref: places for ref, places in REFERENCES.items() if ":" in ref}
+    assert set(attributes) == entry_points
+    for ref, places in attributes.items():
+        assert {place.rsplit(":", 1)[0] for place in places} <= homes, (ref, places)
+    for group, module in registries.items():
+        assert PYPROJECT["project"]["entry-points"][group] == module.BUILTIN, group
+
+
+@pytest.mark.parametrize("judge", judge_registry.judges(), ids=lambda j: j.name)
+def test_every_judge_has_a_version_and_a_validator_of_the_one_signature(judge: Judge) -> None:
     assert judge.version()  # imports the module (or loads the judge spec) that holds it
-    function = resolve(judge.validator, f"validator for {judge.name}")  # a missing one raises KnowgapError
-    calls = {"standard": ((None, None, None, None), {}), "data_limit": ((None,), {"limit": None}),
-             "rubric": ((judge.suite,), {"judge_model": None, "limit": None, "progress": None})}
-    args, kwargs = calls[judge.call]
-    inspect.signature(function).bind(*args, **kwargs)  # TypeError when the catalogue would call it wrongly
+    inspect.signature(judge.validator).bind(None, None, None, None)  # TypeError when it takes another signature
 
 
 def test_every_command_module_the_cli_imports_exists() -> None:

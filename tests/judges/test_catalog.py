@@ -1,4 +1,5 @@
-"""The judge catalogue, its validators and the commands 'knowgap judges' / 'knowgap judge validate'."""
+"""The judge catalogue (judges as objects, found by discovery: knowgap.suites.judge_registry), their validators under
+one signature, and the commands 'knowgap judges' / 'knowgap judge validate'."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from typing import Any
 import pytest
 
 from knowgap.errors import InputError, KnowgapError
-from knowgap.judges import catalog
 from knowgap.judges.cards import REPORTABLE_BALANCED_ACCURACY, ValidityCard, binary_card
-from knowgap.judges.catalog import CATALOG, CatalogJudge, default_data_dir, get_judge, validate
+from knowgap.judges.catalog import default_data_dir, judge_row, validate
+from knowgap.judges.judge import Judge
 from knowgap.judges.validation import stratified_sample, validate_abstention, validate_factuality_llm
+from knowgap.suites.judge_registry import get_judge, judge_names, judge_rows, judges
 from tests.helpers import knowgap_cli, scripted, write_jsonl
 
 ANSWERED = "Gross earnings include basic pay and bonuses."
@@ -39,12 +41,12 @@ def small_set(folder: Path) -> Path:
     return policybench(folder, rows)
 
 
-def test_every_judge_has_a_current_version_and_a_validator_reference() -> None:
-    for judge in CATALOG:
+def test_every_judge_has_a_current_version_and_a_validator() -> None:
+    found = judges()
+    for judge in found:
         assert judge.version(), judge.name
-        module, _, function = judge.validator.partition(":")
-        assert module.startswith("knowgap.") and function.startswith("validate_"), judge.name
-    assert len({j.name for j in CATALOG}) == len(CATALOG)
+        assert callable(judge.validator) and judge.validator.__name__.startswith("validate_"), judge.name
+    assert len({j.name for j in found}) == len(found) == len(judge_names())
     assert get_judge("abstention-llm").version() == "abstention_v1"  # from judges/data/abstention.yaml
 
 
@@ -53,17 +55,18 @@ def test_unknown_judge_suggests_the_closest_names() -> None:
         get_judge("abstension")
 
 
-def test_a_validator_not_written_yet_is_one_clear_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    missing = CatalogJudge("later", "offline", "x", "knowgap.judges.abstention:VERSION", "x", "x",
-                           "knowgap.judges.not_there:validate_later")
-    gone = CatalogJudge("gone", "offline", "x", "knowgap.judges.abstention:VERSION", "x", "x",
-                        "knowgap.judges.abstention:validate_gone")
-    monkeypatch.setitem(catalog.BY_NAME, "later", missing)
-    monkeypatch.setitem(catalog.BY_NAME, "gone", gone)
-    with pytest.raises(KnowgapError, match=r"^no validator for later yet \(knowgap.judges.not_there"):
-        validate("later", data_dir=tmp_path)
-    with pytest.raises(KnowgapError, match="^no validator for gone yet"):
-        validate("gone", data_dir=tmp_path)
+def _judge(name: str, validator: object, kind: str = "offline", needs_data: bool = True) -> Judge:
+    return Judge(name=name, kind=kind, decides="x", current="v", positive="x", labelled_set="x",  # type: ignore[arg-type]
+                 validator=validator, needs_data=needs_data)  # type: ignore[arg-type]
+
+
+def test_a_validator_that_returns_no_card_is_one_clear_line(tmp_path: Path) -> None:
+    def validate_nothing(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                         progress: Any = None) -> Any:
+        return {"n": 1}
+
+    with pytest.raises(KnowgapError, match="^the validator of judge 'half' returned dict, not a ValidityCard"):
+        validate(_judge("half", validate_nothing), data_dir=tmp_path)
 
 
 def _card(name: str, *args: Any, **kwargs: Any) -> ValidityCard:
@@ -71,40 +74,27 @@ def _card(name: str, *args: Any, **kwargs: Any) -> ValidityCard:
         [str(a) for a in args] + [f"{k}={v}" for k, v in sorted(kwargs.items())]), dataset_sha256="0")
 
 
-def fake_data_limit(data_dir: Path, *, limit: int | None) -> ValidityCard:
-    return _card("data_limit", data_dir.name, limit=limit)
-
-
-def fake_rubric(suite: str, *, judge_model: str | None, limit: int | None, progress: Any) -> ValidityCard:
-    return _card("rubric", suite, judge_model=judge_model, limit=limit)
-
-
-def fake_standard(data_dir: Path | None, limit: int | None, judge_model: str | None, progress: Any) -> ValidityCard:
-    return _card("standard", data_dir, limit=limit)
+def fake_validator(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                   progress: Any = None) -> ValidityCard:
+    return _card("standard", data_dir.name if data_dir else None, limit=limit, judge_model=judge_model)
 
 
 def test_a_judge_whose_labels_ship_needs_no_data_folder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KNOWGAP_DATA", "/nonexistent/knowgap-data")  # would be an error if it were looked up
-    monkeypatch.setitem(catalog.BY_NAME, "fs", CatalogJudge("fs", "offline", "x", "spec:abstention", "x", "x",
-                                                            "tests.judges.test_catalog:fake_standard",
-                                                            needs_data=False))
-    assert json.loads(validate("fs", limit=5).dataset) == ["None", "limit=5"]
+    assert json.loads(validate(_judge("fs", fake_validator, needs_data=False), limit=5).dataset) == [
+        "None", "judge_model=None", "limit=5"]
     assert get_judge("element-coverage").needs_data is False
 
 
-def test_validators_with_other_signatures_are_adapted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    here = "tests.judges.test_catalog"
-    monkeypatch.setitem(catalog.BY_NAME, "fd", CatalogJudge("fd", "offline", "x", "spec:abstention", "x", "x",
-                                                            f"{here}:fake_data_limit", call="data_limit"))
-    monkeypatch.setitem(catalog.BY_NAME, "fr", CatalogJudge("fr", "model", "x", "spec:abstention", "x", "x",
-                                                            f"{here}:fake_rubric", call="rubric", suite="partial"))
+def test_every_validator_is_called_with_one_signature(tmp_path: Path) -> None:
     data = tmp_path / "mydata"
     data.mkdir()
-    assert json.loads(validate("fd", data_dir=data, limit=7).dataset) == ["mydata", "limit=7"]
-    assert json.loads(validate("fr", judge_model="local:x", limit=3).dataset) == [
-        "partial", "judge_model=local:x", "limit=3"]
+    offline, model = _judge("fd", fake_validator), _judge("fr", fake_validator, kind="model", needs_data=False)
+    assert json.loads(validate(offline, data_dir=data, limit=7).dataset) == ["mydata", "judge_model=None", "limit=7"]
+    assert json.loads(validate(model, judge_model="local:x", limit=3).dataset) == [
+        "None", "judge_model=local:x", "limit=3"]
     with pytest.raises(KnowgapError, match="offline: --judge-model does not apply"):
-        validate("fd", data_dir=data, judge_model="local:x")
+        validate(offline, data_dir=data, judge_model="local:x")
 
 
 def test_data_dir_from_the_environment_or_the_nearest_shared_data(monkeypatch: pytest.MonkeyPatch,
@@ -185,7 +175,7 @@ def test_cli_validate_saves_a_measured_card_that_judges_lists(tmp_path: Path, kg
     listed = knowgap_cli("judges", "--json")
     assert listed.returncode == 0, listed.stderr
     rows = {r["name"]: r for r in map(json.loads, listed.stdout.splitlines())}
-    assert set(rows) == {j.name for j in CATALOG}
+    assert list(rows) == judge_names()
     mine = rows["abstention"]["assessments"][0]
     assert mine["card"]["n"] == 7  # the card measured here comes before the shipped one
     assert mine["status"] == ("reportable" if (2 / 3 + 1) / 2 >= REPORTABLE_BALANCED_ACCURACY else "screen")
@@ -205,19 +195,17 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
         assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
-def test_a_judge_without_a_card_is_a_screen(monkeypatch: pytest.MonkeyPatch) -> None:
-    unmeasured = CatalogJudge("unmeasured", "offline", "x", "spec:abstention", "x", "x", "m:validate_x")
-    monkeypatch.setattr(catalog, "CATALOG", (*CATALOG, unmeasured))
-    rows = {r.name: r for r in catalog.judge_rows()}
-    (only,) = rows["unmeasured"].assessments
+def test_a_judge_without_a_card_is_a_screen() -> None:
+    (only,) = judge_row(_judge("unmeasured", fake_validator), []).assessments
+    rows = {r.name: r for r in judge_rows()}
     assert only.status == "screen" and only.card is None and "no validity card" in only.reason
     assert rows["abstention"].assessments[0].status == "reportable"  # its shipped card
 
 
 def test_the_listing_shows_a_cards_other_measures() -> None:
     """``knowgap judges`` prints a card's ``extra`` (element-coverage's precision, the bound on element recall)."""
+    from knowgap.judges.card_lines import assessment_lines
     from knowgap.judges.cards import Estimate, ValidityCard, assess, fmt
-    from knowgap.judges.commands import assessment_lines
 
     precision = Estimate(value=0.85, ci_low=0.71, ci_high=0.93)
     card = ValidityCard(judge="j", version="v", positive="p", dataset="d", dataset_sha256="0", n=82,

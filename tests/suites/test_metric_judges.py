@@ -1,6 +1,7 @@
 """Every metric a built-in suite can produce is classified: decided by a named judge of the catalogue, or
 computed by an exact rule. A new metric that is neither fails here, so no number reaches a report without
-saying what decided it."""
+saying what decided it. Each metric has exactly the judge its declaration (MetricSpec) names, in a run's manifest
+and in the catalogue ('knowgap judges --json' lists a metric under the judges its spec names, and no other)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,13 @@ from typing import Any
 
 import pytest
 
+from knowgap.engine.metric_spec import Choice
 from knowgap.suites import BUILTIN, get_suite
+from knowgap.suites.judge_registry import judges, metrics_by_judge
 
-CATALOGUE = {"abstention", "abstention-scenarios", "abstention-llm", "factuality", "factuality-llm", "answer-match",
-             "answer-overlap",
-             "clarification", "dangerous-assertion", "citation-check", "element-coverage", "clarify-rubric",
-             "clarify-correctness", "clarify-correctness-approx", "extract-claims", "faithfulness",
-             "summary-coverage", "partial-rubric", "leak-detector", "gap-matcher", "clarify-silent-failure",
-             "extract-takeover"}
-MODEL_BACKED = {"abstention-llm", "factuality-llm", "clarify-rubric", "clarify-correctness", "extract-claims",
-                "partial-rubric", "clarify-silent-failure"}
+JUDGES = {judge.name: judge for judge in judges()}
+CATALOGUE = set(JUDGES)
+MODEL_BACKED = {name for name, judge in JUDGES.items() if judge.kind == "model"}
 # the default options and every alternative that switches a judge
 OPTIONS: dict[str, list[dict[str, Any]]] = {
     "starter": [{}],
@@ -65,3 +63,32 @@ def test_a_judge_switched_off_leaves_its_metrics_unjudged() -> None:
     assert "rubric_total" not in off and off["clarification_rate"].judge == "clarification"
     on = cls(cls.Options()).metric_judges()
     assert on["rubric_total"].judge == "clarify-rubric" and on["rubric_total"].role == "judge"
+
+
+@pytest.mark.parametrize("suite", sorted(OPTIONS))
+def test_a_metric_has_exactly_the_judge_its_spec_names(suite: str) -> None:
+    cls = get_suite(suite)
+    assert cls.metric_specs is not None
+    for options in OPTIONS[suite]:
+        s = cls(cls.Options(**options))
+        uses = s.metric_judges()
+        for spec in cls.metric_specs:
+            chosen = spec.judge.pick(s.options) if isinstance(spec.judge, Choice) else spec.judge
+            for name in spec.names():
+                use = uses.get(name)
+                assert (use and use.judge) == (chosen and chosen.name), f"{suite}.{name} under {options}"
+                assert chosen is None or JUDGES[chosen.name] is chosen, f"{suite}.{name}: {chosen} is not the " \
+                                                                        "catalogue's object"
+
+
+def test_the_catalogue_lists_each_metric_under_the_judges_its_spec_names() -> None:
+    listed = metrics_by_judge()
+    for suite in OPTIONS:
+        for spec in get_suite(suite).metric_specs or ():
+            named = {j.name for j in spec.judges()}
+            for metric in spec.names():
+                under = {judge for judge, metrics in listed.items() if f"{suite}.{metric}" in metrics}
+                assert under == named, f"{suite}.{metric}: listed under {sorted(under)}, its spec names {sorted(named)}"
+    # the disagreement the old catalogue had: starter's accuracy is decided by answer-match alone
+    assert "starter.accuracy" in listed["answer-match"] and "starter.accuracy" not in listed["abstention"]
+    assert set(listed) <= CATALOGUE

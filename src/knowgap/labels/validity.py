@@ -31,10 +31,10 @@ from knowgap.engine.records import Manifest, MetricJudge, ScoreValue
 from knowgap.engine.store import MANIFEST, RunStore
 from knowgap.errors import KnowgapError
 from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
-from knowgap.judges.catalog import get_judge, judges_deciding
 from knowgap.labels.records import LabelEvent, verdict_key, verdict_text
 from knowgap.labels.store import LABELS, LABELS_DIR, LabelStore, current_labels, read_events
 from knowgap.paths import runs_dir
+from knowgap.suites.judge_registry import get_judge, judges_deciding
 
 
 def majority_labels(humans: Mapping[str, Mapping[str, ScoreValue]]) -> dict[str, str]:

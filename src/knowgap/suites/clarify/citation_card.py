@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowgap.jsonl import read_models
 from knowgap.judges.cards import Estimate, ValidityCard, binary_card, binary_measures, confusion_of, sha256_files
+from knowgap.judges.judge import Judge
 from knowgap.judges.validation import stratified_sample
 from knowgap.suites.clarify.citations import VERSION, check_citations, read_citations
 
@@ -91,3 +92,11 @@ def validate_citation_check(data_dir: Path | None = None, limit: int | None = No
                        extra=extra,
                        notes="one annotator (the project), labels set by reading the answers before running the "
                              "check; a labelled citation the reader missed counts as wrong")
+
+
+CITATION_CHECK = Judge(
+    name="citation-check", kind="offline",
+    decides="which statute articles does an answer cite, and is each in the case's legal basis and within the "
+            "statute's articles?", current=VERSION, positive="wrong citation",
+    labelled_set="judges/data/labelled/citations.jsonl (Lawyer LLaMA lawyer turns + written answers, hand-labelled)",
+    validator=validate_citation_check, needs_data=False)

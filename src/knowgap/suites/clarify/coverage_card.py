@@ -26,6 +26,7 @@ from knowgap.judges.cards import (
     confusion_of,
     sha256_files,
 )
+from knowgap.judges.judge import Judge
 from knowgap.judges.validation import stratified_sample
 from knowgap.stats import wilson
 from knowgap.suites.clarify import coverage
@@ -93,3 +94,10 @@ def validate_element_coverage(data_dir: Path | None = None, limit: int | None = 
                        extra=extra,
                        notes="the shipped thresholds were fitted on these pairs; the held-out numbers are the "
                              "honest estimate")
+
+
+ELEMENT_COVERAGE = Judge(
+    name="element-coverage", kind="offline", decides="does a response sentence name or ask about a missing element?",
+    current=coverage.VERSION, positive="the text covers the element",
+    labelled_set="clarify calibration_pairs.jsonl (82 hand-labelled element/sentence pairs, shipped)",
+    validator=validate_element_coverage, needs_data=False)

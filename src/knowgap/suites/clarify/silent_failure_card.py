@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
+from knowgap.judges.judge import Judge, spec_version
 from knowgap.judges.validation import stratified_sample
 from knowgap.suites.clarify.dataset import CASES_FILE, ClarifyCase, load_cases
 from knowgap.suites.clarify.judging import (
+    SILENT_FAILURE_SPEC,
     parse_silent_failure,
     reference_reply,
     silent_failure_request,
@@ -143,3 +145,12 @@ def validate_silent_failure(data_dir: Path | None = None, limit: int | None = DE
                        method=f"{sample} constructed replies, balanced between the labels (seed 0): {kinds}; "
                               "unparsed or failed calls count as wrong",
                        notes=NOTES)
+
+
+CLARIFY_SILENT_FAILURE = Judge(
+    name=JUDGE, kind="model",
+    decides="does a reply that looks complete dodge the core question? (the seed's silent failure; LLM, "
+            "judges/data/silent_failure.yaml)", current=spec_version(SILENT_FAILURE_SPEC),
+    positive="dodges the core question (silent failure)",
+    labelled_set="clarify cases' reference replies and questions vs templated dodges (constructed)",
+    validator=validate_silent_failure, fields=("silent_failure",), needs_data=False)

@@ -28,7 +28,6 @@ from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
-    JudgeUse,
     ReportSection,
     RubricSpec,
     Suite,
@@ -60,7 +59,7 @@ from knowgap.suites.clarify.judging import (
     parse_verdict,
     silent_failure_spec,
 )
-from knowgap.suites.clarify.metrics import METRIC_NAMES, PRESSURE_METRICS, clarify_metrics
+from knowgap.suites.clarify.metrics import clarify_metrics
 from knowgap.suites.clarify.pressure import Pressure, pressure_for, pressure_scores, pressured_query
 from knowgap.suites.clarify.prompts import (
     CORRECTNESS_VERSION,
@@ -74,6 +73,7 @@ from knowgap.suites.clarify.prompts import (
 )
 from knowgap.suites.clarify.recall_bound import TITLE, recall_bound_html, recall_bound_markdown
 from knowgap.suites.clarify.scoring import score_response, screen
+from knowgap.suites.clarify.specs import SPECS
 from knowgap.suites.clarify.verdicts import clarify_verdicts
 
 DEFAULT_PROMPTS = ["plain", "cautious", "clarify-first"]
@@ -120,12 +120,8 @@ class ClarifySuite(Suite):
     demo_options: ClassVar[dict[str, Any]] = {"sample": 2, "prompts": ["plain", "clarify-first"], "max_tokens": 160,
                                               "no_rubric": True, "no_silent_failure": True}
     default_max_tokens = DEFAULT_MAX_TOKENS
-    metric_names = METRIC_NAMES
+    metric_specs = SPECS
     rubrics = (RubricSpec(name="clarify", weights={f"rubric_{k}": w for k, w in RUBRIC_WEIGHTS.items()}),)
-    computed_metrics = frozenset({"length_chars", "turns_used", "missing_info_similarity",
-                                  "expected_questions_similarity", "rubric_parse_failure_rate", "rubric_fallbacks",
-                                  "correctness_parse_failure_rate", "silent_failure_parse_failure_rate",
-                                  "review_queue", "errors", "truncation_rate", "coverage_other_language"})
     options: ClarifyOptions
     data = CASE_FILE
 
@@ -232,42 +228,6 @@ class ClarifySuite(Suite):
                 out["facts the user knows"] = "\n".join(f"- {f}" for f in case.hidden_facts)
             out["reference conclusion"] = case.conclusion
             out["legal basis"] = "\n".join(f"- {b}" for b in case.legal_basis)
-        return out
-
-    def metric_judges(self) -> dict[str, JudgeUse]:
-        from knowgap.judges.clarification import CLARIFICATION_VERSION, DANGER_VERSION
-        from knowgap.suites.clarify.citations import VERSION as CITATION_VERSION
-        from knowgap.suites.clarify.coverage import VERSION as COVERAGE_VERSION
-        from knowgap.suites.clarify.judging import APPROX_VERSION
-
-        def clarification(counts: Literal["positive", "negative"] | None = None) -> JudgeUse:
-            return JudgeUse(judge="clarification", version=CLARIFICATION_VERSION, counts=counts)
-
-        coverage = JudgeUse(judge="element-coverage", version=COVERAGE_VERSION)
-        approx = JudgeUse(judge="clarify-correctness-approx", version=APPROX_VERSION, counts="positive")
-        out = {"clarification_rate": clarification("positive"), "false_flag_rate": clarification("positive"),
-               "resolved_rate": clarification("negative"), "unqualified_answer_rate": clarification(),
-               "question_count": clarification(), "conditional_count": clarification(),
-               "dangerous_assertion_rate": JudgeUse(judge="dangerous-assertion", version=DANGER_VERSION,
-                                                    counts="positive"),
-               "control_correctness_approx": approx, "final_correctness_approx": approx,
-               **dict.fromkeys(("citation_rate", "wrong_citation_rate", "nonexistent_citation_rate",
-                                "citation_precision"), JudgeUse(judge="citation-check", version=CITATION_VERSION)),
-               **dict.fromkeys(("element_recall", "element_precision", "element_f2", "recall_switches_conclusion",
-                                "recall_gates_rule", "recall_prerequisite"), coverage)}
-        out |= {name: clarification(counts) for name, counts in PRESSURE_METRICS.items()}
-        if not self.options.no_rubric:
-            rubric = JudgeUse(judge="clarify-rubric", version=RUBRIC_VERSION, role="judge")
-            out |= dict.fromkeys(("rubric_gap_identification", "rubric_question_quality",
-                                  "rubric_conditional_caution", "rubric_risk_control", "rubric_total"), rubric)
-        if not self.options.no_silent_failure:
-            out["silent_failure_rate"] = JudgeUse(judge="clarify-silent-failure", version=silent_failure_spec().version,
-                                                  role="judge", counts="positive")
-        if not self.options.no_correctness:
-            correct = JudgeUse(judge="clarify-correctness", version=CORRECTNESS_VERSION, role="judge",
-                               counts="positive")
-            out |= dict.fromkeys(("control_correctness", "final_correctness", "final_correctness_deficient"),
-                                 correct)
         return out
 
     def judge_versions(self) -> dict[str, str]:

@@ -5,10 +5,12 @@ nothing right or wrong about the answer and get no verdict; a judge reply that d
 
 from __future__ import annotations
 
+from knowgap.engine.metric_spec import lower_is_better
 from knowgap.engine.records import TrialRecord, Verdict
 from knowgap.engine.verdicts import not_scored, rate
 from knowgap.suites.clarify.legacy import current_scores
 from knowgap.suites.clarify.metrics import PROPORTIONS
+from knowgap.suites.clarify.specs import SPECS
 from knowgap.text import quoted_start
 
 _CORRECT = ("the judge found the final answer correct", "the judge found the final answer not correct")
@@ -37,10 +39,7 @@ WHY: dict[str, tuple[str, str]] = {
                                  "under pressure answered the complete query"),
 }
 """(why when the score is true, why when it is false), for every rate that has verdicts."""
-LOWER_IS_BETTER = frozenset({"unqualified_answer_rate", "false_flag_rate", "dangerous_assertion_rate",
-                             "silent_failure_rate", "wrong_citation_rate", "nonexistent_citation_rate",
-                             "truncation_rate", "pressure_drop_rate", "pressure_unqualified_answer_rate",
-                             "pressure_false_flag_rate"})
+LOWER_IS_BETTER = lower_is_better(SPECS)
 PARSE_FAILURE = {"silent_failure": "silent_failure_parse_failure", "final_correct": "correctness_parse_failure"}
 """Score key -> the flag set when the judge deciding it gave an unreadable reply."""
 

@@ -1,7 +1,8 @@
 """CLI commands of the judge catalogue: ``knowgap judges`` and ``knowgap judge validate``.
 
-Thin: each parses options, calls :mod:`knowgap.judges.catalog` (``--labels``: :mod:`knowgap.labels.validity`, the
-one import of this CLI module from a higher layer, allowed in pyproject's import-linter contract) and prints.
+Thin: each parses options, finds the judges by discovery (:mod:`knowgap.suites.judge_registry`), measures one with
+:func:`knowgap.judges.catalog.validate` or, with ``--labels``, on people's labels (:mod:`knowgap.labels.validity`),
+and prints (:mod:`knowgap.judges.card_lines`). They live here, above the labels, suites and judges they use.
 Heavy imports stay inside.
 """
 
@@ -9,46 +10,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from knowgap.command_groups import CommandGroups
-
-if TYPE_CHECKING:
-    from knowgap.judges.cards import Assessment, ValidityCard
-
-
-def card_line(card: ValidityCard) -> str:
-    """One line with a card's numbers."""
-    from knowgap.judges.cards import fmt
-
-    sec = "n/a" if card.seconds_per_item is None else f"{card.seconds_per_item:.3g}"
-    model = f"{card.judge_model}: " if card.judge_model else ""
-    return (f"{model}{card.dataset}, n={card.n}: balanced accuracy {fmt(card.balanced_accuracy)}, agreement "
-            f"{fmt(card.agreement)}, kappa {fmt(card.kappa)}, sensitivity {fmt(card.sensitivity)}, specificity "
-            f"{fmt(card.specificity)}, parse failures {card.parse_failures}, {sec} s/item, {card.measured}")
-
-
-def extra_line(card: ValidityCard) -> str | None:
-    """The card's other measures (``extra``: e.g. element-coverage's precision), one line; None when none."""
-    from knowgap.judges.cards import Estimate, fmt
-
-    def show(value: object) -> str:
-        if isinstance(value, Estimate):
-            return fmt(value)
-        return f"{value:g}" if isinstance(value, float) else str(value)
-
-    return "also: " + ", ".join(f"{k} {show(v)}" for k, v in card.extra.items()) if card.extra else None
-
-
-def assessment_lines(a: Assessment) -> list[str]:
-    lines = [f"  {a.status}: {a.reason}"]
-    if a.card is not None:
-        lines.append(f"    {card_line(a.card)}")
-        if (extra := extra_line(a.card)) is not None:
-            lines.append(f"    {extra}")
-    return lines
+from knowgap.judges.card_lines import assessment_lines
 
 
 def register(app: typer.Typer, groups: CommandGroups) -> None:
@@ -66,7 +33,7 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
         """
         from rich.console import Console
 
-        from knowgap.judges.catalog import judge_rows
+        from knowgap.suites.judge_registry import judge_rows
 
         say = Console(highlight=False, soft_wrap=True)
         rows = judge_rows()
@@ -122,9 +89,10 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
 
         from knowgap.errors import KnowgapError
         from knowgap.judges.cards import assess, save_card, ship_card
-        from knowgap.judges.catalog import get_judge, validate
+        from knowgap.judges.catalog import validate
+        from knowgap.suites.judge_registry import get_judge
 
-        get_judge(name)
+        judge = get_judge(name)
         if labels is not None:
             if limit is not None or data is not None or judge_model is not None or ship:
                 raise KnowgapError("--labels measures on your own labels: --limit, --data, --judge-model and "
@@ -139,7 +107,7 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
             console = Console(stderr=True)
             with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
                 task = bar.add_task(f"validating {name}", total=None)
-                card = validate(name, data_dir=data, limit=limit, judge_model=judge_model,
+                card = validate(judge, data_dir=data, limit=limit, judge_model=judge_model,
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
         say = Console(highlight=False, soft_wrap=True)
         say.print(f"{card.judge} ({card.version}): {card.method}", markup=False)
