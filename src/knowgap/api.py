@@ -17,6 +17,7 @@ from knowgap.engine.cache import ResponseCache
 from knowgap.engine.records import Executor, Manifest, MetricValue, RunConfig, TrialRecord
 from knowgap.engine.repair import RepairResult, repair_run
 from knowgap.engine.runner import RunResult, resume_config, start_run
+from knowgap.engine.stopping_rule import StoppingRule
 from knowgap.engine.store import DamagedRun, RunStore, scan_runs
 from knowgap.engine.store import list_runs as _list_runs
 from knowgap.engine.suite import Suite
@@ -28,6 +29,7 @@ from knowgap.paths import cache_path, runs_dir
 from knowgap.report.failures import FailureList
 from knowgap.report.html import write_html_report
 from knowgap.report.markdown import write_report
+from knowgap.report.sequential import ThresholdsArg, stopping_rule
 from knowgap.suites import available, get_suite
 
 _FLAGS = {"timeout_s": "--timeout", "max_retries": "--max-retries", "repeats": "--repeats",
@@ -40,7 +42,9 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
         timeout_s: float = 300.0, max_retries: int = 6, prices: Mapping[str, tuple[float, float]] | None = None,
         runs_root: str | Path | None = None, providers: Mapping[str, ChatModel] | None = None,
         progress: bool = False, executor: Executor = "local", ray_address: str | None = None,
-        rpm: int | None = None, tpm: int | None = None) -> RunResult:
+        rpm: int | None = None, tpm: int | None = None, until: str | None = None,
+        thresholds: ThresholdsArg | None = None, alpha: float = 0.05, max_calls: int | None = None,
+        max_cost: float | None = None) -> RunResult:
     """Run ``suite`` and return its metrics; every trial is stored under ``runs_root/<run-id>/``.
 
     ``models`` maps roles (target, judge, generator) to model specs; ``providers`` maps a spec to a ready
@@ -51,15 +55,25 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
     ``executor="ray"`` runs the trials on a Ray cluster's workers (``ray_address``: the cluster to join; None
     starts or joins a local Ray), this process keeping the run store and the response cache (docs/scale.md).
 
-    Trial errors do not raise: the result's ``status`` is ``finished``, ``finished_with_errors`` or ``failed``
-    (``ok`` is True only for ``finished``) and ``error_causes`` says why trials errored. A bad setting
-    (``timeout_s <= 0``, ``max_retries < 0``, ``repeats < 1``, a bad suite option) raises KnowgapError.
+    ``until`` runs the cases in a random order (seeded by ``seed``) and stops early (docs/statistics.md):
+    ``"decided"`` when an anytime-valid confidence sequence at level ``alpha`` decides every threshold of
+    ``thresholds`` (a gate file, or a list of ``"METRIC[GROUP] OP VALUE"`` strings), ``"width=0.05"`` when every
+    sequence is that narrow, ``"all"`` never; ``max_calls`` / ``max_cost`` (USD, from ``prices``) stop it too. A run
+    stopped before every case ran has status ``stopped``; ``resume(run, until="all")`` continues it. The result's
+    ``manifest.sequential`` holds each sequence, where it stopped and why.
+
+    Trial errors do not raise: the result's ``status`` is ``finished``, ``finished_with_errors``, ``failed`` or
+    ``stopped`` (``ok`` is True for ``finished``, and ``stopped`` with no errored trial) and ``error_causes`` says why
+    trials errored. A bad setting (``timeout_s <= 0``, ``max_retries < 0``, ``repeats < 1``, a bad suite option)
+    raises KnowgapError.
     """
+    rule = stopping_rule(until, thresholds, suite=suite, seed=seed, alpha=alpha, max_calls=max_calls,
+                         max_cost=max_cost)
     try:
         config = RunConfig(suite=suite, options=dict(options or {}), models=dict(models or {}), repeats=repeats,
                            seed=seed, concurrency=concurrency, use_cache=use_cache, timeout_s=timeout_s,
                            max_retries=max_retries, prices=dict(prices or {}), executor=executor,
-                           ray_address=ray_address, rpm=rpm, tpm=tpm)
+                           ray_address=ray_address, rpm=rpm, tpm=tpm, stopping=rule)
     except ValidationError as exc:
         field, message = first_validation_error(exc)
         raise KnowgapError(f"bad run setting {field} ({_FLAGS.get(field, field)}): {message}, "
@@ -70,14 +84,17 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
 
 def resume(run_id: str, *, runs_root: str | Path | None = None,
            providers: Mapping[str, ChatModel] | None = None, progress: bool = False,
-           specs: Sequence[str] = (), executor: Executor | None = None, ray_address: str | None = None) -> RunResult:
+           specs: Sequence[str] = (), executor: Executor | None = None, ray_address: str | None = None,
+           until: str | None = None, max_calls: int | None = None, max_cost: float | None = None) -> RunResult:
     """Continue a crashed or interrupted run: finished trials are kept, the rest are run.
 
     A model spec that held a credential (``http://user:KEY@host``) is stored redacted; pass it whole in
     ``specs``. Refused when a role's model changed since the run started (see ``ChatModel.identity``).
     The run continues on the executor it started with, unless ``executor`` (with ``ray_address``) says
-    otherwise; a ``ray_address`` alone means ``executor="ray"``."""
+    otherwise; a ``ray_address`` alone means ``executor="ray"``. A run started with ``until`` keeps its rule, its
+    thresholds and its order; ``until`` (``"all"``: every case), ``max_calls`` and ``max_cost`` replace the rule's."""
     config, path = resume_config(run_id, runs_root=runs_root, specs=specs)
+    config = _resumed_rule(config, until, max_calls, max_cost)
     if executor is not None or ray_address is not None:
         try:
             config = RunConfig.model_validate({**config.model_dump(), "executor": executor or "ray",
@@ -88,6 +105,24 @@ def resume(run_id: str, *, runs_root: str | Path | None = None,
         _check_ray_address(config)
     return _start(config, get_suite(config.suite), runs_root=runs_root, providers=providers, progress=progress,
                   resume=str(path))
+
+
+def _resumed_rule(config: RunConfig, until: str | None, max_calls: int | None, max_cost: float | None) -> RunConfig:
+    """``config`` with its stopping rule's ``until`` and budgets replaced by those given."""
+    if until is None and max_calls is None and max_cost is None:
+        return config
+    if config.stopping is None:
+        if until == "all" and max_calls is None and max_cost is None:
+            return config  # a run without a rule runs every case anyway
+        raise KnowgapError(f"run of suite {config.suite} was started without --until: it runs every case in plan "
+                           "order; start a new run with --until to stop early")
+    changes = {k: v for k, v in (("until", until), ("max_calls", max_calls), ("max_cost", max_cost)) if v is not None}
+    try:
+        rule = StoppingRule.model_validate({**config.stopping.model_dump(), **changes})
+    except ValidationError as exc:
+        field, message = first_validation_error(exc)
+        raise KnowgapError(f"bad --{field.replace('_', '-')}: {message}") from None
+    return config.model_copy(update={"stopping": rule})
 
 
 def _check_ray_address(config: RunConfig) -> None:

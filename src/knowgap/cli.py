@@ -150,7 +150,8 @@ Common options pick the models per role, repeats, seed and concurrency; suite op
 
 Exit codes: 0 every trial ok; 3 some trials errored (status finished_with_errors, or failed when none was ok;
 the causes are printed); 2 bad input, or the run is being written by another process; 130 interrupted (Ctrl-C
-or SIGTERM: finished trials are stored; knowgap resume RUN continues).
+or SIGTERM: finished trials are stored; knowgap resume RUN continues); with --until and --thresholds, 1 when a
+threshold fails or is left undecided.
 """
 
 
@@ -164,6 +165,36 @@ _EXECUTOR_HELP = ("Where trials run: local (this process; the default, and with 
                   "pip install 'knowgap[ray]'; docs/scale.md).")
 _RAY_ADDRESS_HELP = ("The Ray cluster to join with --executor ray: HOST:PORT of its head, or auto (default: start "
                      "or join a local Ray). Given alone, it means --executor ray.")
+
+
+_UNTIL_HELP = ("Run the cases in a random order (seeded by --seed) and stop early: decided (every threshold of "
+               "--thresholds decided by an anytime-valid confidence sequence at level --alpha), width=W (every "
+               "sequence at most W wide) or all; the run is then 'stopped', and --resume RUN --until all continues "
+               "it to every case (docs/statistics.md).")
+
+
+def _exit_for_decisions(result: RunResult) -> None:
+    """Print where a run with --until stopped and each threshold's decision; exit 1 when one failed or was left
+    undecided (a budget ran out)."""
+    record = result.manifest.sequential
+    if record is None:
+        return
+    _print_sequences(result.manifest)
+    if record.rule.thresholds and any(s.decision != "pass" for s in record.sequences if s.threshold):
+        raise typer.Exit(1)
+
+
+def _print_sequences(manifest: Manifest) -> None:
+    """Where a run with --until stopped and why, and each sequence's decision and interval."""
+    record = manifest.sequential
+    if record is None:
+        return
+    out.print(record.says(), markup=False, highlight=False, soft_wrap=True)
+    for seq in record.sequences:
+        interval = f"[{seq.low:.4g}, {seq.high:.4g}]" if seq.low is not None and seq.high is not None else "-"
+        said = seq.why if not seq.sequential else f"sequence {interval}"
+        out.print(f"  {seq.decision:9} {seq.threshold or seq.metric}  [{seq.group}]  {said}", markup=False,
+                  highlight=False, soft_wrap=True)
 
 
 def _role_param(role: str) -> str:
@@ -185,7 +216,8 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
             result = api.resume(resume, runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"],
                                 specs=[spec for spec in models.values() if spec],
                                 executor=kwargs["executor"].value if kwargs["executor"] else None,
-                                ray_address=kwargs["ray_address"])
+                                ray_address=kwargs["ray_address"], until=kwargs["until"],
+                                max_calls=kwargs["max_calls"], max_cost=kwargs["max_cost"])
         else:
             result = api.run(name, models={k: v for k, v in models.items() if v}, options=options,
                              repeats=kwargs["repeats"], seed=kwargs["seed"], concurrency=kwargs["concurrency"],
@@ -194,9 +226,12 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
                              runs_root=kwargs["runs_dir"], progress=not kwargs["quiet"],
                              executor=kwargs["executor"].value if kwargs["executor"] else
                              "ray" if kwargs["ray_address"] else "local", ray_address=kwargs["ray_address"],
-                             rpm=kwargs["rpm"], tpm=kwargs["tpm"])
+                             rpm=kwargs["rpm"], tpm=kwargs["tpm"], until=kwargs["until"],
+                             thresholds=kwargs["thresholds"], alpha=kwargs["alpha"], max_calls=kwargs["max_calls"],
+                             max_cost=kwargs["max_cost"])
         _print_result(result)
         _exit_for([result])
+        _exit_for_decisions(result)
 
     P = inspect.Parameter
     params = [
@@ -239,6 +274,18 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
           annotation=bool),
         P("executor", P.KEYWORD_ONLY, default=typer.Option(None, help=_EXECUTOR_HELP), annotation=ExecutorName),
         P("ray_address", P.KEYWORD_ONLY, default=typer.Option(None, help=_RAY_ADDRESS_HELP), annotation=str),
+        P("until", P.KEYWORD_ONLY, default=typer.Option(None, help=_UNTIL_HELP), annotation=str),
+        P("thresholds", P.KEYWORD_ONLY, default=typer.Option(None, help=(
+            "Gate file (as for knowgap gate) whose thresholds --until decided decides; exit 1 when one fails or is "
+            "left undecided.")), annotation=str),
+        P("alpha", P.KEYWORD_ONLY, default=typer.Option(0.05, help=(
+            "Level of --until: each sequence holds the whole set's value at every stop with probability 1 - "
+            "alpha.")), annotation=float),
+        P("max_calls", P.KEYWORD_ONLY, default=typer.Option(None, min=1, help=(
+            "With --until: stop once this many model calls (not served from the cache) were made; resumable.")),
+          annotation=int),
+        P("max_cost", P.KEYWORD_ONLY, default=typer.Option(None, help=(
+            "With --until: stop once the calls cost this many USD (by --price); resumable.")), annotation=float),
     ]
     for field_name, info in fields.items():
         flag = "--" + field_name.replace("_", "-")
@@ -284,8 +331,15 @@ def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
                               "knowgap stored redacted (http://user:***@host). Repeatable.")] = None,
            quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
            executor: Annotated[ExecutorName | None, typer.Option(help=_EXECUTOR_HELP)] = None,
-           ray_address: Annotated[str | None, typer.Option(help=_RAY_ADDRESS_HELP)] = None) -> None:
-    """Continue a crashed or interrupted run (same as knowgap run SUITE --resume RUN).
+           ray_address: Annotated[str | None, typer.Option(help=_RAY_ADDRESS_HELP)] = None,
+           until: Annotated[str | None, typer.Option(help=(
+               "A run started with --until: all continues it to every case; decided or width=W replace its "
+               "rule."))] = None,
+           max_calls: Annotated[int | None, typer.Option(min=1, help="A new call budget for a run started with "
+                                                                     "--until.")] = None,
+           max_cost: Annotated[float | None, typer.Option(help="A new cost budget (USD) for a run started with "
+                                                               "--until.")] = None) -> None:
+    """Continue a crashed, interrupted or stopped run (same as knowgap run SUITE --resume RUN).
 
     Refused when a model changed since the run started (an edited scripted file, another GGUF file, another
     endpoint). Credentials are never read from the run's files: pass a spec that held one with --spec, or name
@@ -299,9 +353,11 @@ def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
     from knowgap import api
 
     result = api.resume(run, runs_root=runs_dir, progress=not quiet, specs=spec or [],
-                        executor=executor.value if executor else None, ray_address=ray_address)
+                        executor=executor.value if executor else None, ray_address=ray_address, until=until,
+                        max_calls=max_calls, max_cost=max_cost)
     _print_result(result)
     _exit_for([result])
+    _exit_for_decisions(result)
 
 
 @app.command()
@@ -441,6 +497,7 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
         _print_metrics(metrics, manifest, "metrics")
     else:
         out.print("no metrics yet (the run did not finish): knowgap resume " + manifest.run_id)
+    _print_sequences(manifest)
     for i, record in enumerate(api.iter_trials(run, runs_dir)):
         if i >= trials:
             break

@@ -2,7 +2,8 @@
 
 Statuses: ``running`` (a writer holds the run), ``finished`` (every trial ok), ``finished_with_errors`` (some
 trials errored: the metrics leave them out), ``failed`` (no trial ok), ``interrupted`` (stopped before every
-trial ran: Ctrl-C, a stop signal, or a dead writer; resume it).
+trial ran: Ctrl-C, a stop signal, or a dead writer; resume it), ``stopped`` (its stopping rule, ``--until``, ended it
+before every case ran; ``resume --until all`` continues it).
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ def status_text(manifest: Manifest) -> str:
     damage = f"; damaged: {manifest.damage}" if manifest.damage else ""
     if manifest.status == "interrupted":
         return f"interrupted — resume with knowgap resume {manifest.run_id}{damage}"
+    if manifest.status == "stopped" and manifest.sequential is not None:
+        record = manifest.sequential
+        return (f"stopped after {record.units_run} of {record.units_total} cases ({record.reason}) — continue to every "
+                f"case with knowgap resume {manifest.run_id} --until all{damage}")
     if manifest.status in ("failed", "finished_with_errors") and manifest.trials_error:
         return f"{manifest.status} ({manifest.trials_error} of {manifest.trials_total} trials errored){damage}"
     return manifest.status + damage

@@ -8,12 +8,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from knowgap.engine.stopping_rule import StoppingRule, StopRecord
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.stats import ClusterCounts, cluster_counts, clustered_wilson, effective_n, mean_interval, wilson
 
 ScoreValue = float | int | bool | str | None
-RunStatus = Literal["running", "finished", "finished_with_errors", "failed", "interrupted"]
-"""running, finished (every trial ok), finished_with_errors, failed (no trial ok), interrupted (resume it)."""
+RunStatus = Literal["running", "finished", "finished_with_errors", "failed", "interrupted", "stopped"]
+"""running, finished (every trial ok), finished_with_errors, failed (no trial ok), interrupted (resume it), stopped
+(its stopping rule ended it before every case ran: ``--until decided`` or a budget; resume continues it)."""
 Executor = Literal["local", "ray"]
 """Where a run's trials run: in this process, or on a Ray cluster's workers (knowgap.engine.ray_executor)."""
 
@@ -180,6 +182,9 @@ class RunConfig(RunSettings):
                                      "the run store and the response cache stay with this process).")
     ray_address: str | None = Field(default=None, description="The Ray cluster to join with executor ray "
                                                                "(HOST:PORT or auto); none: start or join a local Ray.")
+    stopping: StoppingRule | None = Field(default=None, description="Run the cases in a seeded random order and stop "
+                                                                    "when the rule says (--until); none: every case, "
+                                                                    "in plan order.")
 
 
 class ErrorCause(BaseModel):
@@ -225,6 +230,9 @@ class Manifest(BaseModel):
     """Usage by role, then by model spec: the sum over every call stored in trials.jsonl (resumes included)."""
     error_causes: list[ErrorCause] = Field(default_factory=list)
     """Why trials errored: the most frequent causes, most frequent first."""
+    sequential: StopRecord | None = None
+    """A run with a stopping rule (``--until``): each gated metric's confidence sequence, where it stopped and why;
+    None for a run of every case in plan order."""
     repaired: str | None = None
     """How ``knowgap repair`` rebuilt this manifest (when, from what, and what the old one was), or None."""
     damage: str | None = None

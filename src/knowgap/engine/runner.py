@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -53,6 +54,9 @@ from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.paths import cache_path, runs_dir
 from knowgap.redaction import MASK, redact
 
+if TYPE_CHECKING:
+    from knowgap.engine.stopping import Sequencer
+
 log = logging.getLogger("knowgap.run")
 YIELD_EVERY = 256
 """A worker lets the event loop run after this many trials of its own. A model that answers without suspending
@@ -81,8 +85,10 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        """Every trial ran without error (errored trials are left out of the metrics)."""
-        return self.manifest.status == "finished"
+        """Every trial ran without error (errored trials are left out of the metrics); for a run its stopping rule
+        stopped (``stopped``), every trial it ran."""
+        return self.manifest.status == "finished" or (self.manifest.status == "stopped"
+                                                      and not self.manifest.trials_error)
 
     @property
     def error_causes(self) -> list[ErrorCause]:
@@ -186,6 +192,12 @@ class Runner:
         self.config.options = options.model_dump(mode="json", exclude_defaults=True)
         self.config.models = resolve_roles(suite_cls, self.config.models)
         self.suite = suite_cls(options)
+        rule = self.config.stopping
+        if rule is not None and rule.until == "decided" and not rule.thresholds:
+            raise KnowgapError("--until decided needs thresholds to decide (--thresholds FILE, or an eval file's "
+                               "thresholds); --until width=W needs none")
+        if rule is not None and self.config.executor == "ray":
+            raise KnowgapError("--until runs its cases a batch at a time in this process: not with --executor ray")
 
     # planning ---------------------------------------------------------------------------------
     def planned_cases(self) -> list[Case]:
@@ -312,6 +324,7 @@ class Runner:
                 manifest = store.read_manifest()
                 self._check_dataset(manifest)
                 manifest.resumed_at.append(utcnow())
+                manifest.config.stopping = self.config.stopping  # resume --until all continues to every case
             clients = self._clients(manifest.run_id, cache, prepare=self.config.executor != "ray")
             self.suite.check_models({role: client.model for role, client in clients.items()})
             models_now = {role: {**clients[role].model.describe(), "identity": clients[role].identity}
@@ -347,9 +360,18 @@ class Runner:
     def _run_locked(self, store: RunStore, manifest: Manifest, cache: ResponseCache, planned: list[list[Case]],
                     total: int, clients: Mapping[str, ModelClient]) -> RunResult:
         finished = store.finished_trial_ids()
-        trials = self.iter_trials(planned.pop(), finished)  # once run to its end, it holds no case
+        rule = self.config.stopping
+        sequencer = None
+        if rule is not None:
+            from knowgap.engine.stopping import Sequencer, ordered_units
+            sequencer = Sequencer(rule, ordered_units(self.iter_trials(planned.pop(), set()), rule.order_seed),
+                                  self.suite)
         try:
-            asyncio.run(self._execute_and_close(store, trials, len(finished), total, clients))
+            if sequencer is None:
+                trials = self.iter_trials(planned.pop(), finished)  # once run to its end, it holds no case
+                asyncio.run(self._execute_and_close(store, trials, len(finished), total, clients))
+            else:
+                asyncio.run(self._execute_in_order(store, manifest, sequencer, finished, total, clients))
             # a stop while the metrics are computed (a long judge pass) is an interruption too: the trials are
             # stored, the metrics not yet, and a resume computes them without calling the model again
             metrics = self.suite.metrics(store.snapshot())  # re-read per pass: suites may go over it twice
@@ -362,12 +384,35 @@ class Runner:
         store.write_metrics(metrics)
         self._tally(store, manifest)
         manifest.status = finished_status(manifest.trials_ok, manifest.trials_error)
+        if manifest.sequential is not None and manifest.sequential.stopped_early and manifest.trials_ok:
+            manifest.status = "stopped"
         self._finish(store, manifest, cache)
         result = RunResult(run_id=manifest.run_id, path=store.path, manifest=manifest, metrics=metrics,
                            provider_calls=self.gateway.provider_calls + self.remote_provider_calls)
         if self.after_run is not None:
             self.after_run(result, self.suite)
         return result
+
+    async def _execute_in_order(self, store: RunStore, manifest: Manifest, sequencer: Sequencer,
+                                finished: set[str], total: int, clients: Mapping[str, ModelClient]) -> None:
+        """Run the units in the rule's random order, a batch at a time, until the rule stops the run
+        (:mod:`knowgap.engine.stopping`); the rule's record goes into the manifest after each batch."""
+        ran = set(finished)
+        workers = self.config.concurrency or max(c.limit for c in clients.values())
+        try:
+            while True:
+                sequencer.complete(ran, store.iter_records())
+                sequencer.count_usage(store.iter_every_record(), self.config.prices)
+                sequencer.evaluate(self.suite.metrics(store.snapshot()))
+                reason = sequencer.reason()
+                manifest.sequential = sequencer.record(reason)
+                if reason is not None:
+                    return
+                batch = [t for unit in sequencer.next_batch(workers) for t in unit.trials if t.trial_id not in ran]
+                await self._execute(store, iter(batch), total, len(ran), clients)
+                ran.update(t.trial_id for t in batch)
+        finally:
+            await self.gateway.aclose()
 
     def _tally(self, store: RunStore, manifest: Manifest) -> None:
         """Trial counts, error causes and usage in the manifest, from what trials.jsonl holds."""

@@ -95,6 +95,15 @@ class EvalConfig(RunSettings):
                                                     "but empty ([]): an error unless allow_empty; left out: "
                                                     "no gate.")
     allow_empty: bool = Field(False, description="Accept 'thresholds: []' (a gate that checks nothing).")
+    until: str | None = Field(default=None, description="Run each entry's cases in a random order (its seed) and "
+                                                        "stop early: decided (every threshold in the entry's scope "
+                                                        "decided by an anytime-valid confidence sequence at level "
+                                                        "alpha), width=W, or all (docs/statistics.md).")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="The level of until's sequences.")
+    max_calls: int | None = Field(default=None, ge=1, description="With until: stop each entry once it made this "
+                                                                  "many model calls (not from the cache).")
+    max_cost: float | None = Field(default=None, gt=0, description="With until: stop each entry once its calls "
+                                                                   "cost this many USD (by prices).")
     report: EvalReport = Field(default_factory=EvalReport)
 
 
@@ -121,7 +130,33 @@ def load_eval(path: str | Path) -> tuple[EvalConfig, Path]:
                          line=_line_of(root, ("thresholds",)), field="thresholds")
     base = file.resolve().parent
     _check_suites(config, file, root, base)
+    _check_until(config, file, root)
     return config, base
+
+
+def scoped_thresholds(config: EvalConfig, entry: EvalSuite) -> list[Threshold]:
+    """The thresholds that apply to ``entry`` (none naming another entry or suite), as a run of it decides them."""
+    return [t.model_copy(update={"suite": None}) for t in config.thresholds
+            if t.suite is None or t.suite in (entry.label, entry.suite)]
+
+
+def _check_until(config: EvalConfig, file: Path, root: yaml.Node | None) -> None:
+    """``until`` with what each entry's rule needs (thresholds on values, a budget with an until), before any run."""
+    from knowgap.report.sequential import stopping_rule
+
+    for entry in config.suites:
+        try:
+            stopping_rule(config.until, scoped_thresholds(config, entry) if config.thresholds else None,
+                          suite=entry.suite, label=entry.label, alpha=config.alpha, max_calls=config.max_calls,
+                          max_cost=config.max_cost)
+        except KnowgapError as exc:
+            loc = ("until",) if config.until is not None else ("max_calls",)
+            raise InputError(str(file), f"entry '{entry.label}': {exc}", line=_line_of(root, loc),
+                             field=_path(loc)) from None
+        if config.until == "decided" and not scoped_thresholds(config, entry):
+            raise InputError(str(file), f"until: decided, but no threshold applies to entry '{entry.label}': give "
+                                        "it one, or use until: width=W", line=_line_of(root, ("until",)),
+                             field="until")
 
 
 def _check_suites(config: EvalConfig, file: Path, root: yaml.Node | None, base: Path) -> None:
@@ -294,7 +329,9 @@ def run_eval(path: str | Path, *, runs_root: str | Path | None = None, out_dir: 
                          seed=config.seed if entry.seed is None else entry.seed, concurrency=config.concurrency,
                          use_cache=config.use_cache, timeout_s=config.timeout_s, max_retries=config.max_retries,
                          prices=dict(config.prices), runs_root=root, providers=providers, progress=progress,
-                         rpm=config.rpm, tpm=config.tpm)
+                         rpm=config.rpm, tpm=config.tpm, until=config.until,
+                         thresholds=scoped_thresholds(config, entry) if config.until else None, alpha=config.alpha,
+                         max_calls=config.max_calls, max_cost=config.max_cost)
         results.append((entry.label, result))
     data = [(label, load_run_data(r.path)) for label, r in results]
     gate = evaluate_gate(data, config.thresholds, source=str(path)) if config.thresholds else None

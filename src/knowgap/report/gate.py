@@ -162,6 +162,11 @@ def _check(t: Threshold, label: str, run: RunData, m: MetricValue) -> Check:
         passed = OPS[t.op](float(actual), t.value)
         message = f"{m.name}[{m.group}] {t.use}={actual:.4g} {'satisfies' if passed else 'violates'} " \
                   f"{t.op} {t.value:g}"
+    if run.manifest.sequential is not None:  # stopped by --until before every case ran: its sequence decides
+        from knowgap.report.sequence_check import sequential_check
+        read = sequential_check(t.op, t.value, t.use, run.manifest.sequential, m)
+        if read is not None:
+            passed, message = read
     return Check(threshold=t.describe(), run_id=run.run_id, suite=label, group=m.group, metric=m.name,
                  actual=actual, passed=passed, message=message)
 

@@ -182,6 +182,9 @@ def render_run(run: RunData, *, anchor: str, max_examples: int = 20, link_templa
     if run.metrics:
         parts.append(_metrics_table(run))
         parts.append('<div class="charts">' + "".join(metric_charts(run.metrics)) + "</div>")
+        if m.sequential is not None:  # --until: each sequence over the cases beside the fixed-n interval
+            from knowgap.report.sequential import sequential_html
+            parts.append(sequential_html(m, run.metrics))
     else:
         parts.append("<p>no metrics (the run did not finish)</p>")
     parts += ["<h3>Judges</h3>", judges_section(m)]

@@ -112,6 +112,9 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
     if injected:
         lines += ["", *injected]
     described = {m.name: m.description for m in metrics if m.description}
+    if manifest.sequential is not None:  # --until: each sequence beside the fixed-n interval
+        from knowgap.report.sequential import sequential_markdown
+        lines += ["", *sequential_markdown(manifest, metrics)]
     if described:
         lines += ["", "Metric definitions:", ""] + [f"- **{k}**: {v}" for k, v in described.items()]
     lines += ["", *judges_markdown(manifest)]

@@ -1,0 +1,279 @@
+"""Stop a run when its gate is decided: cases in a seeded random order, a unit at a time, and after each batch an
+anytime-valid confidence sequence per gated metric (``knowgap run --until decided``; docs/statistics.md).
+
+A **unit** is a case, or the cases built on one base case (extract's variants of a review), which run together:
+the run draws units without replacement from its planned set, in the order ``random.Random(order_seed)`` shuffles
+them into, so its first t units are a uniformly random sample of t. The trials are exactly the ones the run plans
+without a rule (same ids, so ``--resume`` and the cache work as before); only their order changes.
+
+After each batch, each gated metric's value per unit comes from the suite's own :meth:`Suite.metrics` on that
+unit's trials (a proportion's k of n, a mean's sum and count), and :func:`knowgap.stats.sequential.wor_betting_cs`
+gives the interval that holds the full run's value at every stop with probability 1 - alpha. A metric that is no
+pooled mean of its units (its value over the trials so far differs from the pooled units: an F1, a calibration
+error) or a mean outside [0, 1] cannot be decided early: it is decided when every case has run. A count (errors)
+only grows: ``errors == 0`` fails at the first error and passes when every case has run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.sampling import base_case
+from knowgap.engine.stopping_rule import (
+    Decision,
+    GatedMetric,
+    MetricSequence,
+    SequencePoint,
+    StoppingRule,
+    StopReason,
+    StopRecord,
+)
+from knowgap.engine.suite import Suite, Trial
+from knowgap.engine.usage import usage_from_trials
+from knowgap.stats.sequential import decide, wor_betting_cs
+
+log = logging.getLogger("knowgap.run")
+TOLERANCE = 1e-6
+"""How far a metric's value over the trials so far may be from its pooled units (float rounding) and still count
+as their pooled mean."""
+
+
+def unit_key(case: object) -> str:
+    """The unit a case runs in: its base case (extract's adversarial variants of a review), else itself."""
+    return base_case(case) or str(getattr(case, "id", ""))
+
+
+@dataclass
+class Unit:
+    key: str
+    trials: list[Trial] = field(default_factory=list)
+
+    @property
+    def case_ids(self) -> set[str]:
+        return {t.case.id for t in self.trials}
+
+
+def ordered_units(trials: Iterable[Trial], seed: int) -> list[Unit]:
+    """The planned trials grouped by unit, the units in the random order ``seed`` gives (the trials of a unit in
+    plan order)."""
+    units: dict[str, Unit] = {}
+    for trial in trials:
+        key = unit_key(trial.case)
+        units.setdefault(key, Unit(key)).trials.append(trial)
+    keys = sorted(units)
+    random.Random(seed).shuffle(keys)
+    return [units[k] for k in keys]
+
+
+def _passes(op: str, actual: float, value: float) -> bool:
+    return {">=": actual >= value, "<=": actual <= value, ">": actual > value, "<": actual < value,
+            "==": actual == value, "!=": actual != value}[op]
+
+
+@dataclass
+class _Pair:
+    """What is known of one (metric, group): each run unit's (sum, size) in order, or why it is not sequential."""
+
+    metric: str
+    group: str
+    kind: str
+    sums: list[float] = field(default_factory=list)
+    sizes: list[float] = field(default_factory=list)
+    why: str = ""
+
+
+class Sequencer:
+    """The state of a run under a stopping rule: which units ran (a prefix of the order), each one's metric values,
+    and each gated metric's sequence."""
+
+    def __init__(self, rule: StoppingRule, units: Sequence[Unit], suite: Suite) -> None:
+        self.rule, self.units, self.suite = rule, list(units), suite
+        self.done = 0
+        """Units run so far: the first ``done`` of the order."""
+        self.values: list[dict[tuple[str, str], MetricValue]] = []
+        self.paths: dict[tuple[str, str], list[SequencePoint]] = {}
+        self.bound = max((len(u.trials) for u in self.units), default=1)
+        self._bounds: dict[str, int] = {}
+        self.calls = 0
+        self.cost: float | None = None
+        self.sequences: list[MetricSequence] = []
+
+    # which units ran -------------------------------------------------------------------------------
+    def complete(self, ran: set[str], records: Iterable[TrialRecord]) -> None:
+        """Advance over the units whose every trial ran (``ran``: trial ids stored ok, or run in this process)
+        and read their metrics from ``records`` (the run's records)."""
+        end = self.done
+        while end < len(self.units) and all(t.trial_id in ran for t in self.units[end].trials):
+            end += 1
+        if end == self.done:
+            return
+        wanted = {case_id: i for i in range(self.done, end) for case_id in self.units[i].case_ids}
+        by_unit: dict[int, list[TrialRecord]] = {i: [] for i in range(self.done, end)}
+        for record in records:
+            if record.case_id in wanted:
+                by_unit[wanted[record.case_id]].append(record)
+        for i in range(self.done, end):
+            self.values.append(self._unit_metrics(by_unit[i]))
+        self.done = end
+
+    def _unit_metrics(self, records: list[TrialRecord]) -> dict[tuple[str, str], MetricValue]:
+        try:
+            return {(m.name, m.group): m for m in self.suite.metrics(records)}
+        except Exception as exc:  # a suite whose metrics need more than one unit: decided at the end
+            log.warning("the suite's metrics of one unit failed (%s): gated metrics are decided at the end", exc)
+            return {("\0failed", ""): MetricValue(name="\0failed", group="", value=None)}
+
+    def next_batch(self, workers: int) -> list[Unit]:
+        """The next units to run: enough trials to keep ``workers`` busy, fewer when a call budget is near."""
+        left = self.units[self.done:]
+        if self.rule.until == "all":
+            return left
+        per_unit = max(1.0, sum(len(u.trials) for u in left) / max(1, len(left)))
+        count = max(1, math.ceil(workers / per_unit))
+        if self.rule.max_calls is not None and self.done:
+            calls_per_unit = max(self.calls / self.done, 1e-9)
+            count = min(count, max(1, int((self.rule.max_calls - self.calls) / calls_per_unit)))
+        return left[:count]
+
+    # sequences -------------------------------------------------------------------------------------
+    def _bound(self, group: str) -> int:
+        """The most trials a unit has in ``group`` (a configuration, or a breakdown ``CONFIG · ...`` of one),
+        known before the run: the bound on a unit's observations a metric counts once per trial (a metric that
+        counts a trial's parts several times raises it to the most seen). A group that is no configuration: the
+        most trials of a unit."""
+        if group not in self._bounds:
+            most = max((sum(t.config.id == group or group.startswith(t.config.id + " · ") for t in u.trials)
+                        for u in self.units), default=0)
+            self._bounds[group] = most or self.bound
+        return self._bounds[group]
+
+    def _pairs(self, metrics: list[MetricValue]) -> dict[tuple[str, str], _Pair]:
+        gated = self.rule.thresholds
+        pairs: dict[tuple[str, str], _Pair] = {}
+        for m in metrics:
+            wanted = (any(t.metric == m.name and t.group in (None, m.group) for t in gated) if gated
+                      else m.kind in ("proportion", "mean") and m.value is not None)
+            if wanted:
+                pairs[(m.name, m.group)] = _Pair(m.name, m.group, m.kind)
+        failed = any(("\0failed", "") in v for v in self.values)
+        for key, pair in pairs.items():
+            if failed:
+                pair.why = "the suite's metrics cannot be computed on one case at a time"
+                continue
+            for unit in self.values:
+                got = unit.get(key)
+                value = got.value if got is not None else None
+                n = float(got.n) if got is not None and value is not None else 0.0
+                total = float(value) * n if value is not None else 0.0
+                if pair.kind == "count":
+                    n, total = 1.0, float(value) if value is not None else 0.0
+                pair.sums.append(round(total) if pair.kind == "proportion" else total)
+                pair.sizes.append(n)
+        return pairs
+
+    def _check(self, pair: _Pair, now: MetricValue) -> None:
+        """Mark ``pair`` not sequential when its value over the trials so far is not its pooled units'."""
+        if pair.why:
+            return
+        if pair.kind == "count":
+            if now.value is not None and abs(sum(pair.sums) - now.value) > TOLERANCE:
+                pair.why = "a count that is not the sum of its cases' counts"
+            return
+        if any(s < -TOLERANCE or s > n + TOLERANCE for s, n in zip(pair.sums, pair.sizes, strict=True)):
+            pair.why = "a mean of values outside [0, 1]"
+            return
+        size = sum(pair.sizes)
+        pooled = sum(pair.sums) / size if size else None
+        if (pooled is None) != (now.value is None) or (
+                pooled is not None and now.value is not None and abs(pooled - now.value) > TOLERANCE):
+            pair.why = "not a pooled mean of its trials (a statistic over the whole set, such as an F1)"
+
+    def evaluate(self, metrics: list[MetricValue]) -> None:
+        """Each gated metric's sequence and decision, from the units run so far and ``metrics`` (the suite's
+        metrics over every trial run so far)."""
+        now = {(m.name, m.group): m for m in metrics}
+        complete = self.done == len(self.units)
+        sequences = []
+        for key, pair in self._pairs(metrics).items():
+            current = now[key]
+            self._check(pair, current)
+            seq = MetricSequence(metric=pair.metric, group=pair.group, kind=pair.kind, estimate=current.value)
+            if complete and current.value is not None:
+                seq.low = seq.high = float(current.value)
+            elif pair.why:
+                seq.sequential, seq.why = False, pair.why
+            elif pair.kind == "count":
+                seq.low, seq.high = float(sum(pair.sums)), math.inf
+            elif self.done:
+                bound = max([float(self._bound(pair.group)), *pair.sizes])
+                path = wor_betting_cs(pair.sums, pair.sizes, len(self.units), alpha=self.rule.alpha, bound=bound)
+                seq.low, seq.high = path.low[-1], path.high[-1]
+            if seq.low is not None and seq.high is not None and math.isfinite(seq.high):
+                points = self.paths.setdefault(key, [])
+                if not points or points[-1].units != self.done:
+                    points.append(SequencePoint(units=self.done, low=seq.low, high=seq.high, estimate=current.value))
+            seq.path = list(self.paths.get(key, []))
+            sequences.append(seq)
+        self.sequences = sequences
+        for t in self.rule.thresholds:
+            for seq in sequences:
+                if seq.metric == t.metric and t.group in (None, seq.group):
+                    seq.threshold = t.text or f"{t.metric} {t.op} {t.value:g}"
+                    seq.decision = self._decide(t, seq)
+
+    @staticmethod
+    def _decide(t: GatedMetric, seq: MetricSequence) -> Decision:
+        if seq.low is None or seq.high is None:
+            return "undecided"
+        if seq.low == seq.high:
+            return "pass" if _passes(t.op, seq.low, t.value) else "fail"
+        return decide(seq.low, seq.high, t.op, t.value)
+
+    def threshold_decisions(self) -> list[tuple[GatedMetric, Decision]]:
+        """Each threshold's decision: fail when a group fails, pass when every group it covers passes."""
+        out: list[tuple[GatedMetric, Decision]] = []
+        for t in self.rule.thresholds:
+            mine = [s.decision for s in self.sequences if s.metric == t.metric and t.group in (None, s.group)]
+            out.append((t, "fail" if "fail" in mine else "pass" if mine and all(d == "pass" for d in mine)
+                        else "undecided"))
+        return out
+
+    def count_usage(self, records: Iterable[TrialRecord], prices: dict[str, tuple[float, float]]) -> None:
+        """The model calls made (not from the cache, failed ones included) and their cost, over every resume."""
+        calls, cost = 0, None
+        for by_spec in usage_from_trials(records, prices).values():
+            for u in by_spec.values():
+                calls += u.calls - u.cached_calls + u.failed_calls
+                if u.cost_usd is not None:
+                    cost = (cost or 0.0) + u.cost_usd
+        self.calls, self.cost = calls, cost
+
+    def reason(self) -> StopReason | None:
+        """Why the run stops now, or None to go on."""
+        if self.done == len(self.units):
+            return "every case ran"
+        if self.rule.until == "all":
+            return None
+        if self.rule.until == "decided" and self.rule.thresholds and all(
+                d != "undecided" for _, d in self.threshold_decisions()):
+            return "decided"
+        width = self.rule.width
+        if width is not None and self.sequences and all(
+                s.sequential and s.low is not None and s.high is not None and s.high - s.low <= width
+                for s in self.sequences):
+            return "narrow"
+        if self.rule.max_calls is not None and self.calls >= self.rule.max_calls:
+            return "max calls"
+        if self.rule.max_cost is not None and (self.cost or 0.0) >= self.rule.max_cost:
+            return "max cost"
+        return None
+
+    def record(self, reason: StopReason | None) -> StopRecord:
+        return StopRecord(rule=self.rule, units_total=len(self.units), units_run=self.done,
+                          trials_run=sum(len(u.trials) for u in self.units[:self.done]), reason=reason,
+                          calls=self.calls, cost_usd=self.cost, sequences=self.sequences)

@@ -1,0 +1,118 @@
+"""The records of a run that stops when its gate is decided (``knowgap run --until decided``): the rule, stored in
+the run's configuration (so ``knowgap resume`` keeps it), and what happened, stored in the manifest (each gated
+metric's confidence sequence over the cases, where the run stopped and why). The logic is
+:mod:`knowgap.engine.stopping`; the statistics :mod:`knowgap.stats.sequential`."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+UNTIL = re.compile(r"^(decided|all|width=(0?\.\d+|1(\.0*)?))$")
+StopReason = Literal["decided", "narrow", "every case ran", "max calls", "max cost"]
+Decision = Literal["pass", "fail", "undecided"]
+
+
+class GatedMetric(BaseModel):
+    """One threshold the rule decides: ``METRIC[GROUP] OP VALUE`` on the metric's value (every group without one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    group: str | None = None
+    op: Literal[">=", "<=", ">", "<", "==", "!="]
+    value: float
+    text: str = ""
+    """The threshold as written (the gate's description)."""
+
+
+class StoppingRule(BaseModel):
+    """When a run may stop before every case has run, and how its cases are ordered."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    until: str = Field("decided", description="decided: stop when every gated metric's confidence sequence decides "
+                                               "its threshold; width=W: when every sequence is at most W wide; all: "
+                                               "run every case (in the same seeded order).")
+    thresholds: list[GatedMetric] = Field(default_factory=list)
+    alpha: float = Field(0.05, gt=0, lt=1, description="The level: each gated metric's sequence holds the full "
+                                                       "run's value at every stop with probability 1 - alpha.")
+    order_seed: int = Field(0, description="Seed of the random order the cases run in.")
+    max_calls: int | None = Field(None, ge=1, description="Stop once this many model calls (not served from the "
+                                                          "cache) were made, over every resume.")
+    max_cost: float | None = Field(None, gt=0, description="Stop once the calls cost this many USD (the run's "
+                                                           "prices).")
+
+    @field_validator("until")
+    @classmethod
+    def _until(cls, v: str) -> str:
+        v = v.strip()
+        if not UNTIL.match(v):
+            raise ValueError(f"{v!r}: expected decided, all, or width=W with W in (0, 1], e.g. width=0.05")
+        return v
+
+    @property
+    def width(self) -> float | None:
+        return float(self.until.split("=", 1)[1]) if self.until.startswith("width=") else None
+
+    def describe(self) -> str:
+        budget = "".join([f", at most {self.max_calls} calls" if self.max_calls else "",
+                          f", at most ${self.max_cost:g}" if self.max_cost else ""])
+        return f"until {self.until} at alpha {self.alpha:g}, cases in random order (seed {self.order_seed}){budget}"
+
+
+class SequencePoint(BaseModel):
+    """A sequence after a batch: the units (cases) run so far, its interval and the running value."""
+
+    units: int
+    low: float
+    high: float
+    estimate: float | None = None
+
+
+class MetricSequence(BaseModel):
+    """One gated (or reported) metric of one group: its sequence over the run's units and its decision."""
+
+    metric: str
+    group: str
+    kind: str = "proportion"
+    threshold: str | None = None
+    """The threshold it decides (its text); None under ``until width=W`` alone."""
+    decision: Decision = "undecided"
+    sequential: bool = True
+    """False when it cannot be decided before every case ran (a statistic that is no pooled mean of its trials, a
+    mean outside [0, 1]); ``why`` says which."""
+    why: str = ""
+    low: float | None = None
+    high: float | None = None
+    estimate: float | None = None
+    path: list[SequencePoint] = Field(default_factory=list)
+
+
+class StopRecord(BaseModel):
+    """What the rule did, in the manifest: the rule, the level, the order's seed, where the run stopped and why."""
+
+    rule: StoppingRule
+    unit: str = "case (cases built on one base case, such as extract's variants of a review, run together)"
+    units_total: int = 0
+    units_run: int = 0
+    trials_run: int = 0
+    reason: StopReason | None = None
+    calls: int = 0
+    """Model calls made (not served from the cache), over every resume."""
+    cost_usd: float | None = None
+    sequences: list[MetricSequence] = Field(default_factory=list)
+
+    @property
+    def stopped_early(self) -> bool:
+        return self.units_run < self.units_total
+
+    def says(self) -> str:
+        """One line: where it stopped and why."""
+        why = {"decided": "every gated metric decided", "narrow": f"every sequence at most {self.rule.width} wide",
+               "every case ran": "every case ran", "max calls": f"--max-calls {self.rule.max_calls} reached",
+               "max cost": f"--max-cost {self.rule.max_cost} reached"}.get(self.reason or "", "not stopped yet")
+        return (f"stopped after {self.units_run} of {self.units_total} cases ({self.trials_run} trials, "
+                f"{self.calls} model calls): {why}; {self.rule.describe()}")

@@ -1,0 +1,185 @@
+"""``--until decided`` in the engine: cases in a seeded random order, a batch at a time, stopped when the gated
+metric's confidence sequence decides its threshold, or when a budget runs out; a stopped run resumes to every case
+without calling the model again for a stored trial; metrics that cannot be decided early run to the end."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from knowgap.engine.records import MetricValue, RunConfig, TrialRecord
+from knowgap.engine.runner import RunResult, start_run
+from knowgap.engine.stopping_rule import GatedMetric, StoppingRule
+from knowgap.engine.store import RunStore
+from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialContext, TrialResult
+from knowgap.errors import KnowgapError
+from knowgap.models.types import ChatRequest, Message
+from tests.fakes.models import Echo
+
+CASES = 200
+
+
+class GoodCase(Case):
+    good: bool
+    base_id: str | None = None
+
+
+class Graded(Suite):
+    """CASES cases, 85% of them answered well (drawn with a fixed seed); one model call per trial."""
+
+    name: ClassVar[str] = "graded-unregistered"
+    description: ClassVar[str] = "cases whose outcome is fixed in the case"
+    rate: ClassVar[float] = 0.85
+    extra_statistic: ClassVar[bool] = False
+
+    def cases(self) -> list[Case]:
+        rng = random.Random(7)
+        return [GoodCase(id=f"c{i:03d}", good=rng.random() < self.rate) for i in range(CASES)]
+
+    def configurations(self) -> list[Configuration]:
+        return [Configuration(id="only")]
+
+    async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
+        await ctx.generate("target", ChatRequest(messages=[Message(role="user", content=trial.case.id)]))
+        assert isinstance(trial.case, GoodCase)
+        return TrialResult(scores={"good": trial.case.good})
+
+    def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
+        done = [r for r in records if r.status == "ok"]
+        k = sum(bool(r.scores["good"]) for r in done)
+        out = [MetricValue.proportion("good", "only", k, len(done)),
+               MetricValue.count("errors", "only", sum(r.status != "ok" for r in records))]
+        if self.extra_statistic:  # the best case's score: no pooled mean of the cases
+            out.append(MetricValue(name="best", group="only", value=float(k > 0), n=len(done), kind="mean"))
+        return out
+
+
+def _run(runs_root: Path, rule: StoppingRule, suite: type[Suite] = Graded, resume: str | None = None,
+         concurrency: int = 4) -> tuple[RunResult, Echo]:
+    model = Echo()
+    config = RunConfig(suite=suite.name, models={"target": Echo.spec}, concurrency=concurrency, use_cache=False,
+                       stopping=rule)
+    return start_run(config, suite, runs_root=runs_root, providers={Echo.spec: model}, progress=False,
+                     resume=resume), model
+
+
+def _gate(text: str, op: str, value: float, metric: str = "good") -> GatedMetric:
+    return GatedMetric(metric=metric, op=op, value=value, text=text)  # type: ignore[arg-type]
+
+
+def test_a_rate_far_from_its_threshold_stops_early_and_resumes_to_every_case(runs_root: Path) -> None:
+    rule = StoppingRule(until="decided", thresholds=[_gate("good >= 0.5", ">=", 0.5)], order_seed=3)
+    result, model = _run(runs_root, rule)
+    record = result.manifest.sequential
+    assert record is not None and record.reason == "decided"
+    assert result.status == "stopped" and result.ok
+    assert record.units_run < CASES / 2 and model.calls == record.trials_run == result.manifest.trials_ok
+    [seq] = [s for s in record.sequences if s.metric == "good"]
+    assert seq.decision == "pass" and seq.low is not None and seq.low >= 0.5
+    assert [p.units for p in seq.path] == sorted(p.units for p in seq.path)
+    assert result.metrics[0].n == record.trials_run  # the metrics are those of the trials that ran
+    ran = [r.case_id for r in RunStore.open(runs_root, result.run_id).iter_records()]
+    assert ran != sorted(ran)  # a random order, not the plan's
+
+    again, model = _run(runs_root, rule.model_copy(update={"until": "all"}), resume=result.run_id)
+    assert again.status == "finished" and again.manifest.trials_ok == CASES
+    assert model.calls == CASES - record.trials_run  # no stored trial runs again
+    final = again.manifest.sequential
+    assert final is not None and final.reason == "every case ran" and not final.stopped_early
+    [seq] = [s for s in final.sequences if s.metric == "good"]
+    exact = again.metrics[0].value
+    assert seq.low == seq.high == exact and seq.decision == "pass"
+
+
+def test_the_order_is_the_seeds(runs_root: Path) -> None:
+    rule = StoppingRule(until="decided", thresholds=[_gate("good >= 0.5", ">=", 0.5)], order_seed=11)
+    first, _ = _run(runs_root / "a", rule)
+    second, _ = _run(runs_root / "b", rule)
+    other, _ = _run(runs_root / "c", rule.model_copy(update={"order_seed": 12}))
+
+    def order(result: RunResult, root: Path) -> list[str]:
+        return [r.case_id for r in RunStore.open(root, result.run_id).iter_records()]
+
+    assert order(first, runs_root / "a") == order(second, runs_root / "b")
+    assert order(first, runs_root / "a")[:20] != order(other, runs_root / "c")[:20]
+
+
+def test_a_rate_at_its_threshold_is_not_decided_before_the_end(runs_root: Path) -> None:
+    class AtThreshold(Graded):
+        name: ClassVar[str] = "at-threshold-unregistered"
+
+    exact = sum(bool(c.good) for c in Graded(Graded.Options()).cases() if isinstance(c, GoodCase)) / CASES
+    rule = StoppingRule(until="decided", thresholds=[_gate(f"good >= {exact}", ">=", exact)])
+    result, model = _run(runs_root, rule, AtThreshold, concurrency=16)
+    record = result.manifest.sequential
+    assert record is not None and record.reason == "every case ran" and model.calls == CASES
+    assert result.status == "finished"
+    [seq] = [s for s in record.sequences if s.metric == "good"]
+    assert seq.decision == "pass" and seq.low == seq.high == exact
+
+
+def test_a_call_budget_stops_the_run_and_says_so(runs_root: Path) -> None:
+    rule = StoppingRule(until="decided", thresholds=[_gate("good >= 0.84", ">=", 0.84)], max_calls=30)
+    result, model = _run(runs_root, rule, concurrency=4)
+    record = result.manifest.sequential
+    assert record is not None and record.reason == "max calls" and result.status == "stopped"
+    assert 30 <= model.calls <= 33 and record.calls == model.calls
+    assert "--max-calls 30 reached" in record.says()
+    [seq] = [s for s in record.sequences if s.metric == "good"]
+    assert seq.decision == "undecided"
+
+
+def test_errors_fail_at_once_and_pass_only_at_the_end(runs_root: Path) -> None:
+    rule = StoppingRule(until="decided", thresholds=[_gate("errors == 0", "==", 0, metric="errors")])
+    result, model = _run(runs_root, rule, concurrency=8)
+    record = result.manifest.sequential
+    assert record is not None and record.reason == "every case ran" and model.calls == CASES
+    assert [s.decision for s in record.sequences] == ["pass"]
+
+
+def test_a_statistic_that_is_no_pooled_mean_is_decided_at_the_end(runs_root: Path) -> None:
+    class WithBest(Graded):
+        name: ClassVar[str] = "with-best-unregistered"
+        extra_statistic: ClassVar[bool] = True
+
+    rule = StoppingRule(until="decided", thresholds=[_gate("best >= 0.5", ">=", 0.5, metric="best")])
+    result, model = _run(runs_root, rule, WithBest, concurrency=16)
+    record = result.manifest.sequential
+    assert record is not None and model.calls == CASES and record.reason == "every case ran"
+    [seq] = record.sequences
+    assert seq.decision == "pass" and seq.low == seq.high == 1.0
+
+
+def test_width_stops_when_every_sequence_is_that_narrow(runs_root: Path) -> None:
+    result, model = _run(runs_root, StoppingRule(until="width=0.3"))
+    record = result.manifest.sequential
+    assert record is not None and record.reason == "narrow" and model.calls < CASES
+    [seq] = [s for s in record.sequences if s.metric == "good"]
+    assert seq.low is not None and seq.high is not None and seq.high - seq.low <= 0.3
+
+
+def test_variants_of_one_base_case_run_together(runs_root: Path) -> None:
+    class Variants(Graded):
+        name: ClassVar[str] = "variants-unregistered"
+
+        def cases(self) -> list[Case]:
+            return [GoodCase(id=f"r{i // 3}-v{i % 3}", good=i % 4 != 0, base_id=f"r{i // 3}") for i in range(60)]
+
+    rule = StoppingRule(until="decided", thresholds=[_gate("good >= 0.2", ">=", 0.2)])
+    result, _ = _run(runs_root, rule, Variants, concurrency=1)
+    ran = [r.case_id.split("-")[0] for r in RunStore.open(runs_root, result.run_id).iter_records()]
+    blocks = [key for i, key in enumerate(ran) if i == 0 or ran[i - 1] != key]
+    assert len(blocks) == len(set(blocks))  # each review's variants one after another
+    record = result.manifest.sequential
+    assert record is not None and record.units_total == 20
+
+
+def test_bad_rules_are_refused(runs_root: Path) -> None:
+    with pytest.raises(KnowgapError, match="--until decided needs thresholds"):
+        _run(runs_root, StoppingRule(until="decided"))
+    with pytest.raises(ValueError, match="expected decided, all, or width=W"):
+        StoppingRule(until="width=2")
