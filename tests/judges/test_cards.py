@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowgap.judges.cards import (
+    Replies,
     ValidityCard,
     assess,
     binary_card,
@@ -47,7 +48,10 @@ def test_a_judge_without_a_card_or_below_the_bar_makes_a_screen() -> None:
     assert "no validity card" in assess(None).reason
     weak = assess(_card(tp=60, fn=40, fp=40, tn=60))
     assert weak.status == "screen" and "0.60 < 0.80" in weak.reason
-    assert assess(_card(tp=95, fn=5, fp=5, tn=95)).status == "reportable"
+    good = _card(tp=95, fn=5, fp=5, tn=95)
+    assert assess(good).status == "screen"  # it does not say which replies it was measured on (test_card_rule.py)
+    real = good.model_copy(update={"replies": Replies(kind="real", models={"a": 100, "b": 100})})
+    assert assess(real).status == "reportable"
     assert assess(None, judged=False).status == "computed"
 
 

@@ -178,7 +178,9 @@ def test_cli_validate_saves_a_measured_card_that_judges_lists(tmp_path: Path, kg
     assert list(rows) == judge_names()
     mine = rows["abstention"]["assessments"][0]
     assert mine["card"]["n"] == 7  # the card measured here comes before the shipped one
-    assert mine["status"] == ("reportable" if (2 / 3 + 1) / 2 >= REPORTABLE_BALANCED_ACCURACY else "screen")
+    # its balanced accuracy clears the bar, but a card measured on a folder of answers does not say who wrote them
+    assert (2 / 3 + 1) / 2 >= REPORTABLE_BALANCED_ACCURACY and mine["card"]["replies"] is None
+    assert mine["status"] == "screen" and "does not say which replies" in mine["reason"]
 
 
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:
@@ -199,7 +201,8 @@ def test_a_judge_without_a_card_is_a_screen() -> None:
     (only,) = judge_row(_judge("unmeasured", fake_validator), []).assessments
     rows = {r.name: r for r in judge_rows()}
     assert only.status == "screen" and only.card is None and "no validity card" in only.reason
-    assert rows["abstention"].assessments[0].status == "reportable"  # its shipped card
+    shipped = rows["abstention"].assessments[0]  # its shipped card
+    assert shipped.card is not None and shipped.card.n == 1729 and shipped.reason
 
 
 def test_the_listing_shows_a_cards_other_measures() -> None:
@@ -211,5 +214,5 @@ def test_the_listing_shows_a_cards_other_measures() -> None:
     card = ValidityCard(judge="j", version="v", positive="p", dataset="d", dataset_sha256="0", n=82,
                         extra={"precision_held_out": precision, "precision_held_out_n": 40.0, "note": "x"})
     lines = assessment_lines(assess(card))
-    assert lines[-1] == f"    also: precision_held_out {fmt(precision)}, precision_held_out_n 40, note x"
+    assert f"    also: precision_held_out {fmt(precision)}, precision_held_out_n 40, note x" in lines
     assert len(assessment_lines(assess(card.model_copy(update={"extra": {}})))) == len(lines) - 1

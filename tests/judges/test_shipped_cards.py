@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from knowgap.judges.cards import SUPERSEDED_DIR, assess, cards_in, find_card, ship_card, shipped_cards
+from knowgap.judges.cards import (
+    REISSUED,
+    SUPERSEDED_DIR,
+    ValidityCard,
+    assess,
+    find_card,
+    ship_card,
+    shipped_cards,
+)
 from knowgap.judges.catalog import validate
 from knowgap.suites.judge_registry import judges
 from tests.helpers import SHARED_DATA
@@ -36,17 +44,19 @@ def test_shipped_cards_are_for_the_current_versions() -> None:
 
 
 def test_superseded_cards_are_of_earlier_versions_and_still_found(kg_home: Path) -> None:
-    """A run made with a judge version knowgap has since replaced is reported with that version's card."""
-    superseded = cards_in(SUPERSEDED_DIR)
+    """A run made with a judge version knowgap has since replaced is reported with that version's card. (An
+    earlier issue of a card, ``KEY~issued-DATE.json``, is kept beside them but never found: test_card_rule.py.)"""
+    superseded = [c for p in sorted(SUPERSEDED_DIR.glob("*.json")) if REISSUED not in p.name
+                  and (c := ValidityCard.model_validate_json(p.read_text(encoding="utf-8")))]
     assert superseded
     current = {(c.judge, c.judge_model): c.version for c in shipped_cards()}
     for card in superseded:
         assert (SUPERSEDED_DIR / f"{card.key}.json").is_file(), card.key
         assert current.get((card.judge, card.judge_model)) not in (None, card.version), card.key
         found = find_card(card.judge, card.version, card.judge_model)
-        assert found is not None and found.measured == card.measured and found.n == card.n
+        assert found is not None and found == card
     old = find_card("element-coverage", "element-coverage-1")
-    assert old is not None and assess(old).status == "reportable"
+    assert old is not None and old.version == "element-coverage-1" and assess(old).status == "screen"
 
 
 def test_shipping_a_new_version_supersedes_the_old_card(tmp_path: Path) -> None:

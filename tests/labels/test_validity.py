@@ -115,3 +115,35 @@ def test_agreement_shows_each_judges_card(tmp_path: Path, runs_root: Path) -> No
     row = [cell.strip() for cell in next(line for line in text.splitlines()
                                          if line.startswith("│ abstention ")).split("│")]
     assert row[3] == "8" and row[4].startswith("0.750 [") and row[-2] == "screen"  # 3 of 4 right on each side
+
+
+def test_a_card_from_labels_says_who_wrote_the_replies_in_which_language_and_who_labelled(
+        tmp_path: Path, runs_root: Path) -> None:
+    """The card rule's fields (issue 37): the replies are the run's target model's (one model: a screen whatever
+    the figure), their languages those of the labelled trials' cases, the labellers the people in the file."""
+    from knowgap.judges.cards import assess
+
+    run_id, store, truth = _label(tmp_path, runs_root)
+    card = card_from_labels(run_id, "abstained", runs_root=runs_root)
+    records = store.records()
+    target = {c.model for t in truth for c in records[t].calls if c.role == "target"}
+    assert card.replies is not None and card.replies.kind == "real"
+    assert len(target) == 1 and card.replies.models == {target.pop(): 8}
+    from knowgap.suites.starter.dataset import DATA, load_cases
+
+    lang = {c.id: c.lang for c in load_cases(DATA)}
+    expected: dict[str, int] = {}
+    for t in truth:
+        expected[lang[records[t].case_id]] = expected.get(lang[records[t].case_id], 0) + 1
+    assert card.languages is not None and {k: f.n for k, f in card.languages.items()} == expected
+    assert card.labelling is not None and card.labelling.by.startswith("2 people (alice, bob)")
+    assert card.labelling.before_judge is True
+    assert card.claim == "did the response decline to answer? (the run's verdicts on 'abstained')"
+    a = assess(card)
+    assert a.status == "screen" and "its real replies come from one model" in a.reason
+    # a copied labels file whose run is not found: nothing to tell who wrote the replies
+    copy = tmp_path / "my_labels.jsonl"
+    shutil.copy(store.file, copy)
+    lost = card_from_labels(copy, "abstained", runs_root=tmp_path / "nowhere")
+    assert lost.replies is None and lost.languages is None
+    assert "does not say which replies it was measured on" in assess(lost).reason

@@ -14,7 +14,7 @@ import pytest
 import knowgap
 from knowgap.engine.records import Manifest, MetricJudge, MetricValue
 from knowgap.judges import abstention
-from knowgap.judges.cards import ValidityCard, binary_card, corrected, save_card
+from knowgap.judges.cards import LanguageFigure, ValidityCard, binary_card, corrected, save_card
 from knowgap.report.data import load_run_data
 from knowgap.report.html import render_html
 from knowgap.report.judging import Judgements, judgements
@@ -29,11 +29,14 @@ RESPONSES = ["I don't know.", "It is 42.", "Yes, 42."]
 
 
 def card(judge: str, version: str, tp: int, fn: int, fp: int, tn: int) -> ValidityCard:
-    """A card measured on a made-up labelled set with these confusion counts."""
+    """A card measured on a made-up labelled set with these confusion counts: real replies of two models, in
+    English and Chinese alike (the starter run's two languages), so only its balanced accuracy decides."""
     verdicts = [True] * tp + [False] * fn + [True] * fp + [False] * tn
     labels = [True] * (tp + fn) + [False] * (fp + tn)
-    return binary_card(judge, version, verdicts, labels, positive="positive", dataset=f"test/{judge}.jsonl",
-                       dataset_sha256="0" * 64)
+    n = len(labels)
+    made = binary_card(judge, version, verdicts, labels, positive="positive", dataset=f"test/{judge}.jsonl",
+                       dataset_sha256="0" * 64, writers=["model-a", "model-b"] * (n // 2) + ["model-a"] * (n % 2))
+    return made.model_copy(update={"languages": {"en": LanguageFigure(n=n // 2), "zh": LanguageFigure(n=n - n // 2)}})
 
 
 @pytest.fixture

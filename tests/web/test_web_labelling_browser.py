@@ -63,8 +63,10 @@ def test_reference_shown_and_verdict_hidden_until_labelled(served: tuple[str, st
         "const r = document.querySelector('#cards tr[data-judge=\"abstention\"]'); return r ? r.dataset.n : null")
         == str(card.n))
     row = browser.execute_script("return document.querySelector('#cards tr[data-judge=\"abstention\"]').textContent")
-    assert card.version in row and ("reportable" if card.balanced_accuracy
-                                    and (card.balanced_accuracy.value or 0) >= 0.8 else "screen") in row
+    from knowgap.judges.cards import assess
+
+    # the run's one target model wrote every labelled reply: a screen by the card rule, whatever its figure
+    assert card.version in row and assess(card).status == "screen" and "screen" in row
 
 
 def test_rubric_scored_with_the_keyboard_in_the_browser(clarify_run: tuple[str, list[ClarifyCase]],  # noqa: F811

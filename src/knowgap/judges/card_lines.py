@@ -34,9 +34,15 @@ def extra_line(card: ValidityCard) -> str | None:
 
 
 def assessment_lines(a: Assessment) -> list[str]:
+    """The status and reason, the card's numbers, its other measures, and what the card rule asks it to say (claim,
+    replies, languages with their figures, who labelled, model-only and combined figures, known failures), a line
+    each."""
+    from knowgap.judges.cards import rule_summary
+
     lines = [f"  {a.status}: {a.reason}"]
     if a.card is not None:
         lines.append(f"    {card_line(a.card)}")
         if (extra := extra_line(a.card)) is not None:
             lines.append(f"    {extra}")
+        lines += [f"    {part}" for part in rule_summary(a.card)]
     return lines

@@ -18,6 +18,17 @@ Cards ship with knowgap in ``judges/cards/*.json``; ``knowgap judge validate`` w
 ``KNOWGAP_HOME/judge_cards/``, which :func:`find_card` prefers. The cards of a judge's earlier versions ship in
 ``judges/cards/superseded/``: a run made with such a version is still reported with the card of the judge it
 used (not as a judge without a card), while ``knowgap judges`` lists the current versions only.
+
+**The card rule** (issue 37). A card states the claim it validates in the metric's own words (``claim``) and says
+what it was measured on: the replies (``replies``: real replies of the kind the metric scores, constructed ones,
+or a mix; the models that wrote them, with counts), the languages (``languages``: n and the figure per
+language), who labelled them by which written rule (``labelling``), the model-only and combined figures of a judge
+that combines a rule and a model (``model_only``, ``combined``), and the adversarial constructs it is known to fail
+(``known_failures``, each with a figure on a small labelled set built for it). :func:`assess` makes a number
+reportable only when the card's replies are real, written by at least two models, the card covers the language(s)
+in question and the figure clears the bar; constructed pairs may add a discrimination check, never make a card
+reportable alone. A language the card does not cover shows as ``no card for zh`` (or en). Cards issued before the
+rule load as they are and assess as screens (they do not say what they were measured on).
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from knowgap.errors import first_validation_error
 from knowgap.stats import corrected_rate as _corrected_rate
@@ -69,6 +80,74 @@ class Confusion(BaseModel):
         return self.tp + self.fn + self.fp + self.tn
 
 
+ReplyKind = Literal["real", "constructed", "mixed"]
+MIN_MODELS = 2
+"""A reportable card's real replies come from at least this many different models."""
+
+
+class Replies(BaseModel):
+    """What a card's labelled items are: real replies (written by models, with the count each model wrote; or real
+    texts people wrote for another purpose, such as lawyers' answers), constructed ones (written or built for
+    knowgap or a benchmark: templates, references, hand-written or edited texts), or a mix of both. Only replies
+    written by models are of the kind a metric scores: people's texts never count towards :data:`MIN_MODELS`."""
+
+    kind: ReplyKind
+    models: dict[str, int] = Field(default_factory=dict,
+                                   description="The models that wrote the real replies, with how many each wrote.")
+    people: dict[str, int] = Field(default_factory=dict,
+                                   description="Real texts people wrote for another purpose (not for knowgap or a "
+                                               "benchmark), by who wrote them, with counts.")
+    constructed: int = Field(default=0, ge=0, description="Items written or built for knowgap or a benchmark.")
+    how: str = Field(default="", description="Where the items come from, in a line.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Replies:
+        real = self.real_n
+        if self.kind == "real" and (not real or self.constructed):
+            raise ValueError("kind 'real' needs models (or people) with counts and no constructed items")
+        if self.kind == "constructed" and (real or not self.constructed):
+            raise ValueError("kind 'constructed' needs a count of constructed items and no models or people")
+        if self.kind == "mixed" and (not real or not self.constructed):
+            raise ValueError("kind 'mixed' needs both real items (models or people) and constructed items")
+        return self
+
+    @property
+    def real_n(self) -> int:
+        return sum(self.models.values()) + sum(self.people.values())
+
+
+class LanguageFigure(BaseModel):
+    """A card's items in one language: how many (and how many positives), and the figure on them."""
+
+    n: int = Field(ge=0)
+    positives: int | None = None
+    figure: Estimate | None = Field(default=None, description="Balanced accuracy (or the card's main figure) on the "
+                                                              "items in this language; None when not measured apart.")
+
+
+class Labelling(BaseModel):
+    """Who labelled a card's items, by which written rule, and whether the rule came before the judge ran."""
+
+    rule: str = Field(description="Where the written labelling rule is (a path in the repository), or what it is.")
+    by: str = Field(description="Who labelled: people or models, which, how many, how independently.")
+    before_judge: bool | None = Field(default=None, description="True when the labels were set (by a rule "
+                                                                "committed first) before the judge ran on the items.")
+
+
+class KnownFailure(BaseModel):
+    """An adversarial construct the judge is known to fail, with its figure on a small labelled set built for it."""
+
+    name: str = Field(description="The construct, e.g. 'an unfaithful summary made of verbatim sentences of the "
+                                  "document'.")
+    labelled_set: str = Field(description="The labelled set built for it (a path in the repository).")
+    n: int = Field(ge=0)
+    figure: Estimate
+    measure: str = Field(description="What the figure is, e.g. 'pick accuracy: the faithful summary scored higher'.")
+    languages: dict[str, LanguageFigure] = Field(default_factory=dict)
+    measured: str = Field(default_factory=lambda: date.today().isoformat())
+    notes: str = ""
+
+
 class ValidityCard(BaseModel):
     """One measurement of one judge version on one labelled set."""
 
@@ -92,10 +171,29 @@ class ValidityCard(BaseModel):
     extra: dict[str, Estimate | float | str] = Field(default_factory=dict,
                                                     description="Other measures (exact tier agreement, ...).")
     notes: str = ""
+    # the card rule (issue 37): every field None or empty in a card issued before it
+    claim: str | None = Field(default=None, description="The claim the card validates, in the words of the metric "
+                                                        "it stands beside.")
+    replies: Replies | None = Field(default=None, description="What the labelled items are and who wrote them.")
+    languages: dict[str, LanguageFigure] | None = Field(
+        default=None, description="The items per language (zh, en) with the figure on each; None: not recorded.")
+    labelling: Labelling | None = None
+    model_only: Estimate | None = Field(default=None, description="A judge combining a rule and a model: the "
+                                                                  "model's figure alone.")
+    combined: Estimate | None = Field(default=None, description="A judge combining a rule and a model: the figure "
+                                                                "of the rule and the model together (what runs).")
+    known_failures: list[KnownFailure] = Field(default_factory=list)
+    issued: str | None = Field(default=None, description="When this card was issued, if after it was measured "
+                                                         "(a re-issue of the same measurement); None: when measured.")
 
     @property
     def key(self) -> str:
         return card_key(self.judge, self.version, self.judge_model)
+
+    def covers(self, language: str) -> bool:
+        """Whether the card holds items in ``language``."""
+        found = (self.languages or {}).get(language)
+        return found is not None and found.n > 0
 
 
 def card_key(judge: str, version: str, judge_model: str | None = None) -> str:
@@ -173,19 +271,57 @@ def binary_measures(c: Confusion, *, seed: int = 0) -> dict[str, Estimate]:
     return out
 
 
+def language_figures(languages: Sequence[str], verdicts: Sequence[bool | None],
+                     labels: Sequence[bool]) -> dict[str, LanguageFigure]:
+    """Per language (``languages[i]`` is item i's): n, positives and the balanced accuracy on its items (None
+    when its items hold one class only)."""
+    if not len(languages) == len(verdicts) == len(labels):
+        raise ValueError(f"{len(languages)} languages for {len(verdicts)} verdicts and {len(labels)} labels")
+    out: dict[str, LanguageFigure] = {}
+    for language in sorted(set(languages)):
+        members = [i for i, lang in enumerate(languages) if lang == language]
+        c, _ = confusion_of([verdicts[i] for i in members], [labels[i] for i in members])
+        out[language] = LanguageFigure(n=c.n, positives=c.tp + c.fn,
+                                       figure=binary_measures(c)["balanced_accuracy"])
+    return out
+
+
+def replies_of(writers: Sequence[str | None], how: str = "") -> Replies:
+    """The :class:`Replies` of items written by ``writers[i]`` (a model spec) or None (constructed for knowgap)."""
+    models: dict[str, int] = {}
+    for writer in writers:
+        if writer is not None:
+            models[writer] = models.get(writer, 0) + 1
+    constructed = sum(w is None for w in writers)
+    kind: ReplyKind = "mixed" if models and constructed else "real" if models else "constructed"
+    return Replies(kind=kind, models=dict(sorted(models.items())), constructed=constructed, how=how)
+
+
 def binary_card(judge: str, version: str, verdicts: Sequence[bool | None], labels: Sequence[bool], *,
                 positive: str, dataset: str, dataset_sha256: str, seconds: float | None = None,
                 judge_model: str | None = None, method: str = "", notes: str = "",
-                extra: dict[str, Estimate | float | str] | None = None) -> ValidityCard:
-    """A card from a judge's verdicts (``None`` = could not be parsed) and the reference labels."""
+                extra: dict[str, Estimate | float | str] | None = None, claim: str | None = None,
+                item_languages: Sequence[str] | None = None, writers: Sequence[str | None] | None = None,
+                replies_how: str = "", labelling: Labelling | None = None,
+                known_failures: Sequence[KnownFailure] = ()) -> ValidityCard:
+    """A card from a judge's verdicts (``None`` = could not be parsed) and the reference labels. The card rule's
+    fields: ``claim``; ``item_languages[i]`` and ``writers[i]`` (a model spec, or None for an item constructed
+    for knowgap) of each item, from which the card's ``languages`` and ``replies`` are counted; ``labelling``;
+    ``known_failures``."""
     c, failures = confusion_of(verdicts, labels)
     measures = binary_measures(c)
+    if writers is not None and len(writers) != len(labels):
+        raise ValueError(f"{len(writers)} writers for {len(labels)} labels")
     return ValidityCard(judge=judge, version=version, judge_model=judge_model, positive=positive, dataset=dataset,
                         dataset_sha256=dataset_sha256, n=c.n, confusion=c, parse_failures=failures,
                         seconds_per_item=None if seconds is None or not c.n else seconds / c.n, method=method,
                         notes=notes, extra=extra or {}, balanced_accuracy=measures["balanced_accuracy"],
                         agreement=measures["agreement"], kappa=measures["kappa"],
-                        sensitivity=measures["sensitivity"], specificity=measures["specificity"])
+                        sensitivity=measures["sensitivity"], specificity=measures["specificity"], claim=claim,
+                        languages=None if item_languages is None else language_figures(item_languages, verdicts,
+                                                                                       labels),
+                        replies=None if writers is None else replies_of(writers, replies_how), labelling=labelling,
+                        known_failures=list(known_failures))
 
 
 # --- what a card means for a reported number ------------------------------------------------------------------
@@ -201,23 +337,99 @@ class Assessment(BaseModel):
     card: ValidityCard | None = None
 
 
-def assess(card: ValidityCard | None, *, judged: bool = True) -> Assessment:
-    """``computed`` for a metric no judge decided (an exact rule on structured output); ``screen`` when the
-    judge has no card or a balanced accuracy below the bar; else ``reportable``."""
+def _share(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def uncovered(card: ValidityCard, languages: Iterable[str]) -> list[str]:
+    """The ``languages`` the card holds no items in (all of them when it does not record its languages)."""
+    return [lang for lang in dict.fromkeys(languages) if not card.covers(lang)]
+
+
+def no_card_text(card: ValidityCard, missing: Sequence[str]) -> str:
+    """``no card for zh: ...`` naming the languages the card does hold."""
+    held = sorted(lang for lang, f in (card.languages or {}).items() if f.n > 0)
+    where = (f"its card ({card.dataset}) holds {'/'.join(held)} items only" if held else
+             f"its card ({card.dataset}) does not record the languages it was measured on")
+    return f"no card for {'/'.join(missing)}: {where}"
+
+
+def _figure(card: ValidityCard, languages: Sequence[str]) -> tuple[float | None, str]:
+    """The figure that must clear the bar and where it comes from: the lowest per-language figure of
+    ``languages`` the card measured apart (``; its zh items, n=45``; None, saying so, for a language whose items
+    hold one class only), else the card's balanced accuracy (``""``)."""
+    ba = card.balanced_accuracy.value if card.balanced_accuracy else None
+    worst: tuple[float, str] | None = None
+    for lang in languages:
+        found = (card.languages or {}).get(lang)
+        if found is None or found.figure is None:  # not measured apart: the card's own figure stands for it
+            continue
+        if found.figure.value is None:
+            return None, f"no balanced accuracy on its {lang} items (they hold one class only)"
+        if worst is None or found.figure.value < worst[0]:
+            worst = (found.figure.value, f"; its {lang} items, n={found.n}")
+    return worst if worst is not None else (ba, "")
+
+
+def rule_problems(card: ValidityCard) -> list[str]:
+    """Why the card's measurement cannot make a number reportable whatever its figure: the replies it was measured
+    on are not real ones of at least two models, or it does not say what they were."""
+    replies = card.replies
+    if replies is None:
+        return ["the card does not say which replies it was measured on (issued before the card rule)"]
+    if replies.kind == "constructed":
+        return [f"measured on constructed items ({replies.constructed}), not on real replies: constructed items "
+                "never make a card reportable alone"]
+    problems = []
+    if replies.kind == "mixed":
+        problems.append(f"{replies.constructed} of its {replies.constructed + replies.real_n} items are constructed, "
+                        "not real replies")
+    if len(replies.models) < MIN_MODELS:
+        who = (f"one model ({next(iter(replies.models))})" if replies.models else "no model")
+        people = f" and people ({', '.join(replies.people)})" if replies.people else ""
+        problems.append(f"its real replies come from {who}{people}; the rule asks for replies of at least "
+                        f"{MIN_MODELS} models")
+    return problems
+
+
+def _combined_note(card: ValidityCard) -> str:
+    if card.model_only is None or card.model_only.value is None:
+        return ""
+    combined = card.combined or card.balanced_accuracy
+    both = f", combined {_share(combined.value)}" if combined is not None and combined.value is not None else ""
+    return f" (model alone {_share(card.model_only.value)}{both})"
+
+
+def assess(card: ValidityCard | None, *, judged: bool = True, languages: Sequence[str] | None = None) -> Assessment:
+    """``computed`` for a metric no judge decided (an exact rule on structured output); ``screen`` when the judge
+    has no card, the card does not cover one of ``languages`` (the run's: ``no card for zh``), its replies are not
+    real ones of at least two models (or it does not say), or its figure is below the bar; else ``reportable``.
+    ``languages`` None: no language is checked (the card's own are named in the reason)."""
     if not judged:
         return Assessment(status="computed", reason="computed by an exact rule, no judgement")
     if card is None:
         return Assessment(status="screen", reason="the judge has no validity card: its accuracy is unmeasured")
-    ba = card.balanced_accuracy.value if card.balanced_accuracy else None
+    wanted = list(dict.fromkeys(languages or ()))
+    if missing := uncovered(card, wanted):
+        return Assessment(status="screen", card=card, reason=no_card_text(card, missing))
+    ba, where = _figure(card, wanted)
     if ba is None:
         return Assessment(status="screen", card=card,
-                          reason=f"the judge's card ({card.dataset}) has no balanced accuracy")
+                          reason=f"the judge's card ({card.dataset}) has {where or 'no balanced accuracy'}")
+    note = _combined_note(card)
+    held = sorted(lang for lang, f in (card.languages or {}).items() if f.n > 0)
+    scope = f"n={card.n}" + (where or (f", {'/'.join(held)}" if held and not wanted else ""))
+    figure = f"judge balanced accuracy {ba:.2f}"
+    problems = rule_problems(card)
     if ba < REPORTABLE_BALANCED_ACCURACY:
-        return Assessment(status="screen", card=card,
-                          reason=f"judge balanced accuracy {ba:.2f} < {REPORTABLE_BALANCED_ACCURACY:.2f} "
-                                 f"on {card.dataset} (n={card.n})")
+        problems.insert(0, f"{figure} < {REPORTABLE_BALANCED_ACCURACY:.2f} on {card.dataset} ({scope}){note}")
+    elif problems:
+        problems[0] = f"{problems[0]} ({figure} on {card.dataset}, {scope}){note}"
+    if problems:
+        return Assessment(status="screen", card=card, reason="; ".join(problems))
     return Assessment(status="reportable", card=card,
-                      reason=f"judge balanced accuracy {ba:.2f} on {card.dataset} (n={card.n})")
+                      reason=f"{figure} on {card.dataset} ({scope}), real replies of "
+                             f"{len(card.replies.models) if card.replies else 0} models{note}")
 
 
 def corrected(k: float, n: float, card: ValidityCard, *, reps: int = 4000, seed: int = 0) -> Estimate | None:
@@ -283,15 +495,75 @@ def save_card(card: ValidityCard, folder: Path | None = None) -> Path:
 
 def ship_card(card: ValidityCard, folder: Path = SHIPPED_DIR) -> tuple[Path, list[Path]]:
     """Write ``card`` among the shipped cards and move the shipped cards of the same judge (and judge model) at
-    other versions to ``folder/superseded``; returns the card's path and the moved cards' new paths."""
+    other versions to ``folder/superseded``; a card of the same version already shipped is a re-issue of that
+    version's card (:func:`reissue_card`): the earlier issue moves to ``folder/superseded`` too, kept under a
+    name no look-up finds. What the card rule asks that a validator does not know (the claim, the replies, who
+    labelled, the languages' counts) is taken from the card shipped before when it was measured on the same
+    labelled set (:func:`inherit_rule_fields`). Returns the card's path and the moved cards' new paths."""
     moved = []
-    for old in cards_in(folder):
-        if (old.judge, old.judge_model) == (card.judge, card.judge_model) and old.version != card.version:
-            target = folder / SUPERSEDED_DIR.name / f"{old.key}.json"
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        old = None if REISSUED in path.name else _read(path)
+        if old is None or (old.judge, old.judge_model) != (card.judge, card.judge_model):
+            continue
+        card = inherit_rule_fields(card, old)
+        if old.version != card.version:
+            target = folder / SUPERSEDED_DIR.name / path.name
             target.parent.mkdir(parents=True, exist_ok=True)
-            (folder / f"{old.key}.json").replace(target)
+            path.replace(target)
             moved.append(target)
+    path, earlier = reissue_card(card, folder)
+    return path, moved + earlier
+
+
+def reissue_card(card: ValidityCard, folder: Path) -> tuple[Path, list[Path]]:
+    """Write ``card`` to ``folder`` under its key; a different card already there under that key (an earlier issue
+    of the same version's card) is kept in the superseded folder (``folder/superseded``, or ``folder`` itself when
+    it is one) as ``KEY~issued-DATE.json``, a name no look-up finds. Returns the path and the moved issue's."""
+    current = folder / f"{card.key}.json"
+    moved = []
+    if current.is_file() and (old := _read(current)) is not None and old != card:
+        keep = folder if folder.name == SUPERSEDED_DIR.name else folder / SUPERSEDED_DIR.name
+        keep.mkdir(parents=True, exist_ok=True)
+        target = keep / reissued_name(old, keep)
+        current.replace(target)
+        moved.append(target)
     return save_card(card, folder), moved
+
+
+REISSUED = "~issued-"
+"""In a superseded card's file name: an earlier issue of a card whose version is still current."""
+
+
+def reissued_name(card: ValidityCard, folder: Path) -> str:
+    """``KEY~issued-DATE.json`` (``-2``, ``-3``... when taken) for an earlier issue of ``card``'s version."""
+    base = f"{card.key}{REISSUED}{card.issued or card.measured}"
+    name, k = f"{base}.json", 2
+    while (folder / name).exists():
+        name, k = f"{base}-{k}.json", k + 1
+    return name
+
+
+def inherit_rule_fields(card: ValidityCard, previous: ValidityCard) -> ValidityCard:
+    """``card`` with the card rule's facts of its labelled set that it lacks taken from ``previous`` (the card of
+    the same judge shipped before), when both were measured on the same set (same sha256): the claim, the
+    replies, who labelled, the languages' counts (their figures only for the same version and confusion counts),
+    and the known failures of the same version. Nothing else is ever taken."""
+    if previous.dataset_sha256 != card.dataset_sha256:
+        return card
+    same = (previous.version, previous.confusion) == (card.version, card.confusion)
+    update: dict[str, object] = {}
+    if card.claim is None and previous.claim is not None:
+        update["claim"] = previous.claim
+    if card.replies is None and previous.replies is not None:
+        update["replies"] = previous.replies
+    if card.labelling is None and previous.labelling is not None:
+        update["labelling"] = previous.labelling
+    if card.languages is None and previous.languages is not None:
+        update["languages"] = previous.languages if same else {
+            lang: LanguageFigure(n=f.n, positives=f.positives) for lang, f in previous.languages.items()}
+    if not card.known_failures and previous.known_failures and previous.version == card.version:
+        update["known_failures"] = previous.known_failures
+    return card.model_copy(update=update) if update else card
 
 
 def cards_in(folder: Path) -> list[ValidityCard]:
@@ -301,6 +573,34 @@ def cards_in(folder: Path) -> list[ValidityCard]:
 
 def shipped_cards() -> list[ValidityCard]:
     return cards_in(SHIPPED_DIR)
+
+
+def rule_summary(card: ValidityCard) -> list[str]:
+    """What the card says it validates and what it was measured on, each a short part: the claim, the replies (real
+    or constructed; the models), the languages with their figures, who labelled by which rule, the model-only and
+    combined figures, the known failures with their figures."""
+    parts = []
+    if card.claim:
+        parts.append(f"claim: {card.claim}")
+    r = card.replies
+    if r is None:
+        parts.append("replies: not recorded (issued before the card rule)")
+    else:
+        models = ", ".join(f"{m} {k}" for m, k in r.models.items())
+        made = f"{r.constructed} constructed" if r.constructed else ""
+        parts.append(f"replies: {r.kind} ({'; '.join(p for p in (models, made) if p)})")
+    if card.languages is not None:
+        parts.append("languages: " + ", ".join(
+            f"{lang} n={f.n}" + (f" {fmt(f.figure)}" if f.figure is not None and f.figure.value is not None else "")
+            for lang, f in card.languages.items()))
+    if card.labelling is not None:
+        parts.append(f"labelled by {card.labelling.by} (rule: {card.labelling.rule})")
+    if card.model_only is not None:
+        parts.append(f"model alone {fmt(card.model_only)}, combined {fmt(card.combined or card.balanced_accuracy)}")
+    for failure in card.known_failures:
+        parts.append(f"known failure: {failure.name}: {failure.measure} {fmt(failure.figure)} "
+                     f"(n={failure.n}, {failure.labelled_set})")
+    return parts
 
 
 def fmt(e: Estimate | None, digits: int = 2) -> str:

@@ -25,7 +25,9 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
     ) -> None:
         """Every judge knowgap runs: kind, version, what it decides, its validity card(s), reportable or screen.
 
-        Reportable: the card shows balanced accuracy >= 0.80. Screen: below that, or no card (not for reporting).
+        Reportable: the card shows balanced accuracy >= 0.80 on real replies of at least two models. Screen: below
+        that, measured on constructed items or one model's replies, or no card (not for reporting). Each card names
+        its languages: in a report, a metric on a language its card does not cover shows 'no card for zh'.
 
         Cards measured here with 'knowgap judge validate NAME' come before those shipped with knowgap.
 

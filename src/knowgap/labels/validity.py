@@ -16,6 +16,11 @@ one :func:`knowgap.judges.cards.find_card` looks up for that judge version in ``
 :func:`judge_card_from_labels` is ``knowgap judge validate NAME --labels FILE``: the card of judge NAME's current
 version from the run's own verdicts, refused when the labels are on a field that is not NAME's verdict or when
 the run's verdicts came from another judge or another version.
+
+Every such card says what the card rule asks (:mod:`knowgap.judges.cards`): the replies are real ones, each written
+by the model its run's trial called as the target (from the run's trials; not recorded when the run is not found),
+in the language of its case (the case's ``lang``, else its question's), labelled by the people named in the file
+through ``knowgap label``, which never shows a judge's verdict before a label is saved.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from pydantic import BaseModel
 from knowgap.engine.records import Manifest, MetricJudge, ScoreValue
 from knowgap.engine.store import MANIFEST, RunStore
 from knowgap.errors import KnowgapError
-from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
+from knowgap.judges.cards import Labelling, ValidityCard, binary_card, sha256_files
 from knowgap.labels.records import LabelEvent, verdict_key, verdict_text
 from knowgap.labels.store import LABELS, LABELS_DIR, LabelStore, current_labels, read_events
 from knowgap.paths import runs_dir
@@ -63,13 +68,22 @@ def run_judge_version(versions: Mapping[str, str]) -> str:
 
 def judge_card(judge: str, version: str, said: Mapping[str, bool | None], truth: Mapping[str, str],
                positive: str, *, dataset: str, dataset_sha256: str, judge_model: str | None = None,
-               method: str = "", seconds: float | None = None) -> ValidityCard:
+               method: str = "", seconds: float | None = None, languages: Mapping[str, str] | None = None,
+               writers: Mapping[str, str] | None = None, labelling: Labelling | None = None,
+               claim: str | None = None) -> ValidityCard:
     """The card of one judge (``said``: trial_id -> positive verdict?) against ``truth`` (trial_id -> label key)
-    on every truth item; an item the judge gave no verdict on (None or absent) counts as a wrong verdict."""
+    on every truth item; an item the judge gave no verdict on (None or absent) counts as a wrong verdict. The card
+    rule's fields from ``languages`` and ``writers`` (trial_id -> language, and -> the model that wrote the reply;
+    each left out of the card unless it names every item), ``labelling`` and ``claim``."""
     items = sorted(truth)
     return binary_card(judge, version, [said.get(t) for t in items], [truth[t] == positive for t in items],
                        positive=verdict_text(positive), dataset=dataset, dataset_sha256=dataset_sha256,
-                       judge_model=judge_model, method=method, seconds=seconds)
+                       judge_model=judge_model, method=method, seconds=seconds, claim=claim, labelling=labelling,
+                       item_languages=[languages[t] for t in items]
+                       if languages is not None and all(t in languages for t in items) else None,
+                       writers=[writers[t] for t in items]
+                       if writers is not None and all(t in writers for t in items) else None,
+                       replies_how="replies of the run's target, labelled with knowgap label")
 
 
 class LabelledItem(BaseModel):
@@ -83,6 +97,10 @@ class LabelledItem(BaseModel):
     run_verdict: ScoreValue
     """The run's stored verdict on the field when the trial was labelled."""
     annotators: int
+    lang: str | None = None
+    """The language of the trial's case (its ``lang``, else its question's); None when the run is not found."""
+    model: str | None = None
+    """The model that wrote the response (the trial's target call); None when the run is not found."""
 
 
 class LabelledSet(BaseModel):
@@ -96,6 +114,8 @@ class LabelledSet(BaseModel):
     run_judge: MetricJudge | None = None
     """The catalogue judge whose verdicts the run stored under ``field`` (:func:`judge_of_field`), when the run is
     found and names one."""
+    annotator_names: list[str] = []
+    """The people whose labels make the truth."""
 
 
 def labels_file(source: str | Path, runs_root: str | Path | None = None) -> Path:
@@ -165,9 +185,36 @@ def labelled_set(source: str | Path, field: str, *, runs_root: str | Path | None
                                   annotators=counts[trial_id]))
     run = run_of_labels(file, events[-1].run_id, runs_root)
     manifest = RunStore(run).current_manifest() if run else None
+    if run is not None and manifest is not None:
+        _who_and_language(run, manifest, items, {t: e.context.case_id for t, e in last.items()})
     return LabelledSet(file=str(file), sha256=sha256_files([file]), run_id=events[-1].run_id, field=field,
                        items=items, judge_versions=(manifest.judges or {}) if manifest else {},
-                       run_judge=judge_of_field(manifest, field) if manifest else None)
+                       run_judge=judge_of_field(manifest, field) if manifest else None,
+                       annotator_names=sorted(humans))
+
+
+def _who_and_language(run: Path, manifest: Manifest, items: list[LabelledItem], case_of: Mapping[str, str]) -> None:
+    """Set each item's ``model`` (the target model its trial called) and ``lang`` (its case's language, else its
+    question's) from the run's trials and suite."""
+    from knowgap.report.data import load_suite
+    from knowgap.report.run_languages import case_language
+    from knowgap.text import detect_lang
+
+    wanted = {i.trial_id for i in items}
+    models: dict[str, str] = {}
+    for record in RunStore(run).snapshot():
+        if record.trial_id in wanted:
+            called = [c.model for c in record.calls if c.role == "target"]
+            models[record.trial_id] = called[0] if called else manifest.config.models.get("target", "")
+    suite = load_suite(manifest)
+    try:
+        case_langs = {c.id: case_language(c) for c in suite.cases()} if suite is not None else {}
+    except Exception:  # noqa: BLE001 - a dataset that no longer loads: each question's own language instead
+        case_langs = {}
+    for item in items:
+        item.model = models.get(item.trial_id) or None
+        item.lang = case_langs.get(case_of.get(item.trial_id, "")) or (detect_lang(item.question)
+                                                                        if item.question.strip() else None)
 
 
 def _value(key: str) -> ScoreValue:
@@ -217,8 +264,24 @@ def card_from_labels(source: str | Path, field: str, *, positive: ScoreValue = T
     people = max((i.annotators for i in data.items), default=0)
     method = (f"labels of run {data.run_id}: the people's majority on {len(data.items)} trials "
               f"(up to {people} annotator{'s' if people != 1 else ''} a trial, ties left out)")
+    names = ", ".join(data.annotator_names)
+    labelling = Labelling(rule=f"knowgap label on '{field}' (the annotators' own reading; no written rule recorded)",
+                          by=f"{len(data.annotator_names)} {'people' if len(data.annotator_names) != 1 else 'person'}"
+                             f" ({names}), each alone, the majority per trial", before_judge=True)
+    claim = _claim(name, field)
     return judge_card(name, ver, said, truth, pos, dataset=data.file, dataset_sha256=data.sha256,
-                      judge_model=judge_model, method=method, seconds=seconds)
+                      judge_model=judge_model, method=method, seconds=seconds, labelling=labelling, claim=claim,
+                      languages={i.trial_id: i.lang for i in data.items if i.lang},
+                      writers={i.trial_id: i.model for i in data.items if i.model})
+
+
+def _claim(judge: str, field: str) -> str:
+    """What the card validates: the catalogue judge's decision, on the run's ``field``."""
+    try:
+        decides = get_judge(judge).decides
+    except KnowgapError:
+        return f"the run's verdicts on '{field}'"
+    return f"{decides} (the run's verdicts on '{field}')"
 
 
 def judge_card_from_labels(name: str, source: str | Path, *, field: str | None = None,

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from knowgap.engine.records import Manifest, MetricJudge, MetricValue, ScoreValue, TrialRecord
 from knowgap.engine.suite import Suite
 from knowgap.report.data import RunData, held, response_text
-from knowgap.report.judging import judge_of
+from knowgap.report.judging import Judgements, judge_of
 from knowgap.stats import (
     clustered_mcnemar,
     difference_from_intervals,
@@ -61,6 +61,10 @@ class MetricChange(BaseModel):
     judge_changed: str | None = None
     """The metric's judge in A and in B when they differ (``answer-match 1 → answer-match 2``): the change then
     mixes the model's with the judge's. None when they are the same, or a run did not record its judges."""
+    screen: str | None = None
+    """Why the metric is a SCREEN in A and/or B (``B: no card for zh: ...``), each run's languages checked against
+    its judge's card (:meth:`knowgap.report.judging.Judgements.for_run`); None when it is reportable or computed in
+    both."""
 
 
 class Flip(BaseModel):
@@ -141,6 +145,14 @@ class Comparison(BaseModel):
         return [f"judge changed between the runs: {change} ({', '.join(names)}): these metrics' changes mix the "
                 "model's with the judge's" for change, names in by_change.items()]
 
+    def screen_notes(self) -> list[str]:
+        """One line per reason a compared metric is a SCREEN (in A, B or both), with the metrics it holds for."""
+        by_reason: dict[str, list[str]] = defaultdict(list)
+        for c in self.changes:
+            if c.screen is not None and c.name not in by_reason[c.screen]:
+                by_reason[c.screen].append(c.name)
+        return [f"SCREEN ({', '.join(names)}): {reason}" for reason, names in by_reason.items()]
+
 
 def judge_change(a: Manifest, b: Manifest, metric: str) -> str | None:
     """``A's judge → B's judge`` of ``metric`` when the two runs recorded different ones (name, version or judge
@@ -151,6 +163,15 @@ def judge_change(a: Manifest, b: Manifest, metric: str) -> str | None:
     if (ja.judge, ja.version, ja.judge_model) == (jb.judge, jb.version, jb.judge_model):
         return None
     return f"{_judge_label(ja)} → {_judge_label(jb)}"
+
+
+def _screen(judged: tuple[Judgements, Judgements], a: MetricValue, b: MetricValue) -> str | None:
+    """``A: reason; B: reason`` for the runs in which the metric is a SCREEN (or its judge unknown); None else."""
+    found = [(side, j.of(m)) for side, j, m in (("A", judged[0], a), ("B", judged[1], b))]
+    screens = [(side, j.reason) for side, j in found if j.status in ("screen", "unknown")]
+    if len(screens) == 2 and screens[0][1] == screens[1][1]:
+        return f"A and B: {screens[0][1]}"
+    return "; ".join(f"{side}: {reason}" for side, reason in screens) or None
 
 
 def _judge_label(judge: MetricJudge) -> str:
@@ -335,6 +356,7 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
         else:
             method += ": the suite's metrics are too slow to bootstrap within the time budget"
     changes = []
+    judged = (Judgements.for_run(run_a.manifest), Judgements.for_run(run_b.manifest))
     for key in [k for k in ma if k in mb]:
         a, b = ma[key], mb[key]
         if key in boot and a.value is not None and b.value is not None:
@@ -345,6 +367,7 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
         else:
             change = _analytic(a, b)
         change.judge_changed = judge_change(run_a.manifest, run_b.manifest, change.name)
+        change.screen = _screen(judged, a, b)
         changes.append(change)
     flips, tests = _flips(run_a, run_b, matched, clusters)
     return Comparison(run_a=run_a.run_id, run_b=run_b.run_id, suite_a=run_a.manifest.config.suite,

@@ -119,7 +119,7 @@ def _models_table(run: RunData) -> str:
 def _metrics_table(run: RunData) -> str:
     rows = ["<table class=metrics><tr><th>group</th><th>metric</th><th>value</th><th>95% CI</th>"
             "<th>n cases / trials</th><th>corrected (95% CI)</th><th>judge</th></tr>"]
-    judged = Judgements(run.manifest)
+    judged = Judgements.for_run(run.manifest)
     for m in run.metrics:
         value, ci = format_metric(m)
         j = judged.of(m)
@@ -256,6 +256,7 @@ def render_comparison(c: Comparison, *, flips: int = 30) -> str:
                 Bar(label=ch.group, value=ch.delta, low=ch.ci_low, high=ch.ci_high))
     parts.append('<div class="charts">' + "".join(bar_chart(f"change in {name} (B − A, 95% CI)", bars, kind)
                                                   for name, (kind, bars) in by_name.items()) + "</div>")
+    parts += [f'<p class="banner warn">{esc(note)}</p>' for note in c.screen_notes()]
     if c.mcnemar:
         parts.append("<h3>Flipped trials (McNemar)</h3><table><tr><th>group</th><th>fixed</th><th>regressed</th>"
                      "<th>p</th><th>clusters fixed / regressed</th></tr>" + "".join(

@@ -4,7 +4,7 @@ with its CI, a SCREEN badge with the reason) and the "Judges" section listing ea
 from __future__ import annotations
 
 from knowgap.engine.records import Manifest
-from knowgap.report.judging import OLD_RUN, Judgements, MetricJudgement
+from knowgap.report.judging import OLD_RUN, Judgements, MetricJudgement, rule_summary
 from knowgap.report.svg import esc
 
 CSS = """
@@ -36,7 +36,8 @@ def judges_section(manifest: Manifest) -> str:
     the date; or that it has none."""
     if manifest.metric_judges is None:
         return f'<p class="facts" id="judges-unknown">Judges unknown: {esc(OLD_RUN)}.</p>'
-    found = Judgements(manifest).judges()
+    judged = Judgements.for_run(manifest)
+    found = judged.judges()
     if not found:
         return '<p class="facts">No judge decided any metric of this run: every metric is computed.</p>'
     from knowgap.judges.cards import fmt
@@ -51,7 +52,12 @@ def judges_section(manifest: Manifest) -> str:
             rows.append(head + '<td colspan=7><span class="badge screen">SCREEN</span>no validity card: every '
                                "metric it decides is for screening, not for reporting</td></tr>")
             continue
-        rows.append(head + f"<td>{esc(card.dataset)}<div class=label>positive: {esc(card.positive)}</div></td>"
+        a = judged.assessment(judge)
+        status = (f'<div class="why"><span class="badge screen">SCREEN</span>{esc(a.reason)}</div>'
+                  if a.status == "screen" else "")
+        rule = "".join(f"<div class=label>{esc(part)}</div>" for part in rule_summary(card))
+        rows.append(head + f"<td>{esc(card.dataset)}<div class=label>positive: {esc(card.positive)}</div>{rule}"
+                           f"{status}</td>"
                            f"<td class=num>{card.n}</td><td>{esc(fmt(card.balanced_accuracy))}</td>"
                            f"<td>{esc(fmt(card.kappa))}</td><td>{esc(fmt(card.sensitivity))}</td>"
                            f"<td>{esc(fmt(card.specificity))}</td><td>{esc(card.measured)}</td></tr>")

@@ -8,6 +8,11 @@ judge), or **unknown** (a run recorded before knowgap named judges, or a suite t
 proportion of the judge's positive (or negative) verdicts whose card has confusion counts, the Rogan-Gladen
 corrected rate with an interval that carries the card's own uncertainty stands next to the raw rate.
 
+Reports build their judgements with :meth:`Judgements.for_run`, which checks each metric's languages (the run's,
+or the one a ``lang=`` breakdown names: :mod:`knowgap.report.run_languages`) against the card's: a metric on a
+language its card holds no items in is a SCREEN, ``no card for zh``, with no corrected rate (the card's
+sensitivity and specificity were measured on another language). ``Judgements(manifest)`` alone checks no language.
+
 Every report (the CLI table, report.md, report.html, the web app) shows these judgements; none computes its own.
 """
 
@@ -19,7 +24,18 @@ from typing import Literal
 from pydantic import BaseModel
 
 from knowgap.engine.records import Manifest, MetricJudge, MetricValue
-from knowgap.judges.cards import Estimate, ValidityCard, assess, corrected, find_card, fmt
+from knowgap.judges.cards import (
+    Assessment,
+    Estimate,
+    ValidityCard,
+    assess,
+    corrected,
+    find_card,
+    fmt,
+    rule_summary,
+    uncovered,
+)
+from knowgap.report.run_languages import Languages, metric_languages, run_languages
 
 Status = Literal["reportable", "screen", "computed", "unknown"]
 BADGES: dict[Status, str] = {"reportable": "reportable", "screen": "SCREEN", "computed": "computed",
@@ -38,6 +54,8 @@ class MetricJudgement(BaseModel):
     card: ValidityCard | None = None
     corrected: Estimate | None = None
     """The Rogan-Gladen corrected rate (proportion metrics counting the judge's verdicts, card with counts)."""
+    languages: Languages | None = None
+    """The languages the metric is on, as checked against the card (None: not checked)."""
 
     @property
     def badge(self) -> str:
@@ -100,11 +118,22 @@ def _corrected(metric: MetricValue, judge: MetricJudge, card: ValidityCard | Non
 
 
 class Judgements:
-    """The judgements of one run's metrics, each judge's card looked up once."""
+    """The judgements of one run's metrics, each judge's card looked up once. ``languages``: the run's (each
+    metric's own when a ``lang=`` breakdown names it), checked against every card; None checks none."""
 
-    def __init__(self, manifest: Manifest) -> None:
+    def __init__(self, manifest: Manifest, languages: Languages | None = None) -> None:
         self.manifest = manifest
+        self.languages = languages
         self._cards: dict[tuple[str, str, str | None], ValidityCard | None] = {}
+
+    @classmethod
+    def for_run(cls, manifest: Manifest) -> Judgements:
+        """The judgements every report shows: the run's languages (its planned cases') checked against the cards."""
+        return cls(manifest, run_languages(manifest))
+
+    def assessment(self, judge: MetricJudge, languages: Languages | None = None) -> Assessment:
+        """What ``judge``'s card means for a number on ``languages`` (default: the run's)."""
+        return assess(self.card(judge), languages=self.languages if languages is None else languages)
 
     def card(self, judge: MetricJudge) -> ValidityCard | None:
         key = (judge.judge, judge.version, judge.judge_model)
@@ -117,9 +146,11 @@ class Judgements:
         judge = judge_of(m, metric.name)
         if judge is not None:
             card = self.card(judge)
-            a = assess(card)
+            langs = metric_languages(metric, self.languages)
+            a = assess(card, languages=langs)
+            foreign = card is not None and langs is not None and bool(uncovered(card, langs))
             return MetricJudgement(metric=metric.name, status=a.status, reason=a.reason, judge=judge, card=card,
-                                   corrected=_corrected(metric, judge, card))
+                                   corrected=None if foreign else _corrected(metric, judge, card), languages=langs)
         if m.metric_judges is None:
             return MetricJudgement(metric=metric.name, status="unknown", reason=OLD_RUN)
         if m.computed_metrics is not None and metric.name.split(":", 1)[0] in m.computed_metrics:
@@ -139,8 +170,9 @@ class Judgements:
 
 
 def judgements(manifest: Manifest, metrics: Sequence[MetricValue]) -> list[MetricJudgement]:
-    """Every metric's judgement, in the order of ``metrics``."""
-    return Judgements(manifest).all(metrics)
+    """Every metric's judgement, in the order of ``metrics``, with the run's languages checked
+    (:meth:`Judgements.for_run`)."""
+    return Judgements.for_run(manifest).all(metrics)
 
 
 def screen_reasons(found: Sequence[MetricJudgement]) -> dict[str, str]:
@@ -149,11 +181,13 @@ def screen_reasons(found: Sequence[MetricJudgement]) -> dict[str, str]:
 
 
 def card_summary(card: ValidityCard) -> str:
-    """One line: the labelled set, n, balanced accuracy, kappa, sensitivity, specificity (95% CIs), the date."""
+    """One line: the labelled set, n, balanced accuracy, kappa, sensitivity, specificity (95% CIs), the date, and
+    what the card rule asks a card to say (:func:`rule_summary`)."""
     parts = [f"{card.dataset} (n={card.n})", f"BA {fmt(card.balanced_accuracy)}", f"kappa {fmt(card.kappa)}",
              f"sensitivity {fmt(card.sensitivity)}", f"specificity {fmt(card.specificity)}"]
     if card.parse_failures:
         parts.append(f"{card.parse_failures} parse failures counted wrong")
     parts.append(f"positive: {card.positive}")
+    parts += rule_summary(card)
     parts.append(f"measured {card.measured}")
     return " · ".join(parts)

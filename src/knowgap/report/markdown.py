@@ -40,7 +40,7 @@ def metrics_table_rows(metrics: list[MetricValue], manifest: Manifest, *,
     """One row per metric (:data:`METRICS_COLUMNS`): the number, and the judge that decided it with its card's
     balanced accuracy, ``SCREEN`` (and why, unless ``reasons`` is off), or ``computed``."""
     rows: list[tuple[str, ...]] = []
-    judged = Judgements(manifest)
+    judged = Judgements.for_run(manifest)
     for m in metrics:
         value, ci = format_metric(m)
         j = judged.of(m)
@@ -53,13 +53,16 @@ def judges_markdown(manifest: Manifest) -> list[str]:
     lines = ["## Judges", ""]
     if manifest.metric_judges is None:
         return [*lines, f"Judges unknown: {OLD_RUN}.", ""]
-    found = Judgements(manifest).judges()
+    judged = Judgements.for_run(manifest)
+    found = judged.judges()
     if not found:
         return [*lines, "No judge decided any metric of this run: every metric is computed.", ""]
     for judge, card, names in found:
         model = f" on `{judge.judge_model}`" if judge.judge_model else ""
         what = card_summary(card) if card is not None else "**no validity card**: every metric it decides is a SCREEN"
-        lines.append(f"- **{judge.judge}** `{judge.version}`{model} ({', '.join(names)}): {what}")
+        a = judged.assessment(judge)
+        status = f"**SCREEN** ({a.reason}) · " if card is not None and a.status == "screen" else ""
+        lines.append(f"- **{judge.judge}** `{judge.version}`{model} ({', '.join(names)}): {status}{what}")
     return [*lines, ""]
 
 
@@ -100,9 +103,11 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
         lines.append(f"| {role} | `{spec}` | {u.calls} | {u.cached_calls} | {u.retries} | "
                      f"{u.prompt_tokens} / {u.completion_tokens} | {cost} |")
     lines += ["", "## Metrics (95% confidence intervals)", "",
-              "A SCREEN comes from a judge without a validity card, or below balanced accuracy 0.80: for screening, "
-              "not for reporting. `corrected`: the rate corrected for the judge's sensitivity and specificity "
-              "(Rogan-Gladen).", "", "| " + " | ".join(METRICS_COLUMNS) + " |", "|---|---|---:|---|---:|---|---|"]
+              "A SCREEN comes from a judge without a validity card, a card below balanced accuracy 0.80, one not "
+              "measured on real replies of at least two models, or one that holds no items in the run's language "
+              "(`no card for zh`): for screening, not for reporting. `corrected`: the rate corrected for the "
+              "judge's sensitivity and specificity (Rogan-Gladen).", "",
+              "| " + " | ".join(METRICS_COLUMNS) + " |", "|---|---|---:|---|---:|---|---|"]
     for row in metrics_table_rows(metrics, manifest):
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
     tables = suite_tables(cfg.suite, metrics)

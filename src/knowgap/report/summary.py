@@ -52,7 +52,7 @@ def run_summary(run: RunData, *, examples: int = 5) -> str:
              f"run `{m.run_id}` · {_status(m)} · {m.trials_ok} ok / {m.trials_error} errors of {m.trials_total} "
              "trials", "", "| group | metric | value | 95% CI | n cases / trials | corrected | judge |",
              "|---|---|---:|---|---:|---|---|"]
-    judged = Judgements(m)
+    judged = Judgements.for_run(m)
     for metric in run.metrics:
         value, ci = format_metric(metric)
         j = judged.of(metric)
@@ -122,6 +122,8 @@ def compare_markdown(c: Comparison, *, flips: int = 20) -> str:
         lines += [""] + [f"† {md_text(note, 1000)}" for note in notes]
     if c.only_a or c.only_b:
         lines += ["", f"only in A: {', '.join(c.only_a) or '-'}; only in B: {', '.join(c.only_b) or '-'}"]
+    if screens := c.screen_notes():
+        lines += [""] + [md_text(note, 1000) for note in screens]
     if c.mcnemar:
         lines += ["", "| group | fixed | regressed | McNemar p | clusters fixed / regressed |",
                   "|---|---:|---:|---:|---:|"]

@@ -88,7 +88,7 @@ class RunsView:
         categories = {f: sorted({verdict_key(r.scores[f]) for r in records.values()
                                  if r.scores.get(f) is not None}) for f in fields}
         manifest = rs.current_manifest()
-        judged = Judgements(manifest)
+        judged = Judgements.for_run(manifest)
         return {"manifest": manifest.model_dump(mode="json"), "status_text": status_text(manifest),
                 "error_lines": error_report(manifest),
                 "metrics": [m.model_dump() | {"judgement": _judgement(judged, m)} for m in rs.read_metrics()],

@@ -1,0 +1,181 @@
+"""The card rule (issue 37): a card is reportable only when it was measured on real replies of at least two models,
+covers the language a number is on, and clears the bar; constructed items never make it reportable alone; a judge
+combining a rule and a model shows both figures; cards issued before the rule still load (as screens); a re-issued
+card keeps its earlier issue; and every shipped card says what it was measured on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from knowgap.judges.cards import (
+    REISSUED,
+    SHIPPED_DIR,
+    SUPERSEDED_DIR,
+    Estimate,
+    LanguageFigure,
+    Replies,
+    ValidityCard,
+    assess,
+    binary_card,
+    cards_in,
+    find_card,
+    ship_card,
+    shipped_cards,
+)
+
+
+def _card(tp: int = 48, fn: int = 2, fp: int = 2, tn: int = 48, *, writers: list[str | None] | None = None,
+          languages: list[str] | None = None) -> ValidityCard:
+    labels = [True] * (tp + fn) + [False] * (fp + tn)
+    verdicts: list[bool | None] = [True] * tp + [False] * fn + [True] * fp + [False] * tn
+    return binary_card("toy", "toy_v1", verdicts, labels, positive="yes", dataset="toy.jsonl", dataset_sha256="0",
+                       writers=writers, item_languages=languages)
+
+
+def test_a_card_built_on_constructed_pairs_is_never_reportable() -> None:
+    perfect = _card(tp=50, fn=0, fp=0, tn=50, writers=[None] * 100, languages=["en"] * 100)
+    assert perfect.replies is not None and perfect.replies.kind == "constructed"
+    assert perfect.balanced_accuracy is not None and perfect.balanced_accuracy.value == 1.0
+    a = assess(perfect, languages=["en"])
+    assert a.status == "screen"
+    assert a.reason.startswith("measured on constructed items (100), not on real replies")
+    mixed = _card(writers=["model-a"] * 50 + [None] * 50, languages=["en"] * 100)
+    assert mixed.replies is not None and mixed.replies.kind == "mixed"
+    assert assess(mixed).status == "screen" and "50 of its 100 items are constructed" in assess(mixed).reason
+
+
+def test_real_replies_of_one_model_are_a_screen_and_of_two_reportable() -> None:
+    one = _card(writers=["model-a"] * 100, languages=["en"] * 100)
+    assert assess(one).status == "screen"
+    assert "its real replies come from one model (model-a); the rule asks for replies of at least 2 models" \
+        in assess(one).reason
+    two = _card(writers=["model-a", "model-b"] * 50, languages=["en"] * 100)
+    assert two.replies == Replies(kind="real", models={"model-a": 50, "model-b": 50})
+    assert assess(two).status == "reportable"
+    assert assess(two).reason == "judge balanced accuracy 0.96 on toy.jsonl (n=100, en), real replies of 2 models"
+    people = two.model_copy(update={"replies": Replies(kind="real", models={"model-a": 50},
+                                                       people={"lawyers": 50})})
+    assert assess(people).status == "screen" and "and people (lawyers)" in assess(people).reason
+
+
+def test_a_language_the_card_does_not_cover_shows_no_card_for_it() -> None:
+    english = _card(writers=["model-a", "model-b"] * 50, languages=["en"] * 100)
+    assert assess(english, languages=["en"]).status == "reportable"
+    for asked in (["zh"], ["en", "zh"]):
+        a = assess(english, languages=asked)
+        assert a.status == "screen" and a.reason == "no card for zh: its card (toy.jsonl) holds en items only"
+    unrecorded = english.model_copy(update={"languages": None})
+    assert assess(unrecorded, languages=["en"]).reason.startswith(
+        "no card for en: its card (toy.jsonl) does not record the languages it was measured on")
+    assert assess(unrecorded).status == "reportable"  # no language asked: none checked
+
+
+def test_each_language_is_held_to_the_bar_on_its_own_items() -> None:
+    # en: 24 of 25 right per class (0.96); zh: 18 of 25 (0.72); overall 0.84
+    verdicts_en = [True] * 24 + [False] + [True] + [False] * 24
+    verdicts_zh = [True] * 18 + [False] * 7 + [True] * 7 + [False] * 18
+    labels = [True] * 25 + [False] * 25
+    card = binary_card("toy", "toy_v1", verdicts_en + verdicts_zh, labels + labels, positive="yes",
+                       dataset="toy.jsonl", dataset_sha256="0", writers=["a", "b"] * 50,
+                       item_languages=["en"] * 50 + ["zh"] * 50)
+    assert card.languages is not None and card.languages["zh"].n == 50 and card.languages["zh"].positives == 25
+    assert assess(card).status == "reportable"
+    assert assess(card, languages=["en"]).status == "reportable"
+    zh = assess(card, languages=["zh"])
+    assert zh.status == "screen" and zh.reason.startswith(
+        "judge balanced accuracy 0.72 < 0.80 on toy.jsonl (n=100; its zh items, n=50)")
+    one_class = card.model_copy(update={"languages": {**card.languages, "zh": LanguageFigure(
+        n=5, positives=5, figure=Estimate(value=None))}})
+    assert assess(one_class, languages=["zh"]).reason.endswith(
+        "no balanced accuracy on its zh items (they hold one class only)")
+
+
+def test_a_judge_combining_a_rule_and_a_model_shows_both_figures() -> None:
+    card = _card(writers=[None] * 100, languages=["zh"] * 100).model_copy(update={
+        "model_only": Estimate(value=0.21, ci_low=0.13, ci_high=0.33),
+        "combined": Estimate(value=0.96, ci_low=0.9, ci_high=0.99)})
+    reason = assess(card).reason
+    assert "(model alone 0.21, combined 0.96)" in reason and "constructed" in reason
+
+
+def test_replies_must_say_what_they_are() -> None:
+    with pytest.raises(ValidationError, match="kind 'real' needs"):
+        Replies(kind="real", models={"a": 3}, constructed=2)
+    with pytest.raises(ValidationError, match="kind 'constructed' needs"):
+        Replies(kind="constructed", models={"a": 3})
+    with pytest.raises(ValidationError, match="kind 'mixed' needs"):
+        Replies(kind="mixed", constructed=4)
+
+
+def test_cards_issued_before_the_rule_still_load_as_screens(tmp_path: Path) -> None:
+    """Every earlier issue kept in superseded/ (the shipped cards as they were before the rule) still loads; a card
+    that does not say what it was measured on is a screen, however high its figure."""
+    earlier = [p for p in sorted(SUPERSEDED_DIR.glob("*.json")) if REISSUED in p.name]
+    assert len(earlier) >= 20
+    for path in earlier:
+        card = ValidityCard.model_validate_json(path.read_text(encoding="utf-8"))
+        assert card.replies is None and card.claim is None and card.languages is None, path.name
+        assert assess(card).status == "screen"
+        assert "does not say which replies it was measured on" in assess(card).reason
+    old = json.loads(next(p for p in earlier if p.name.startswith("extract-takeover")).read_text(encoding="utf-8"))
+    assert old["balanced_accuracy"]["value"] > 0.9  # reportable by its figure before the rule
+
+
+def test_every_shipped_card_says_what_it_validates_and_was_measured_on() -> None:
+    cards = shipped_cards() + [c for p in sorted(SUPERSEDED_DIR.glob("*.json")) if REISSUED not in p.name
+                               and (c := ValidityCard.model_validate_json(p.read_text(encoding="utf-8")))]
+    assert len(cards) >= 30
+    for card in cards:
+        assert card.claim and card.replies is not None and card.labelling is not None, card.key
+        assert card.languages and sum(f.n for f in card.languages.values()) == card.n, card.key
+        real = card.replies.real_n + card.replies.constructed
+        assert real == card.n, f"{card.key}: {real} replies counted for n={card.n}"
+    status = {c.judge: assess(c).status for c in shipped_cards()}
+    assert {j for j, s in status.items() if s == "reportable"} == {"answer-overlap", "extract-takeover",
+                                                                  "summary-coverage"}
+
+
+def test_the_clarify_rubric_card_is_a_screen_that_reports_model_only_and_combined() -> None:
+    card = find_card("clarify-rubric", "clarify-rubric-v3-anchored", "local:qwen2.5-1.5b")
+    assert card is not None and card.replies is not None and card.replies.kind == "constructed"
+    assert card.model_only is not None and card.model_only.value == pytest.approx(13 / 62)
+    assert card.combined is not None and card.combined.value == pytest.approx(0.98)
+    a = assess(card)
+    assert a.status == "screen" and "(model alone 0.21, combined 0.98)" in a.reason
+    assert "the rule, not the rubric" in card.notes
+    assert card.languages is not None and {k: f.n for k, f in card.languages.items()} == {"en": 13, "zh": 49}
+
+
+def test_re_issuing_a_card_keeps_the_earlier_issue_where_no_look_up_finds_it(tmp_path: Path) -> None:
+    folder = tmp_path / "cards"
+    folder.mkdir()
+    first = _card().model_copy(update={"measured": "2026-12-01"})
+    ship_card(first, folder)
+    claim = "toy.rate: share of toys that are yes"
+    second = first.model_copy(update={"claim": claim, "replies": Replies(kind="real", models={"a": 50, "b": 50}),
+                                      "languages": {"en": LanguageFigure(n=100)}, "issued": "2026-12-05"})
+    path, moved = ship_card(second, folder)
+    assert moved == [folder / "superseded" / f"{first.key}{REISSUED}2026-12-01.json"]
+    assert ValidityCard.model_validate_json(moved[0].read_text(encoding="utf-8")) == first
+    assert ValidityCard.model_validate_json(path.read_text(encoding="utf-8")) == second
+    # a validator that does not know the set's facts: they come from the card shipped before on the same set
+    third = _card(tp=49, fn=1).model_copy(update={"version": "toy_v2"})
+    _, moved = ship_card(third, folder)
+    shipped = {c.version: c for c in cards_in(folder)}
+    assert set(shipped) == {"toy_v2"} and moved == [folder / "superseded" / f"{second.key}.json"]
+    assert shipped["toy_v2"].claim == claim and shipped["toy_v2"].replies == second.replies
+    assert shipped["toy_v2"].languages == {"en": LanguageFigure(n=100)}
+
+
+def test_superseded_and_shipped_folders_hold_no_stray_issue() -> None:
+    """An earlier issue names a card that is still shipped (or superseded) under its key, issued later."""
+    for path in sorted(SUPERSEDED_DIR.glob(f"*{REISSUED}*.json")):
+        key = path.name.split(REISSUED, 1)[0]
+        current = [f for f in (SHIPPED_DIR / f"{key}.json", SUPERSEDED_DIR / f"{key}.json") if f.is_file()]
+        assert current, f"{path.name}: no card {key} issued after it"
+        later = ValidityCard.model_validate_json(current[0].read_text(encoding="utf-8"))
+        assert later.issued is not None and later.issued >= path.stem.split(REISSUED, 1)[1][:10]
