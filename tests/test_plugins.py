@@ -1,5 +1,6 @@
-"""Plugins through entry points: suites (``knowgap.suites``) and providers (``knowgap.providers``) of installed
-packages are found without being imported; a broken one is one warning naming its package, never a crash."""
+"""Plugins through entry points: suites (``knowgap.suites``), providers (``knowgap.providers``) and judges
+(``knowgap.judges``) of installed packages are found without being imported; a broken one is one warning naming its
+package, never a crash."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from knowgap.errors import KnowgapError
 from knowgap.models import registry as model_registry
 from knowgap.models.errors import ModelUnavailableError
 from knowgap.plugins import Plugin, PluginWarning
+from knowgap.suites import judge_registry
 from knowgap.suites import registry as suite_registry
 from knowgap.suites.starter import StarterSuite
 from tests.fakes.plugin_package import write_package
@@ -50,8 +52,9 @@ class Tiny(knowgap.Suite):
 
 @pytest.fixture(autouse=True)
 def _fresh_registries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Suites and providers loaded by a test do not outlive it."""
+    """Suites, providers and judges loaded by a test do not outlive it."""
     monkeypatch.setattr(suite_registry, "_SUITES", dict(suite_registry._SUITES))
+    monkeypatch.setattr(judge_registry, "_LOADED", dict(judge_registry._LOADED))
     monkeypatch.setattr(model_registry, "_FACTORIES", dict(model_registry._FACTORIES))
     monkeypatch.setattr(model_registry, "_FROM_PACKAGES", {})
 
@@ -145,6 +148,51 @@ def test_knowgap_declares_its_builtins_as_entry_points() -> None:
     assert sorted(declared["knowgap.providers"]) == sorted(model_registry._FACTORIES)
     for prefix, target in declared["knowgap.providers"].items():
         assert Plugin("knowgap.providers", prefix, target).load() is model_registry._FACTORIES[prefix]
+    assert declared["knowgap.judges"] == judge_registry.BUILTIN
+    for name, target in declared["knowgap.judges"].items():
+        assert Plugin("knowgap.judges", name, target).load() is judge_registry.get_judge(name)
+
+
+ACME_JUDGE = '''
+from pathlib import Path
+
+import knowgap
+
+def validate_shout(data_dir, limit=None, judge_model=None, progress=None):
+    replies = ["STOP", "fine", "NO WAY", "ok then"]
+    labels = [True, False, True, False]
+    return knowgap.binary_card("shout", "shout-1", [r.isupper() for r in replies], labels, positive="shouts",
+                               dataset="four replies", dataset_sha256="0" * 64)
+
+JUDGE = knowgap.Judge(name="{name}", kind="offline", decides="does the reply shout?", current="shout-1",
+                      positive="shouts", labelled_set="four replies", validator=validate_shout, needs_data=False)
+'''
+
+
+def test_a_package_judge_is_found_by_name_and_imported_only_when_used(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_package(tmp_path / "site", "acme-judges",
+                         {"acme_shout": ACME_JUDGE.format(name="shout"), "acme_wrong": ACME_JUDGE.format(name="other"),
+                          "acme_broken_judge": "raise RuntimeError('half written')\n"},
+                         {"knowgap.judges": {"shout": "acme_shout:JUDGE", "misnamed": "acme_wrong:JUDGE",
+                                             "broken": "acme_broken_judge:JUDGE", "abstention": "acme_shout:JUDGE"}})
+    monkeypatch.syspath_prepend(str(root))
+    with pytest.warns(PluginWarning, match=r"'abstention' \(acme_shout:JUDGE\) of package acme-judges 1\.0: "
+                                           r"ignored, the name is already taken by built in"):
+        names = judge_registry.judge_names()
+    assert {"shout", "misnamed", "broken"} <= set(names) and names[0] == "abstention"
+    assert "acme_shout" not in sys.modules
+    warnings.filterwarnings("ignore", message=".*already taken", category=PluginWarning)  # said once above
+    shout = judge_registry.get_judge("shout")
+    assert shout.name == "shout" and shout.version() == "shout-1" and "acme_shout" in sys.modules
+    with pytest.raises(KnowgapError, match="names a judge called 'other', not 'misnamed'"):
+        judge_registry.get_judge("misnamed")
+    with pytest.raises(KnowgapError, match=r"of package acme-judges 1\.0: could not be loaded \(RuntimeError: half "):
+        judge_registry.get_judge("broken")
+    with pytest.warns(PluginWarning) as seen:
+        found = [j.name for j in judge_registry.judges()]
+    assert "shout" in found and "broken" not in found and "misnamed" not in found
+    assert any("'broken'" in str(w.message) and "skipped" in str(w.message) for w in seen)
 
 
 def test_the_cli_survives_a_broken_plugin(tmp_path: Path) -> None:

@@ -26,6 +26,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "knowgap.engine.suite_data": ("SuiteData",),
     "knowgap.engine.case_injection": ("CaseInjection", "CaseRecord", "Placement", "Planned"),
     "knowgap.injection.carried": ("CarriedInjections",),
+    # a suite's metrics, each declared once (see docs/architecture.md, "Adding a metric")
+    "knowgap.engine.metric_spec": ("MetricSpec", "Need", "Choice"),
+    # writing a judge (see docs/architecture.md, "Adding a judge"): the object, and the validity card it measures
+    "knowgap.judges.judge": ("Judge",),
+    "knowgap.judges.cards": ("ValidityCard", "binary_card"),
     # writing a provider
     "knowgap.models.base": ("ChatModel",),
     "knowgap.models.registry": ("register_provider",),
@@ -36,10 +41,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["CallRecord", "CarriedInjections", "Case", "CaseInjection", "CaseRecord", "ChatModel", "ChatRequest",
-           "ChatResponse", "Configuration", "InputError", "JudgeUse", "KnowgapError", "Manifest", "Message",
-           "MetricValue", "Placement", "Planned", "PluginWarning", "RunConfig", "RunResult", "Suite", "SuiteData",
-           "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext", "TrialRecord", "TrialResult", "Usage",
-           "Verdict", "cache_info", "clear_cache", "clear_embeddings", "demo", "failures",
+           "ChatResponse", "Choice", "Configuration", "InputError", "Judge", "JudgeUse", "KnowgapError", "Manifest",
+           "Message", "MetricSpec", "MetricValue", "Need", "Placement", "Planned", "PluginWarning", "RunConfig",
+           "RunResult", "Suite", "SuiteData", "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext",
+           "TrialRecord", "TrialResult", "Usage", "ValidityCard", "Verdict", "binary_card", "cache_info", "clear_cache",
+           "clear_embeddings", "demo", "failures",
            "iter_trials", "list_models", "list_runs", "load_run", "register", "register_provider", "resume", "run"]
 
 
@@ -58,11 +64,14 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names are 
         run,
     )
     from knowgap.engine.case_injection import CaseInjection, CaseRecord, Placement, Planned
+    from knowgap.engine.metric_spec import Choice, MetricSpec, Need
     from knowgap.engine.records import CallRecord, Manifest, MetricValue, RunConfig, TrialRecord, Verdict
     from knowgap.engine.runner import RunResult
     from knowgap.engine.suite_data import SuiteData
     from knowgap.errors import InputError, KnowgapError
     from knowgap.injection.carried import CarriedInjections
+    from knowgap.judges.cards import ValidityCard, binary_card
+    from knowgap.judges.judge import Judge
     from knowgap.models.base import ChatModel
     from knowgap.models.registry import register_provider
     from knowgap.models.types import ChatRequest, ChatResponse, Message, ToolCall, ToolSpec, Usage
