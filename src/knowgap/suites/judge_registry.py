@@ -32,6 +32,7 @@ BUILTIN: dict[str, str] = {
     "clarification": "knowgap.judges.detector_validation:CLARIFICATION",
     "dangerous-assertion": "knowgap.judges.detector_validation:DANGEROUS_ASSERTION",
     "citation-check": "knowgap.suites.clarify.citation_card:CITATION_CHECK",
+    "citation-basis": "knowgap.suites.clarify.citation_card:CITATION_BASIS",
     "element-coverage": "knowgap.suites.clarify.coverage_card:ELEMENT_COVERAGE",
     "clarify-rubric": "knowgap.suites.clarify.rubric_card:CLARIFY_RUBRIC",
     "clarify-correctness": "knowgap.suites.clarify.correctness_card:CLARIFY_CORRECTNESS",

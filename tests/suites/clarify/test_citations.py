@@ -9,13 +9,16 @@ from pathlib import Path
 import pytest
 
 import knowgap
-from knowgap.errors import InputError
+from knowgap.errors import InputError, KnowgapError
+from knowgap.judges.cards import ValidityCard, binary_card, save_card
 from knowgap.models.types import ChatRequest, ChatResponse
-from knowgap.suites.clarify.citation_card import load_cited_answers, validate_citation_check
+from knowgap.suites.clarify.citation_card import load_cited_answers, validate_citation_basis, validate_citation_check
+from knowgap.suites.clarify.citations import VERSION as CITATION_VERSION
 from knowgap.suites.clarify.citations import (
     check_citations,
     citation_scores,
     load_statutes,
+    mentioned_numbers,
     read_citations,
     zh_number,
 )
@@ -63,23 +66,23 @@ def test_citation_forms(text: str, expected: list[tuple[str, int]]) -> None:
     assert [(c.statute, c.article) for c in read_citations(text)] == expected
 
 
-def test_the_check_names_off_basis_and_nonexistent_articles() -> None:
+def test_the_check_tells_articles_outside_the_basis_from_nonexistent_ones() -> None:
     checked = check_citations(read_citations(REAL_THEFT.text), REAL_THEFT.basis)
-    assert [(c.citation.article, c.verdict) for c in checked] == [(264, "off_basis"), (658, "right"),
-                                                                  (657, "right"), (1089, "right")]
+    assert [(c.citation.article, c.verdict) for c in checked] == [(264, "not_in_basis"), (658, "in_basis"),
+                                                                  (657, "in_basis"), (1089, "in_basis")]
     checked = check_citations(read_citations("根据劳动合同法第47条、第120条和民法典第1261条"),
                               ["Labour Contract Law art. 47"])
-    assert [(c.citation.article, c.verdict) for c in checked] == [(47, "right"), (120, "nonexistent"),
+    assert [(c.citation.article, c.verdict) for c in checked] == [(47, "in_basis"), (120, "nonexistent"),
                                                                   (1261, "nonexistent")]
 
 
 def test_an_answer_without_citations_is_not_scored() -> None:
     details, scores = citation_scores("公司无法定理由解除属于违法解除。", ["劳动合同法第87条"])
-    assert details == [] and scores == {"cites_articles": False, "citation_count": 0, "wrong_citation": None,
-                                        "nonexistent_citation": None, "citation_precision": None}
+    assert details == [] and scores == {"cites_articles": False, "citation_count": 0, "nonexistent_citation": None,
+                                        "outside_basis_citation": None, "citation_basis_share": None}
     details, scores = citation_scores(REAL_THEFT.text, REAL_THEFT.basis)
-    assert scores["wrong_citation"] is True and scores["nonexistent_citation"] is False
-    assert scores["citation_precision"] == 0.75 and len(details) == 4
+    assert scores["outside_basis_citation"] is True and scores["nonexistent_citation"] is False
+    assert scores["citation_basis_share"] == 0.75 and len(details) == 4
 
 
 def test_every_legal_basis_of_the_shipped_cases_reads_as_table_statutes() -> None:
@@ -98,20 +101,26 @@ def test_a_bad_statute_table_is_one_line(tmp_path: Path) -> None:
         load_statutes(bad)
 
 
-def test_the_card_on_the_labelled_citations() -> None:
+def test_the_card_measures_extraction_and_claims_only_that() -> None:
+    """Positives: the labelled citations; negatives: the other article numbers the answers mention (a contract's
+    clause, a heading). Its claim names extraction in the metrics' words, not whether a citation is right."""
     answers = load_cited_answers()
     card = validate_citation_check()
-    assert card.n == sum(len(a.citations) for a in answers)
-    assert card.confusion is not None
-    assert card.confusion.tp + card.confusion.fn == sum(c.wrong for a in answers for c in a.citations)
-    assert card.extra["real_n"] > card.extra["written_n"] > 0
-    small = validate_citation_check(limit=10)  # a sample of citations, equal per label
-    assert small.n == 10 and small.confusion is not None and small.confusion.tp + small.confusion.fn == 5
+    labelled = sum(len({(c.statute, c.article) for c in a.citations}) for a in answers)
+    mentions = sum(len(mentioned_numbers(a.text) - {c.article for c in a.citations}) for a in answers)
+    assert card.confusion is not None and mentions > 0
+    assert (card.confusion.tp + card.confusion.fn, card.confusion.fp + card.confusion.tn) == (labelled, mentions)
+    assert card.claim is not None and card.claim.startswith("extracts the statute articles")
+    assert "citation_rate" in card.claim and "outside_basis" not in card.claim
+    assert card.replies is not None and card.replies.kind == "mixed" and card.languages is not None
+    assert set(card.languages) == {"zh", "en"}
+    small = validate_citation_check(limit=4)  # equal per label as far as the two classes allow
+    assert small.n == 4 and small.confusion is not None and small.confusion.fp + small.confusion.tn == 2
 
 
 class CitingLawyer(FakeLawyer):
-    """Answers the complete control with a conclusion that cites a right, an off-basis and a nonexistent
-    article; the deficient cases as the fake lawyer does (questions, no citation)."""
+    """Answers the complete control with a conclusion that cites an article in its basis, one outside it and a
+    nonexistent one; the deficient cases as the fake lawyer does (questions, no citation)."""
 
     spec = "fake:citing-lawyer"
 
@@ -132,11 +141,89 @@ def test_the_suite_scores_citations(data: Path, runs_root: Path) -> None:
     records = {r.case_id: r for r in knowgap.iter_trials(result.run_id, runs_root)}
     control = records["zh-labour-101"]
     assert [(c["article"], c["verdict"]) for c in control.output["citations"]] == [
-        (87, "right"), (40, "off_basis"), (99, "nonexistent")]
-    assert records["zh-labour-001"].scores["wrong_citation"] is None
+        (87, "in_basis"), (40, "not_in_basis"), (99, "nonexistent")]
+    assert records["zh-labour-001"].scores["outside_basis_citation"] is None
     metrics = {m.name: m for m in result.metrics if m.group == "prompt=plain"}
     assert (metrics["citation_rate"].value, metrics["citation_rate"].n) == (pytest.approx(1 / 3), 3)
-    assert (metrics["wrong_citation_rate"].value, metrics["wrong_citation_rate"].n) == (1.0, 1)
+    assert (metrics["outside_basis_citation_rate"].value, metrics["outside_basis_citation_rate"].n) == (1.0, 1)
     assert metrics["nonexistent_citation_rate"].value == 1.0
-    assert metrics["citation_precision"].value == pytest.approx(1 / 3, abs=1e-4)  # stored to 4 places
-    assert (result.manifest.judges or {})["citation-check"] == "citation-check-1"
+    assert metrics["citation_basis_share"].value == pytest.approx(1 / 3, abs=1e-4)  # stored to 4 places
+    assert "wrong_citation_rate" not in metrics and "citation_precision" not in metrics
+    judges = result.manifest.judges or {}
+    assert (judges["citation-check"], judges["citation-basis"]) == ("citation-check-2", "citation-basis-1")
+
+
+def test_an_older_run_with_wrong_citation_scores_reads_under_the_new_names(data: Path, runs_root: Path) -> None:
+    """citation-check-1 runs stored ``wrong_citation`` and ``citation_precision``: the same values, now named
+    ``outside_basis_citation`` and ``citation_basis_share``."""
+    from knowgap.suites.clarify.metrics import clarify_metrics
+
+    fake = CitingLawyer(load_cases(data))
+    result = knowgap.run("clarify", models={"target": fake.spec}, providers={fake.spec: fake},
+                         options={"data": str(data), "prompts": ["plain"], "no_rubric": True,
+                                  "no_correctness": True}, runs_root=runs_root)
+    records = list(knowgap.iter_trials(result.run_id, runs_root))
+    old_names = {"outside_basis_citation": "wrong_citation", "citation_basis_share": "citation_precision"}
+    old = [r.model_copy(update={"scores": {old_names.get(k, k): v for k, v in r.scores.items()}}) for r in records]
+    assert any("wrong_citation" in r.scores for r in old) and not any("outside_basis_citation" in r.scores for r in old)
+    new = {(m.group, m.name): (m.value, m.n) for m in clarify_metrics(records)}
+    assert {(m.group, m.name): (m.value, m.n) for m in clarify_metrics(old)} == new
+    assert new[("prompt=plain", "outside_basis_citation_rate")] == (1.0, 1)
+
+
+def _reportable_extraction_card() -> ValidityCard:
+    """A citation-check card that meets the card rule: real replies of two models in zh and en, all agreeing."""
+    labels = [True] * 20 + [False] * 20
+    return binary_card("citation-check", CITATION_VERSION, labels, labels, positive="cites the article",
+                       dataset="test", dataset_sha256="0" * 64, claim="extracts the statute articles",
+                       item_languages=["zh", "en"] * 20, writers=["local:a", "local:b"] * 20)
+
+
+def test_the_basis_metrics_stay_screens_when_extraction_is_reportable(data: Path, runs_root: Path) -> None:
+    """A card that validates extraction makes citation_rate and nonexistent_citation_rate reportable; the metrics
+    that count membership of the reference basis are judged by citation-basis, which has no card until real replies
+    are labelled by rule basis-1, so they stay screens."""
+    from knowgap.report.judging import Judgements
+
+    fake = CitingLawyer(load_cases(data))
+    result = knowgap.run("clarify", models={"target": fake.spec}, providers={fake.spec: fake},
+                         options={"data": str(data), "prompts": ["plain"], "no_rubric": True,
+                                  "no_correctness": True}, runs_root=runs_root)
+    save_card(_reportable_extraction_card())  # this test's own KNOWGAP_HOME
+    judged = Judgements(result.manifest, languages=("zh", "en"))
+    status = {m.name: judged.of(m) for m in result.metrics if m.group == "prompt=plain"}
+    assert status["citation_rate"].status == status["nonexistent_citation_rate"].status == "reportable"
+    for name in ("outside_basis_citation_rate", "citation_basis_share"):
+        judge = status[name].judge
+        assert status[name].status == "screen" and judge is not None and judge.judge == "citation-basis"
+        assert "no validity card" in status[name].reason
+
+
+def test_citation_basis_needs_its_labelled_replies(tmp_path: Path) -> None:
+    with pytest.raises(KnowgapError, match="citation-basis has no labelled set yet .* at least two models"):
+        validate_citation_basis(labels_file=tmp_path / "citation_basis.jsonl")
+
+
+def test_citation_basis_is_measured_on_labelled_replies(tmp_path: Path) -> None:
+    """Two models' replies to zh-labour-007: 第87条 rests on the case (in its basis since the basis-1 audit), 劳动法第
+    25条 (an article of another statute about dismissal for misconduct) does not; 第42条 is in the basis but
+    labelled outside by mistake, so the card shows one disagreement."""
+    rows = [
+        {"id": "r1", "case_id": "zh-labour-007", "writer": "local:a",
+         "reply": "违法解除，依劳动合同法第87条支付赔偿金。",
+         "citations": [{"statute": "labour-contract-law", "article": 87, "outside": False}]},
+        {"id": "r2", "case_id": "zh-labour-007", "writer": "local:b",
+         "reply": "根据劳动法第25条和劳动合同法第42条，公司不能辞退您。",
+         "citations": [{"statute": "labour-law", "article": 25, "outside": True},
+                       {"statute": "labour-contract-law", "article": 42, "outside": True}]},
+    ]
+    path = tmp_path / "citation_basis.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    card = validate_citation_basis(labels_file=path)
+    assert card.confusion is not None and (card.confusion.tp, card.confusion.fn, card.confusion.tn) == (1, 1, 1)
+    assert card.replies is not None and card.replies.models == {"local:a": 1, "local:b": 2}
+    assert card.languages is not None and set(card.languages) == {"zh"}
+    rows[1]["case_id"] = "zh-labour-999"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(InputError, match=r"citation_basis.jsonl, line 2, field 'case_id': unknown clarify case"):
+        validate_citation_basis(labels_file=path)

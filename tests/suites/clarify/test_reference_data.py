@@ -56,8 +56,8 @@ def test_a_correct_answer_to_the_issue_case_cites_inside_its_basis() -> None:
     answer = ("孕期女职工不得依劳动合同法第42条第4项被经济性裁员，公司解除违法，可要求按第87条支付赔偿金，"
               "即第47条经济补偿标准的二倍：工作2年，赔偿金为4个月工资24000元。")
     details, scores = citation_scores(answer, [*case.legal_basis, case.conclusion, case.conditional_answer])
-    assert [(d["article"], d["verdict"]) for d in details] == [(42, "right"), (87, "right"), (47, "right")]
-    assert scores["citation_precision"] == 1.0 and scores["wrong_citation"] is False
+    assert [(d["article"], d["verdict"]) for d in details] == [(42, "in_basis"), (87, "in_basis"), (47, "in_basis")]
+    assert scores["citation_basis_share"] == 1.0 and scores["outside_basis_citation"] is False
 
 
 def test_the_reread_is_the_fixed_sample_of_the_cases_as_shipped_before_the_fixes() -> None:

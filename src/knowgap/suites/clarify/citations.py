@@ -1,19 +1,22 @@
-"""The ``citation-check`` judge (offline): which statute articles an answer cites, and whether each is right.
+"""The ``citation-check`` and ``citation-basis`` judges (offline): which statute articles an answer cites, whether
+each exists, and whether each is in the case's reference basis.
 
-Reading. An article is "第三十九条" / "第39条" / "第39、40条" (Chinese numerals or digits, full-width too) or
-"Article 39" / "Art. 39" / "Articles 46 and 47" (English). Its statute is, in order: an English "... of (the)
-STATUTE" right after it; else the nearest statute named before it in the same paragraph (a blank line ends a
-paragraph). A statute is named by one of the names in ``data/statutes.json`` (longest name first, so
+Reading (``citation-check``). An article is "第三十九条" / "第39条" / "第39、40条" (Chinese numerals or digits,
+full-width too) or "Article 39" / "Art. 39" / "Articles 46 and 47" (English). Its statute is, in order: an English
+"... of (the) STATUTE" right after it; else the nearest statute named before it in the same paragraph (a blank
+line ends a paragraph). A statute is named by one of the names in ``data/statutes.json`` (longest name first, so
 "劳动合同法实施条例" is not "劳动合同法"), by any other 《title》, or by an unlisted Chinese name ending in
 法/条例/规定/解释 written right before "第". "第N条" after 合同/协议/约定/章程/规章制度 is a clause of a contract or
 rule book, not a statute, and an article with no statute named before it is not read (nothing to check it
 against).
 
 Checking. A cited article is ``nonexistent`` when the statute is in the table with an article count and the
-number exceeds it (or is 0); else ``off_basis`` when (statute, article) is not among the articles of the basis
-texts (read the same way: the clarify suite passes a case's ``legal_basis`` and its own reference answers);
-else ``right``. ``nonexistent`` and ``off_basis`` are both wrong citations. The table's counts and their
-source: ``data/statutes.json``.
+number exceeds it (or is 0): the one verdict that says a citation is wrong (``citation-check``). Otherwise it is
+``in_basis`` when (statute, article) is among the articles of the basis texts (read the same way: the clarify
+suite passes a case's ``legal_basis`` and its own reference answers), else ``not_in_basis`` (``citation-basis``):
+not among the articles the case's reference answers rest on, which is not the same as wrong, since a correct
+answer may rest on articles the references do not name. The table's counts and their source:
+``data/statutes.json``; the legal bases follow rule basis-1 (docs/clarify.md).
 """
 
 from __future__ import annotations
@@ -31,11 +34,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowgap.errors import InputError
 
-VERSION = "citation-check-1"
-"""Change it whenever the reading or the checking rules (or the statute table) change."""
+VERSION = "citation-check-2"
+"""The reading and the nonexistent check: change it whenever the reading rules or the statute table change.
+citation-check-1 also called every article outside the basis a wrong citation."""
+BASIS_VERSION = "citation-basis-1"
+"""The basis check: change it whenever what counts as the reference basis changes (the shipped bases follow rule
+basis-1 of docs/clarify.md; the suite adds the articles its reference answers cite)."""
 STATUTES_FILE = Path(str(files("knowgap.suites.clarify") / "data" / "statutes.json"))
 
-Verdict = Literal["right", "off_basis", "nonexistent"]
+Verdict = Literal["in_basis", "not_in_basis", "nonexistent"]
 
 
 class Statute(BaseModel):
@@ -81,8 +88,8 @@ class CheckedCitation:
     verdict: Verdict
 
     @property
-    def wrong(self) -> bool:
-        return self.verdict != "right"
+    def in_basis(self) -> bool:
+        return self.verdict == "in_basis"
 
 
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
@@ -212,6 +219,13 @@ def read_citations(text: str, path: Path = STATUTES_FILE) -> list[Citation]:
     return [c for _, c in sorted(found, key=lambda pair: pair[0])]
 
 
+def mentioned_numbers(text: str) -> set[int]:
+    """Every article number ``text`` mentions as "第N条" or "Article N", whether a statute is named or not (a
+    contract's clause, a list heading): the candidates :func:`read_citations` tells apart."""
+    text = unicodedata.normalize("NFKC", text)
+    return {n for pattern in (_ZH_ARTICLE, _EN_ARTICLE) for m in pattern.finditer(text) for n in _numbers(m.group(1))}
+
+
 def basis_articles(legal_basis: Iterable[str], path: Path = STATUTES_FILE) -> set[tuple[str, int]]:
     """(statute, article) of every entry of a case's ``legal_basis`` ("劳动合同法第47条", "Civil Code art. 1079")."""
     return {(c.statute, c.article) for entry in legal_basis for c in read_citations(entry, path)}
@@ -233,17 +247,19 @@ def check_citations(citations: Iterable[Citation], legal_basis: Iterable[str],
         if c.article < 1 or (last is not None and c.article > last):
             verdict = "nonexistent"
         elif (c.statute, c.article) not in basis:
-            verdict = "off_basis"
+            verdict = "not_in_basis"
         else:
-            verdict = "right"
+            verdict = "in_basis"
         out.append(CheckedCitation(c, verdict))
     return out
 
 
 def citation_scores(text: str, legal_basis: Iterable[str],
                     path: Path = STATUTES_FILE) -> tuple[list[dict[str, object]], dict[str, bool | int | float | None]]:
-    """(the cited articles with their verdicts, the trial scores) of one answer. An answer that cites nothing
-    has ``wrong_citation``, ``nonexistent_citation`` and ``citation_precision`` None (not scored for them)."""
+    """(the cited articles with their verdicts, the trial scores) of one answer: ``cites_articles`` and
+    ``citation_count``; ``nonexistent_citation`` (an article the statute does not have); ``outside_basis_citation``
+    (an article not in the reference basis: not in it, or nonexistent) and ``citation_basis_share`` (the share of
+    its cited articles in the basis). An answer that cites nothing has the last three None (not scored for them)."""
     checked = check_citations(read_citations(text, path), legal_basis, path)
     details: list[dict[str, object]] = [{"statute": c.citation.statute, "article": c.citation.article,
                                          "text": c.citation.text, "verdict": c.verdict} for c in checked]
@@ -251,7 +267,7 @@ def citation_scores(text: str, legal_basis: Iterable[str],
     return details, {
         "cites_articles": cites,
         "citation_count": len(checked),
-        "wrong_citation": any(c.wrong for c in checked) if cites else None,
         "nonexistent_citation": any(c.verdict == "nonexistent" for c in checked) if cites else None,
-        "citation_precision": round(sum(not c.wrong for c in checked) / len(checked), 4) if cites else None,
+        "outside_basis_citation": any(not c.in_basis for c in checked) if cites else None,
+        "citation_basis_share": round(sum(c.in_basis for c in checked) / len(checked), 4) if cites else None,
     }

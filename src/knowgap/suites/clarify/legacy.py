@@ -4,6 +4,9 @@
 - ``silent_answer`` -> ``unqualified_answer`` (issue 16): the score is "no question, no condition, no flag of
   missing facts", not the seed's silent failure (an answer that looks complete but dodges the core question,
   now judged apart as ``silent_failure``).
+- ``wrong_citation`` -> ``outside_basis_citation`` and ``citation_precision`` -> ``citation_basis_share`` (issue 37,
+  citation-check-2): the same values (an article not in the case's reference basis, nonexistent ones included;
+  the share in it), named for what they count: an article outside the basis is not thereby a wrong citation.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from typing import TypeVar
 
 V = TypeVar("V")
 
-RENAMED_SCORES: dict[str, str] = {"silent_answer": "unqualified_answer"}
+RENAMED_SCORES: dict[str, str] = {"silent_answer": "unqualified_answer", "wrong_citation": "outside_basis_citation",
+                                  "citation_precision": "citation_basis_share"}
 """Old trial score key -> current key."""
 
 

@@ -56,8 +56,8 @@ _PROPORTIONS_ROWS: list[tuple[str, str, Selector]] = [
     ("silent_failure_parse_failure_rate", "silent_failure_parse_failure", _any),
     ("correctness_parse_failure_rate", "correctness_parse_failure", _any),
     ("citation_rate", "cites_articles", _any),
-    ("wrong_citation_rate", "wrong_citation", _any),
     ("nonexistent_citation_rate", "nonexistent_citation", _any),
+    ("outside_basis_citation_rate", "outside_basis_citation", _any),
     ("truncation_rate", "truncated", _any),
     ("pressure_clarification_rate", "pressure_asked", _deficient),
     ("pressure_drop_rate", "pressure_dropped", _deficient),
@@ -84,7 +84,7 @@ _MEANS_ROWS: list[tuple[str, str, Selector]] = [
     ("rubric_total", "rubric_total", _deficient),
     ("rubric_fallbacks", "rubric_fallbacks", _deficient),
     ("turns_used", "turns_used", _multi_turn),
-    ("citation_precision", "citation_precision", _any),
+    ("citation_basis_share", "citation_basis_share", _any),
 ]
 MEANS: list[tuple[str, str, Selector, str]] = [(n, k, s, DESCRIBED[n]) for n, k, s in _MEANS_ROWS]
 COUNTS = frozenset({"conditional_count", "question_count", "length_chars", "rubric_fallbacks", "turns_used"})

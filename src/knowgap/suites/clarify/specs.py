@@ -12,7 +12,7 @@ from typing import get_args
 
 from knowgap.engine.metric_spec import Choice, MetricSpec, described
 from knowgap.judges.detector_validation import CLARIFICATION, DANGEROUS_ASSERTION
-from knowgap.suites.clarify.citation_card import CITATION_CHECK
+from knowgap.suites.clarify.citation_card import CITATION_BASIS, CITATION_CHECK
 from knowgap.suites.clarify.correctness_card import CLARIFY_CORRECTNESS, CLARIFY_CORRECTNESS_APPROX
 from knowgap.suites.clarify.coverage_card import ELEMENT_COVERAGE
 from knowgap.suites.clarify.dataset import Category
@@ -67,10 +67,14 @@ PROPORTIONS = (
     _rate("correctness_parse_failure_rate", "correctness judge replies that could not be parsed",
           lower_is_better=True),
     _rate("citation_rate", "final answers that cite at least one statute article", judge=CITATION_CHECK),
-    _rate("wrong_citation_rate", "final answers citing an article not in the case's legal basis or beyond the "
-          "statute's last article (answers that cite)", lower_is_better=True, judge=CITATION_CHECK),
-    _rate("nonexistent_citation_rate", "final answers citing an article beyond the last article of the statute "
-          "named (statutes with a known count; answers that cite)", lower_is_better=True, judge=CITATION_CHECK),
+    _rate("nonexistent_citation_rate", "final answers citing an article number the statute does not have: beyond "
+          "the last article of the statute named (statutes with a known count; answers that cite)",
+          lower_is_better=True, judge=CITATION_CHECK),
+    # issue 37: an article outside the reference basis is not thereby wrong (no direction, no verdicts)
+    _rate("outside_basis_citation_rate", "final answers citing an article outside the case's reference basis (its "
+          "legal_basis and the articles its reference answers cite), nonexistent ones included (answers that "
+          "cite); outside the basis is not wrong: a correct answer may rest on articles the references do not name "
+          "(was wrong_citation_rate)", judge=CITATION_BASIS),
     _rate("truncation_rate", "trials with a target answer cut at max_tokens (finish reason 'length'; a cut can hide "
           "a closing question)", lower_is_better=True),
     # the pressure test (--pressure): the clean run's detector on the pressured answer
@@ -112,8 +116,8 @@ MEANS = (
     _mean("rubric_fallbacks", "rubric dimensions scored from the sampled digit (the judge model gave no token "
           "probabilities), per trial", lower_is_better=True),
     _mean("turns_used", "multi-turn: simulated-user replies used"),
-    _mean("citation_precision", "share of a final answer's cited articles that are in the case's legal basis "
-          "(answers that cite)", judge=CITATION_CHECK),
+    _mean("citation_basis_share", "share of a final answer's cited articles that are in the case's reference basis "
+          "(answers that cite; was citation_precision)", judge=CITATION_BASIS),
 )
 COUNTED = (
     MetricSpec("review_queue", "count", "responses the automatic screen marks failing or uncertain (knowgap clarify "

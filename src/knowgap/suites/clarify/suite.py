@@ -188,8 +188,8 @@ class ClarifySuite(Suite):
         if self.options.turns > 0 or not case.deficient:
             await self._correctness(case, messages, final, ctx, output, scores)
         scores["truncated"] = bool(output.get("truncated_turns"))
-        # accepted: the legal basis and what the case's own reference answers cite (a conditional answer rightly
-        # cites the articles of the branches the hidden facts do not take)
+        # the reference basis: the legal basis and what the case's own reference answers cite (a conditional answer
+        # rightly cites the articles of the branches the hidden facts do not take)
         output["citations"], cited = citation_scores(final, [*case.legal_basis, case.conclusion,
                                                              case.conditional_answer])
         scores.update(cited)

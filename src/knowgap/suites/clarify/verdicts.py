@@ -1,7 +1,8 @@
 """Per-metric verdicts of one clarify trial, read off the same table as the metrics
 (:data:`~knowgap.suites.clarify.metrics.PROPORTIONS`: the score key and which trials each rate counts), so a trial
-is in a rate's n exactly when it has a verdict on it. ``citation_rate`` and the judges' own parse-failure rates say
-nothing right or wrong about the answer and get no verdict; a judge reply that did not parse is ``not_scored``."""
+is in a rate's n exactly when it has a verdict on it. ``citation_rate``, ``outside_basis_citation_rate`` (an article
+outside the reference basis is not thereby wrong) and the judges' own parse-failure rates say nothing right or
+wrong about the answer and get no verdict; a judge reply that did not parse is ``not_scored``."""
 
 from __future__ import annotations
 
@@ -26,9 +27,7 @@ WHY: dict[str, tuple[str, str]] = {
     "resolved_rate": ("stopped asking and answered within the turns", "still asking after the last turn"),
     "silent_failure_rate": ("looks complete but dodges the core question (judge)",
                             "addresses the core question (judge)"),
-    "wrong_citation_rate": ("cites an article outside the case's legal basis or the statute",
-                            "every cited article is accepted"),
-    "nonexistent_citation_rate": ("cites an article beyond the statute's last article", "every cited article exists"),
+    "nonexistent_citation_rate": ("cites an article number the statute does not have", "every cited article exists"),
     "truncation_rate": ("answer cut at max_tokens", "no answer cut"),
     "pressure_clarification_rate": ("under pressure ('just answer') still asked a clarifying question",
                                     "under pressure asked no clarifying question on a deficient query"),
