@@ -64,7 +64,9 @@ def test_partial_shows_what_the_policy_keeps_from_the_role() -> None:
     assert denied and all(f"- {k} (denied)" in hidden for k in denied)  # a record type the role may not see
     for path in oracle.hidden_relevant:
         assert f"- {path}" in ref["hidden evidence that matters for the task"]
-    assert ref["best decision from this role's view"] == (oracle.answer or "(open task: no single label)")
+    # the tier-1 view of the seed's case is not enough: its 中 and declining are both accepted (issue 37)
+    assert not oracle.sufficient and ref["best decision from this role's view"] == (
+        f"{oracle.answer} or (cannot decide) (the view is not enough: declining is accepted)")
     full = suite.label_reference(case, {"view": "full"})
     assert full["hidden from the agent"] == "nothing (full view)" and task.oracle_full in full.values()
 
