@@ -4,7 +4,7 @@
 - :mod:`.view`: the view builder (fields, rows, endpoints, masking, buckets, summaries, stale sources);
   :mod:`.transforms`: the masking rules;
 - :mod:`.leak`: recognisable parts of denied values, and the detector;
-- :mod:`.generate`: builds the shipped 24 scenarios and their oracles from ``data/families.yaml``;
+- :mod:`.generate`: builds the shipped 40 scenarios and their oracles from ``data/families.yaml``;
   :mod:`.dimensions`: each case's restriction dimensions, derived from its role's policy and the ground truth;
 - :mod:`.suite`: the suite on the engine; :mod:`.prompts`; :mod:`.budget`: budget mode's request_evidence tool;
   :mod:`.scoring`, :mod:`.metrics`: scores and metrics; :mod:`.commands`: ``knowgap partial view``,

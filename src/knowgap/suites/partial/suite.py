@@ -143,7 +143,7 @@ class PartialOptions(InjectionOptions):
 @register
 class PartialSuite(Suite):
     name = "partial"
-    description = ("Authorization-limited evidence (24 scenarios, 4 families, zh + en): decide, say what you cannot "
+    description = ("Authorization-limited evidence (40 scenarios, 4 families, zh + en): decide, say what you cannot "
                    "see, never leak it, spend a query budget well.")
     Options = PartialOptions
     roles = ("target", "judge", "generator")
