@@ -27,6 +27,7 @@ from knowgap.report.judges_html import judge_cell, judges_section
 from knowgap.report.judging import Judgements
 from knowgap.report.markdown import format_metric
 from knowgap.report.svg import Bar, bar_chart, esc
+from knowgap.suites.dataset_cards import reference_data_line
 
 HTML_REPORT = "report.html"
 MAX_TEXT = 2000
@@ -173,11 +174,18 @@ def _suite_sections(run: RunData) -> list[ReportSection]:
                                                             f"{esc(type(exc).__name__)}: {esc(exc)}</p>")]
 
 
+def _reference_data(run: RunData) -> str:
+    """The suite's dataset card line (measured reference error rate; shipped units the run left out)."""
+    m = run.manifest
+    return reference_data_line(m.config.suite, m.dataset_hashes, m.config.options)
+
+
 def render_run(run: RunData, *, anchor: str, max_examples: int = 20, link_template: str | None = None) -> str:
     m = run.manifest
     parts = [f'<section class="run" id="{esc(anchor)}"><h2>{esc(m.config.suite)} · {esc(run.target)} '
-             f'<span class="label">{esc(m.run_id)}</span></h2>', _status_banner(run), _facts(run), "<h3>Models</h3>",
-             _models_table(run)]
+             f'<span class="label">{esc(m.run_id)}</span></h2>', _status_banner(run), _facts(run),
+             f'<p class="facts reference-data">{esc(_reference_data(run))}</p>',
+             "<h3>Models</h3>", _models_table(run)]
     parts += ["<h3>Metrics (95% confidence intervals)</h3>"]
     if run.metrics:
         parts.append(_metrics_table(run))

@@ -11,6 +11,7 @@ from knowgap.errors import KnowgapError
 from knowgap.redaction import redact
 from knowgap.report.injection import RunMetrics, injection_markdown
 from knowgap.report.judging import OLD_RUN, Judgements, card_summary
+from knowgap.suites.dataset_cards import reference_data_line
 
 REPORT = "report.md"
 
@@ -91,6 +92,7 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
         lines[2:2] = ["> **" + problem[0] + "**", ">"] + [f"> - {line.strip()}" for line in problem[1:]] + [""]
     if manifest.judges:
         lines.append("- judges: " + ", ".join(f"{name} `{version}`" for name, version in manifest.judges.items()))
+    lines.append("- " + reference_data_line(cfg.suite, manifest.dataset_hashes, cfg.options))
     lines.append("")
     lines += ["## Models", "", "| role | model | calls | cached | retries | tokens in / out | cost |",
               "|---|---|---:|---:|---:|---:|---:|"]

@@ -18,6 +18,7 @@ from knowgap.report.gate import GateResult
 from knowgap.report.injection import RunMetrics, injection_markdown
 from knowgap.report.judging import Judgements
 from knowgap.report.markdown import format_metric
+from knowgap.suites.dataset_cards import reference_data_line
 
 _SPECIAL = str.maketrans({"|": "\\|", "<": "&lt;", ">": "&gt;", "`": "'", "\n": " ", "\r": " ", "*": "\\*",
                           "_": "\\_", "[": "\\[", "]": "\\]", "#": "\\#", "&": "&amp;"})
@@ -50,7 +51,8 @@ def run_summary(run: RunData, *, examples: int = 5) -> str:
     m = run.manifest
     lines = [f"### {md_text(m.config.suite)} · {md_text(run.target, 80)}", "",
              f"run `{m.run_id}` · {_status(m)} · {m.trials_ok} ok / {m.trials_error} errors of {m.trials_total} "
-             "trials", "", "| group | metric | value | 95% CI | n cases / trials | corrected | judge |",
+             "trials", "", md_text(reference_data_line(m.config.suite, m.dataset_hashes, m.config.options), 1200), "",
+             "| group | metric | value | 95% CI | n cases / trials | corrected | judge |",
              "|---|---|---:|---|---:|---|---|"]
     judged = Judgements.for_run(m)
     for metric in run.metrics:

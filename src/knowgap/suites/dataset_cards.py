@@ -78,7 +78,8 @@ class LabelSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    files: list[str] = Field(min_length=1, description="The files (inside the package) holding these labels.")
+    files: list[str] = Field(min_length=1, description="The files holding these labels: paths relative to the "
+                                                       "repository root or to the card's data folder (globs allowed).")
     labelled_by: str = Field(description="People or models, which; 'unknown' when nothing says.")
     rule: str = Field(description="The written rule the labels follow (where it is), or 'unknown'.")
     independence: str = Field(description="How independently the labels were made (of each other, of the judge "
@@ -107,6 +108,17 @@ class Reread(BaseModel):
     what_was_fixed: str = ""
 
 
+class Exclusions(BaseModel):
+    """Shipped units a run leaves out by default (a fix that keeps the data as published: abstain's questions still
+    answerable without their fact). ``file`` is JSONL inside ``data/`` with ``id`` and ``excluded`` on every row."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str
+    why: str
+    keep_option: str = Field(description="The suite option that keeps them (true: none left out).")
+
+
 class DatasetCard(BaseModel):
     """A suite's dataset card (``data/dataset_card.yaml``)."""
 
@@ -120,6 +132,7 @@ class DatasetCard(BaseModel):
     label_sets: list[LabelSet] = Field(min_length=1)
     reread: Reread
     not_reread: str = Field("", description="Shipped data the re-read does not cover, and why.")
+    excluded_by_default: Exclusions | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +190,22 @@ class LoadedCard:
         m = self.measured
         return f"{m.text()} read wrong, {m.fixed} fixed"
 
+    def excluded(self) -> list[str]:
+        """The ids the card's exclusion file leaves out by default (none without one)."""
+        ex = self.card.excluded_by_default
+        if ex is None:
+            return []
+        return [str(row["id"]) for row in _jsonl(self.folder / ex.file) if row.get("excluded") is True]
+
+    def exclusion_text(self, *, listed: bool = False) -> str:
+        """``19 shipped units left out by default (...; --keep-option keeps them)``, or "" without exclusions."""
+        ex, ids = self.card.excluded_by_default, self.excluded()
+        if ex is None or not ids:
+            return ""
+        flag = "--" + ex.keep_option.replace("_", "-")
+        return (f"{len(ids)} shipped units left out by default ({ex.why}; {ex.file}; {flag} keeps them)"
+                + (f": {', '.join(ids)}" if listed else ""))
+
 
 def read_reread(path: Path) -> list[RereadRow]:
     """The rows of a re-read file; every problem (file, line, field) in one InputError."""
@@ -229,7 +258,9 @@ def card_status(suite_cls: type) -> str:
     if loaded is None:
         return "no dataset card"
     wrong = loaded.problems()
-    return f"reference error rate {loaded.summary()}" + (f" (card disagrees: {'; '.join(wrong)})" if wrong else "")
+    left = loaded.exclusion_text()
+    return (f"reference error rate {loaded.summary()}" + (f"; {left}" if left else "")
+            + (f" (card disagrees: {'; '.join(wrong)})" if wrong else ""))
 
 
 # ---------------------------------------------------------------------------------------- units and the sample
@@ -307,6 +338,8 @@ def card_markdown(loaded: LoadedCard) -> str:
         lines.append(f"- **What was fixed**: {r.what_was_fixed}")
     if r.population_changed:
         lines.append(f"- **Units since the draw**: {r.population_changed}")
+    if card.excluded_by_default is not None:
+        lines.append(f"- **Exclusions**: {loaded.exclusion_text(listed=True)}.")
     if card.not_reread:
         lines.append(f"- **Not re-read**: {card.not_reread}")
     readers = sorted({row.reader for row in loaded.rows})
@@ -341,9 +374,12 @@ def write_docs(docs: Path, loaded: LoadedCard) -> bool:
     return True
 
 
-def report_line(suite_cls: type | None, dataset_hashes: dict[str, str] | None = None) -> str:
+def report_line(suite_cls: type | None, dataset_hashes: dict[str, str] | None = None,
+                options: dict[str, object] | None = None) -> str:
     """The line a run's report gives under its suite's heading: the shipped data's measured reference error rate,
-    and whether the run used that data (its dataset files' sha256 against the shipped files)."""
+    whether the run used that data (its dataset files, from the manifest, against the card's), and the shipped units
+    it left out by default (listed: the run's dataset files hold the exclusion file, and its options did not keep
+    them)."""
     if suite_cls is None:
         return "Reference data: the suite is not installed here, so its dataset card cannot be read."
     try:
@@ -354,17 +390,35 @@ def report_line(suite_cls: type | None, dataset_hashes: dict[str, str] | None = 
         return "Reference data: no dataset card (the suite ships no measured reference error rate)."
     line = (f"Reference data: {loaded.summary()} in an independent re-read of the shipped data "
             f"(dataset card: {loaded.card.suite}/data/{CARD_FILE}).")
-    if dataset_hashes:
-        shipped = {str((loaded.folder / d).resolve()) for d in loaded.card.dataset}
-        used = {str(Path(p).resolve()) for p in dataset_hashes}
-        if not used & shipped and not any(u.startswith(str(loaded.folder.resolve())) for u in used):
-            line += " This run used other data than the card measures."
+    used = {Path(p).resolve() for p in dataset_hashes or {}}
+    if used and not used & {(loaded.folder / d).resolve() for d in loaded.card.dataset}:
+        line += " This run used other data than the card measures."
+    ex = loaded.card.excluded_by_default
+    if ex is not None and (loaded.folder / ex.file).resolve() in used and not (options or {}).get(ex.keep_option):
+        left = loaded.exclusion_text(listed=True)  # the run left them out: its dataset files hold the exclusion list
+        if left:
+            line += f" {left[0].upper()}{left[1:]}."
     return line
 
 
+def reference_data_line(suite: str, dataset_hashes: dict[str, str] | None = None,
+                        options: dict[str, object] | None = None) -> str:
+    """:func:`report_line` for the suite named ``suite`` (a run's manifest names it; a suite no longer installed
+    says so)."""
+    from knowgap.errors import KnowgapError
+    from knowgap.suites.registry import get_suite
+
+    try:
+        cls: type | None = get_suite(suite)
+    except KnowgapError:
+        cls = None
+    return report_line(cls, dataset_hashes, options)
+
+
 def _main(argv: Sequence[str]) -> int:
-    """``python -m knowgap.suites.dataset_cards [--write-docs] [--draw SUITE]``: print every built-in card's
-    measure; write the docs sections; or print a suite's sample (one unit id a line)."""
+    """``python -m knowgap.suites.dataset_cards [--write-docs [SUITE ...]] [--draw SUITE]``: print every built-in
+    card's measure; write the docs sections (of the suites named, else of all); or print a suite's sample (one unit id
+    a line)."""
     from knowgap.suites.registry import BUILTIN, get_suite
 
     root = Path(__file__).resolve().parents[3]
@@ -375,10 +429,12 @@ def _main(argv: Sequence[str]) -> int:
         print(f"# {len(units)} units, population_sha256 {population_sha256(units)}", file=sys.stderr)
         print("\n".join(draw_sample(units)))
         return 0
+    only = [a for a in argv if a != "--write-docs"]
     for name in BUILTIN:
         loaded = card_of(get_suite(name))
         print(f"{name}: {loaded.summary() if loaded else 'no dataset card'}")
-        if loaded is not None and "--write-docs" in argv and write_docs(root / "docs" / f"{name}.md", loaded):
+        write = "--write-docs" in argv and (not only or name in only)
+        if loaded is not None and write and write_docs(root / "docs" / f"{name}.md", loaded):
             print(f"  wrote docs/{name}.md")
     return 0
 
