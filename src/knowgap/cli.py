@@ -562,12 +562,11 @@ def suites() -> None:
 
     Example: knowgap suites
     """
+    from knowgap.suites.dataset_cards import card_status
+
     for name, cls in available().items():
         out.print(f"[bold]{escape(name)}[/bold]: {escape(cls.description)} (roles: {', '.join(cls.roles)}; "
                   f"{escape(origin(name))}; {escape(card_status(cls))})", highlight=False, soft_wrap=True)
-    from knowgap.suites.dataset_cards import card_status
-
-
 
 @cache_app.command("info")
 def cache_info() -> None:
