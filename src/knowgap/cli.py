@@ -568,6 +568,7 @@ def suites() -> None:
         out.print(f"[bold]{escape(name)}[/bold]: {escape(cls.description)} (roles: {', '.join(cls.roles)}; "
                   f"{escape(origin(name))}; {escape(card_status(cls))})", highlight=False, soft_wrap=True)
 
+
 @cache_app.command("info")
 def cache_info() -> None:
     """Where the caches are and how big: model responses, and embedding vectors (one file per embedding model).
