@@ -19,7 +19,7 @@ def test_pairs_come_from_the_datasets() -> None:
     clarify, files = clarify_pairs()
     assert len(clarify) == 62 and files[0].name == "cases.jsonl"  # every deficient case
     partial, _ = partial_pairs()
-    assert len(partial) == 189 and len({p.id for p in partial}) == 189  # every insufficient (scenario, role, task)
+    assert len(partial) == 192 and len({p.id for p in partial}) == 192  # every insufficient (scenario, role, task)
     assert all(p.reference != p.assuming for p in clarify + partial)
 
 

@@ -24,13 +24,13 @@ def _insufficient() -> list[tuple]:
 
 
 def test_every_assuming_reply_is_anchored_and_no_reference_reply_is() -> None:
-    """All 189 pairs: the reply that cites the hidden fields as seen and calls the view complete meets the
+    """All 192 pairs: the reply that cites the hidden fields as seen and calls the view complete meets the
     uncertainty anchor, and the evidence anchor where it cites a field the role was denied (a summarised,
     bucketed or contradicted field was shown in part, and citing it invents nothing; a denied record type named
     only by its own label, 进程 for edr_events, is not recognised: the matcher's limit); the reply that names what
     it cannot see and asks for it meets neither."""
     cases = _insufficient()
-    assert len(cases) == 189
+    assert len(cases) == 192
     unanchored = 0
     for s, task, oracle, built in cases:
         assert reply_anchors(s, task, oracle, built, reference_reply(s, task, oracle, built)) == {}, s.scenario_id

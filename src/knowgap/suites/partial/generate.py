@@ -253,7 +253,7 @@ class _Scope:
         if node.tag == "!f":
             return self.text(v)
         assert node.tag == "!cat", node.tag
-        return "".join(self.resolve(part) for part in v)
+        return "".join(text for part in v if (text := self.resolve(part)) is not _OMIT)
 
 
 # ------------------------------------------------------------------------------------------- the builder
