@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from knowgap.suites.partial.dataset import DATA, load_dataset
-from knowgap.suites.partial.judging import assuming_reply, field_label, reference_reply, reply_anchors
 from knowgap.suites.partial.evidence_scores import view_paths
+from knowgap.suites.partial.judging import assuming_reply, field_label, reference_reply, reply_anchors
 from knowgap.suites.partial.view import build_view
 
 SCENARIOS = load_dataset(DATA)
