@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from knowgap.errors import KnowgapError
-from knowgap.suites.abstain.paper import PROMPT_NAMES, RESPONSES, RETRIEVALS, paper_table, responses_file
+from knowgap.suites.abstain.paper import (
+    PROMPT_NAMES,
+    RESPONSES,
+    RETRIEVALS,
+    paper_table,
+    render_paper_table,
+    responses_file,
+)
 from tests.helpers import knowgap_cli
 
 
@@ -89,3 +96,27 @@ def test_a_bad_row_names_file_line_and_field(tmp_path: Path) -> None:
                                       encoding="utf-8")
     with pytest.raises(KnowgapError, match=r"responses_dev.jsonl.*line 1.*retrieval|retrieval.*BM25"):
         paper_table(tmp_path, factuality=False)
+
+
+def test_the_table_again_without_the_questions_left_out_by_default(data_dir: Path) -> None:
+    from knowgap.suites.abstain.answerability import excluded_ids
+
+    table = paper_table(data_dir, factuality=False)
+    rows = _rows(data_dir)
+    left = set(excluded_ids())
+    assert set(table.left_out) == left & {r["question_id"] for r in rows} and table.left_out
+    kept = Counter((RETRIEVALS[r["retrieval"]], PROMPT_NAMES[r["prompt_name"]]) for r in rows
+                   if r["question_id"] not in left)
+    yes = Counter((RETRIEVALS[r["retrieval"]], PROMPT_NAMES[r["prompt_name"]]) for r in rows
+                  if r["question_id"] not in left and r["abstention"] == "yes")
+    for full, without in zip(table.rows, table.rows_without, strict=True):
+        key = (without.retrieval, without.prompt)
+        assert without.rows == kept[key] and (full.rows > without.rows or not full.rows)
+        if without.rows:
+            assert without.abstention_labels is not None
+            assert (without.abstention_labels.value, without.abstention_labels.n) == (yes[key] / kept[key], kept[key])
+            assert without.published_abstention == full.published_abstention  # the paper's figures stay beside
+    text = render_paper_table(table)
+    assert "All answers (the paper's question set" in text and f"Without the {len(table.left_out)} questions" in text
+    same = paper_table(data_dir, factuality=False, leave_out=[])
+    assert same.left_out == [] and same.rows_without == same.rows

@@ -189,9 +189,14 @@ def load_file(path: Path) -> list[Fact]:
     return [fact for _, fact in result.records]
 
 
+def is_shipped_kb(spec: str) -> bool:
+    """Whether a ``--kb`` value names the shipped PolicyBench (all of it or one knowledge base)."""
+    return spec == "policybench" or spec.startswith("policybench:")
+
+
 def kb_files(spec: str) -> list[Path]:
     """The files a ``--kb`` value names."""
-    if spec == "policybench" or spec.startswith("policybench:"):
+    if is_shipped_kb(spec):
         paths = sorted(POLICYBENCH.glob("*.json"))
         if ":" in spec:
             want = spec.split(":", 1)[1].lower()

@@ -31,6 +31,7 @@ from knowgap.errors import InputError, KnowgapError
 from knowgap.jsonl import write_jsonl
 from knowgap.models.structured import ParseFailure, extract_json
 from knowgap.models.types import ChatRequest
+from knowgap.suites.abstain.answerability import MIN_COVERAGE, QUESTION, answer_coverage, holds_its_answer
 from knowgap.text import content_tokens, detect_lang, sentences
 from knowgap.text.embed import Embedder, default_embedder
 
@@ -367,8 +368,11 @@ def diversity_filter(questions: Sequence[GeneratedQuestion], method: str, keywor
 def sole_answerability(questions: Sequence[GeneratedQuestion], facts: Sequence[AtomicFact], embedder: Embedder,
                        threshold: float, judge: Callable[[ChatRequest], str] | None,
                        neighbours: int = 3, progress: Progress = _no_progress) -> list[Answerability]:
-    """For each question: the other facts nearest to it; any at or above ``threshold`` goes to the judge
-    (or, offline, fails the check when it is at least as close to the question as the question's own fact)."""
+    """For each question: the other facts nearest to it; any at or above ``threshold`` goes to the judge (or,
+    offline, fails the check when it is at least as close to the question as the question's own fact, or holds
+    :data:`~.answerability.MIN_COVERAGE` of the key terms the expected answer adds to the question:
+    :func:`~.answerability.answer_coverage`). Offline, a question whose expected answer adds no key term to it
+    (the question holds its answer) fails too."""
     if not questions:
         return []
     by_id = {f.id: i for i, f in enumerate(facts)}
@@ -379,14 +383,21 @@ def sole_answerability(questions: Sequence[GeneratedQuestion], facts: Sequence[A
         scores = fact_vecs @ q_vecs[qi]
         own = float(scores[by_id[q.fact_id]])
         order = [int(j) for j in np.argsort(-scores) if facts[int(j)].id != q.fact_id][:neighbours]
-        checked, sole = [], True
+        checked: list[dict[str, Any]] = []
+        sole = True
+        if judge is None and holds_its_answer(q.question, q.answer):
+            checked.append({"fact_id": QUESTION, "similarity": None, "verdict": "the question holds its answer"})
+            sole = False
         for j in order:
             score = float(scores[j])
             if score < threshold:
                 continue
             if judge is None:
-                answers = score >= own
-                verdict = "closer than own fact" if answers else "further than own fact"
+                covered = answer_coverage(q.question, q.answer, facts[j].text)
+                answers = score >= own or covered >= MIN_COVERAGE
+                verdict = ("closer than own fact" if score >= own else
+                           f"covers the answer ({covered:.0%} of its key terms)" if answers else
+                           "further than own fact")
             else:
                 outcome = extract_json(judge(ChatRequest.simple(
                     SOLE_PROMPT.format(question=q.question, fact=facts[j].text), max_tokens=20)))

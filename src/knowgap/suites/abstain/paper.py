@@ -15,7 +15,7 @@ table, so the other cells show no published figure rather than a guessed one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -24,6 +24,7 @@ from knowgap.engine.records import MetricValue
 from knowgap.errors import InputError, KnowgapError
 from knowgap.jsonl import read_objects
 from knowgap.judges.validation import POLICYBENCH_RESPONSES
+from knowgap.suites.abstain.answerability import excluded_ids
 from knowgap.suites.abstain.prompts import PAPER_CONFIGS
 
 RESPONSES = Path(POLICYBENCH_RESPONSES)
@@ -65,6 +66,12 @@ class PaperRow(BaseModel):
 class PaperTable(BaseModel):
     data_file: str
     rows: list[PaperRow]
+    """Every answer in the file: the paper's question set, comparable to its figures."""
+    rows_without: list[PaperRow] = []
+    """The same without the answers to the questions knowgap leaves out by default (still answerable without their
+    fact: ``data/policybench_audit.jsonl``): knowgap's default question set."""
+    left_out: list[str] = []
+    """The question ids left out of :attr:`rows_without` (those of the audit that the file answers)."""
     knowledge_bases: list[str]
     abstention_judge: str
     factuality_judge: str | None
@@ -97,9 +104,11 @@ def _config(row: dict[str, object], where: str, line: int) -> tuple[str, str]:
 
 
 def paper_table(data_dir: Path | None = None, *, factuality: bool = True,
-                progress: Callable[[int], None] | None = None) -> PaperTable:
+                progress: Callable[[int], None] | None = None, leave_out: Sequence[str] | None = None) -> PaperTable:
     """knowgap's judges over the paper's GPT-4o answers, per configuration (all 10 of the paper's, those
-    without answers in the data left empty), beside the file's labels and the published figures."""
+    without answers in the data left empty), beside the file's labels and the published figures: on every answer
+    (the paper's set) and without the answers to the questions in ``leave_out`` (default: those the audit found
+    still answerable without their fact, :func:`.answerability.excluded_ids`)."""
     from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
     from knowgap.judges.abstention import judge_abstention
     from knowgap.judges.factuality import default_factuality
@@ -122,16 +131,35 @@ def paper_table(data_dir: Path | None = None, *, factuality: bool = True,
                                                    str(row["response"])))
     judge = default_factuality() if factuality else None
     verdicts = iter(judge.judge(rows_to_judge, progress=progress) if judge else [])
+    acceptable = {id(row): next(verdicts).acceptable for key in judged for abstained, row in judged[key]
+                  if not abstained and judge is not None}
+    left = set(excluded_ids() if leave_out is None else leave_out)
+    answered = {str(row.get("question_id")) for rows in by_config.values() for row in rows}
+    return PaperTable(data_file=str(path), rows=_rows(judged, acceptable, judge is not None),
+                      rows_without=_rows(judged, acceptable, judge is not None, left),
+                      left_out=sorted(left & answered, key=_id_order), knowledge_bases=sorted(kbs),
+                      abstention_judge=f"abstention (offline) {ABSTENTION_VERSION}",
+                      factuality_judge=f"factuality (offline) {judge.version}" if judge else None)
+
+
+def _id_order(qid: str) -> tuple[str, int]:
+    kb, _, number = qid.rpartition("_")
+    return (kb, int(number)) if number.isdigit() else (qid, -1)
+
+
+def _rows(judged: dict[tuple[str, str], list[tuple[bool, dict[str, object]]]], acceptable: dict[int, bool],
+          factuality: bool, leave_out: set[str] | frozenset[str] = frozenset()) -> list[PaperRow]:
+    """One row per paper configuration over the judged answers, those to ``leave_out``'s questions left out."""
     out = []
     for retrieval, prompt in PAPER_CONFIGS:
         key = (retrieval, prompt)
+        pairs = [(a, r) for a, r in judged.get(key, []) if str(r.get("question_id")) not in leave_out]
         published = PUBLISHED.get(key, {})
-        item = PaperRow(retrieval=retrieval, prompt=prompt, rows=len(judged.get(key, [])),
+        item = PaperRow(retrieval=retrieval, prompt=prompt, rows=len(pairs),
                         published_abstention=published.get("abstention_rate"),
                         published_factuality=published.get("factuality_answered"))
         if item.rows:
             group = item.config_id
-            pairs = judged[key]
             item.abstention_knowgap = MetricValue.proportion("abstention_rate", group, sum(a for a, _ in pairs),
                                                              len(pairs))
             labelled = [str(r.get("abstention")).lower() for _, r in pairs]
@@ -142,13 +170,11 @@ def paper_table(data_dir: Path | None = None, *, factuality: bool = True,
             tiers = [t for t in tiers if t in ("tier_1", "tier_2", "tier_3")]
             item.factuality_labels = MetricValue.proportion("factuality_answered", group,
                                                             sum(t != "tier_3" for t in tiers), len(tiers))
-            if judge is not None:
-                mine = [next(verdicts).acceptable for abstained, _ in pairs if not abstained]
+            if factuality:
+                mine = [acceptable[id(r)] for abstained, r in pairs if not abstained]
                 item.factuality_knowgap = MetricValue.proportion("factuality_answered", group, sum(mine), len(mine))
         out.append(item)
-    return PaperTable(data_file=str(path), rows=out, knowledge_bases=sorted(kbs),
-                      abstention_judge=f"abstention (offline) {ABSTENTION_VERSION}",
-                      factuality_judge=f"factuality (offline) {judge.version}" if judge else None)
+    return out
 
 
 def _pct(value: float | None) -> str:
@@ -157,16 +183,31 @@ def _pct(value: float | None) -> str:
 
 def render_paper_table(table: PaperTable) -> str:
     """Markdown: one row per configuration, knowgap's judges beside the file's labels and the published
-    figures, each rate with its Wilson 95% CI and n."""
-    from knowgap.suites.abstain.tables import cell
-
+    figures, each rate with its Wilson 95% CI and n; on every answer (the paper's set), then without the answers to
+    the questions knowgap leaves out by default."""
     lines = [f"Answers: {table.data_file} (GPT-4o; knowledge bases {', '.join(table.knowledge_bases)})",
              f"Judges: {table.abstention_judge}" + (f"; {table.factuality_judge}" if table.factuality_judge else ""),
-             "", "| configuration | answers | abstention: knowgap | abstention: file labels (gpt-4.1) | "
-                 "abstention: published | factuality among answered: knowgap | factuality: file labels | "
-                 "factuality: published |",
+             "", "All answers (the paper's question set, comparable to its figures):", "",
+             *_table_lines(table.rows)]
+    if table.left_out:
+        lines += ["", f"Without the {len(table.left_out)} questions knowgap leaves out by default (still answerable "
+                      "without their fact: another fact or the question's own wording gives the answer; "
+                      f"data/policybench_audit.jsonl): {', '.join(table.left_out)}", "",
+                  *_table_lines(table.rows_without)]
+    low, high = table.published_factuality_range
+    lines += ["", f"Published figures: {table.source}. The paper's factuality among answers spans {low:.0%}-{high:.0%} "
+                  "over its configurations; the seed gives no other cell, so the empty ones are not published there."]
+    return "\n".join(lines)
+
+
+def _table_lines(rows: list[PaperRow]) -> list[str]:
+    from knowgap.suites.abstain.tables import cell
+
+    lines = ["| configuration | answers | abstention: knowgap | abstention: file labels (gpt-4.1) | "
+             "abstention: published | factuality among answered: knowgap | factuality: file labels | "
+             "factuality: published |",
              "|---|---|---|---|---|---|---|---|"]
-    for r in table.rows:
+    for r in rows:
         if not r.rows:
             lines.append(f"| {r.config_id} | 0 (not in the data) |  |  | {_pct(r.published_abstention)} |  |  | "
                          f"{_pct(r.published_factuality)} |")
@@ -174,7 +215,4 @@ def render_paper_table(table: PaperTable) -> str:
         lines.append(f"| {r.config_id} | {r.rows} | {cell(r.abstention_knowgap)} | {cell(r.abstention_labels)} | "
                      f"{_pct(r.published_abstention)} | {cell(r.factuality_knowgap)} | {cell(r.factuality_labels)} "
                      f"| {_pct(r.published_factuality)} |")
-    low, high = table.published_factuality_range
-    lines += ["", f"Published figures: {table.source}. The paper's factuality among answers spans {low:.0%}-{high:.0%} "
-                  "over its configurations; the seed gives no other cell, so the empty ones are not published there."]
-    return "\n".join(lines)
+    return lines

@@ -10,7 +10,8 @@ context: the one fact that answers was removed), and the factuality tier of answ
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import html
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -20,6 +21,7 @@ from knowgap.engine.records import MetricValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
+    ReportSection,
     Suite,
     SuiteOptions,
     Trial,
@@ -36,8 +38,9 @@ from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest
 from knowgap.suites import register
 from knowgap.suites.abstain import injection
+from knowgap.suites.abstain.answerability import AUDIT_FILE, excluded_ids
 from knowgap.suites.abstain.casefile import CASE_FILE
-from knowgap.suites.abstain.dataset import AbstainCase, Fact, kb_files, load_kb
+from knowgap.suites.abstain.dataset import AbstainCase, Fact, is_shipped_kb, kb_files, load_kb
 from knowgap.suites.abstain.metrics import abstain_metrics, cluster_key, kb_group
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
@@ -92,6 +95,11 @@ class AbstainOptions(InjectionOptions):
     abstention_judge: Literal["offline", "llm"] = Field(
         "offline", description="offline (deterministic zh+en detector) or llm (the judge role, spec abstention_v1).")
     max_tokens: int = Field(100, ge=16, description="Max tokens of the target's answer.")
+    include_still_answerable: bool = Field(
+        False, description="Also ask the shipped PolicyBench questions that the audit found still answerable "
+                           "without their fact (another fact or the question itself answers them: "
+                           "data/policybench_audit.jsonl, docs/abstain.md); left out by default. The paper's full "
+                           "331 questions.")
     scenario: Literal["loo", "unknowable", "false-premise", "unanswerable-context"] = Field(
         "loo", description="loo (leave-one-out on --kb, the default) or an AbstentionBench-style question set: "
                            "unknowable (SelfAware), false-premise, unanswerable-context (docs/abstain.md, "
@@ -183,12 +191,35 @@ class AbstainSuite(Suite):
     def dataset_files(self) -> list[Path]:
         if self.scenario:
             return [Path(self.options.data).expanduser() if self.options.data else shipped_file(self.scenario)]
-        return kb_files(self.options.kb)
+        return kb_files(self.options.kb) + ([AUDIT_FILE] if self.leaves_out() else [])
+
+    def leaves_out(self) -> list[str]:
+        """The questions of the shipped PolicyBench left out of this run (still answerable without their fact, by
+        the audit in ``data/policybench_audit.jsonl``): none with ``--include-still-answerable`` or another
+        ``--kb``. Their facts stay in the knowledge base (other questions' contexts hold them)."""
+        if self.scenario or self.options.include_still_answerable or not is_shipped_kb(self.options.kb):
+            return []
+        return excluded_ids()
 
     def cases(self) -> list[Case]:
         if self.scenario:
             return list(self.scenario_cases())
-        return [AbstainCase(id=f.id, kb=f.kb, question=f.question, expected_answer=f.answer) for f in self.facts()]
+        out = set(self.leaves_out())
+        return [AbstainCase(id=f.id, kb=f.kb, question=f.question, expected_answer=f.answer) for f in self.facts()
+                if f.id not in out]
+
+    def report_sections(self, records: Sequence[TrialRecord],
+                        metrics: Sequence[MetricValue]) -> list[ReportSection]:
+        left = self.leaves_out()
+        if not left:
+            return []
+        text = (f"{len(left)} PolicyBench questions are left out of this run: the audit found each still answerable "
+                "without its fact (another fact of its knowledge base, or the question's own wording, gives the "
+                "reference answer; data/policybench_audit.jsonl says which and why). Their facts stay in the "
+                "knowledge base. --include-still-answerable asks them too (the paper's full set): "
+                + ", ".join(left) + ".")
+        return [ReportSection(title="Questions left out (still answerable without their fact)",
+                              html=f"<p>{html.escape(text)}</p>", markdown=text)]
 
     def configurations(self) -> list[Configuration]:
         if self.scenario:
