@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -92,8 +93,10 @@ def test_a_card_from_labels_attaches_to_the_judge_in_judges_reports_and_agreemen
     ba = _balanced_accuracy(hand)
     before = kg("show", run_id, cwd=where, env=env)
     assert before.returncode == 0 and _abstention_cells(before.stdout), before.stderr
-    assert not any("SCREEN" in cell for cell in _abstention_cells(before.stdout))  # the shipped card (BA 0.98)
-    assert "abstention_unanswerable: judge" not in before.stdout
+    # the shipped card (BA 0.98) holds English PolicyBench answers only: the starter's Chinese cases have no card
+    assert all("SCREEN: abstention" in cell for cell in _abstention_cells(before.stdout))
+    assert "abstention_unanswerable: no card for zh: its card (policybench/responses_dev.jsonl) holds en items only" \
+        in before.stdout
 
     proc = kg("judge", "validate", "abstention", "--labels", labelled.labels, cwd=where, env=env)
     assert proc.returncode == 0, proc.stderr
@@ -119,8 +122,13 @@ def test_a_card_from_labels_attaches_to_the_judge_in_judges_reports_and_agreemen
     after = kg("show", run_id, cwd=where, env=env).stdout  # the run's report: the metric's badge is this card's
     cells = _abstention_cells(after)
     assert cells and all("SCREEN: abstention" in cell for cell in cells), after
-    assert (f"abstention_unanswerable: judge balanced accuracy {ba:.2f} < 0.80 on {labelled.labels} "
-            f"(n={sum(hand.values())})") in after
+    # held to the bar on each of the run's languages (the lower figure of the labelled en and zh trials), and one
+    # run's replies are one model's: a screen by the card rule either way
+    reason = next(line for line in after.splitlines() if line.startswith("  abstention_unanswerable: "))
+    assert re.fullmatch(rf"  abstention_unanswerable: judge balanced accuracy \d\.\d\d < 0\.80 on "
+                        rf"{re.escape(labelled.labels)} \(n={sum(hand.values())}; its (en|zh) items, n=\d+\); its real "
+                        r"replies come from one model \(scripted:.*\); the rule asks for replies of at least 2 models",
+                        reason), reason
     markdown = kg("report", run_id, "--md", cwd=where, env=env).stdout
     assert f"SCREEN: abstention {VERSION} · BA {ba:.2f}" in markdown
 
