@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from knowgap.suites.dataset_cards import (
     shipped_units,
 )
 from tests.fakes.plugin_package import write_package
-from tests.helpers import REPO, knowgap_cli
+from tests.helpers import REPO, knowgap_cli, scripted
 
 SUITES = Path(knowgap.suites.__file__).resolve().parent
 
@@ -164,3 +165,27 @@ def test_the_model_reader_is_named_honestly() -> None:
         readers = {r.reader for r in _loaded(name).rows}
         assert all("model" in r or "person" in r.lower() or "human" in r.lower() for r in readers), readers
     assert MODEL_READER.startswith("model: LLM agent")
+
+
+def test_a_runs_reports_give_the_card_line_under_its_heading(tmp_path: Path) -> None:
+    """A real abstain run on two sampled questions: report.md, report.html and the markdown summary each give the
+    measured rate and the questions the run left out; with --include-still-answerable none is said left out."""
+    import knowgap
+    from knowgap.report import load_run_data
+    from knowgap.report.summary import run_summary
+
+    loaded = _loaded("abstain")
+    target = scripted(tmp_path, '{"response": "I do not know.", "citation": null}')
+    default = knowgap.run("abstain", models={"target": target}, runs_root=tmp_path / "runs",
+                          options={"sample": 2, "retrieval": ["direct"], "prompts": ["basic"]})
+    md = (default.path / "report.md").read_text(encoding="utf-8")
+    html = (default.path / "report.html").read_text(encoding="utf-8")
+    summary = run_summary(load_run_data(default.path))
+    for text in (md, html, re.sub(r"\\(.)", r"\1", summary)):  # the summary escapes markdown specials
+        assert loaded.measured.text() in text
+        assert f"{len(loaded.excluded())} shipped units left out by default" in text
+    every = knowgap.run("abstain", models={"target": target}, runs_root=tmp_path / "runs",
+                        options={"sample": 2, "retrieval": ["direct"], "prompts": ["basic"],
+                                 "include_still_answerable": True})
+    md = (every.path / "report.md").read_text(encoding="utf-8")
+    assert loaded.measured.text() in md and "shipped units left out" not in md
