@@ -66,7 +66,8 @@ _CRITERIA = {
                  "0-1)",
 }
 TRIALS = (
-    _rate("decision_accuracy", "decision equals the oracle answer for the view the agent had", headline=True),
+    _rate("decision_accuracy", "decision is one the agent's view allows: its oracle answer, or declining where "
+                               "the view is not enough", headline=True),
     _rate("decision_accuracy_full_oracle", "decision equals the answer on the full data"),
     _mean("macro_f1", "macro-F1 of decisions vs the view oracle (bootstrap CI)"),
     _rate("completeness_awareness", "says sufficient/insufficient as the oracle does"),
