@@ -51,8 +51,8 @@ from knowgap.text import detect_lang
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 LABELLED = "src/knowgap/judges/data/labelled"
 SOURCES = f"{LABELLED}/SOURCES.md"
-SESSION = ("one annotator: a knowgap development session ({commit}, {day}; the project's sessions are run by AI "
-           "assistants and the model is not recorded), no second annotator")
+SESSION = ("unknown: one annotator, not named ({commit}, {day}; not said to be a person or a model), "
+           "no second annotator")
 PB_LABELS = Labelling(
     rule="KnowOrNot's PolicyBench labels (policybench/responses_dev.jsonl: abstention, factuality), not knowgap's",
     by="a gpt-4.1 judge (KnowOrNot), which agreed with people on ~97% (abstention) and ~80% (factuality, 3 "
@@ -443,9 +443,9 @@ def facts(card: ValidityCard) -> dict[str, object]:
                 "claim": "did the response decline to answer? (abstain --scenario: abstention_precision, "
                          "abstention_recall and abstention_f1 of the replies the detector calls abstentions)",
                 "labelling": Labelling(rule=f"{SOURCES} (abstained), committed with the labels in 6965342",
-                                       by="two annotators, each alone, without the detector's verdicts: knowgap "
-                                          "development sessions (6965342, 2026-12-03; run by AI assistants, the "
-                                          "model not recorded); kappa 0.94, the agreed label is gold")}
+                                       by="two annotators, each alone, without the detector's verdicts: unknown: "
+                                          "not named, not said to be people or models (6965342, 2026-12-03); "
+                                          "kappa 0.94, the agreed label is gold")}
     if j == "answer-overlap":
         languages, replies = answer_overlap(card)
         return {"languages": languages, "replies": replies,
@@ -459,7 +459,7 @@ def facts(card: ValidityCard) -> dict[str, object]:
                 "claim": "starter.accuracy: share of answerable questions answered correctly",
                 "labelling": Labelling(rule=f"{SOURCES} (correct, answer-match), committed with the labels in "
                                             "9f718f4", by=SESSION.format(commit="9f718f4", day="2026-12-03")
-                                       + "; the same session wrote the responses")}
+                                       + "; the same author wrote the responses")}
     if j in ("clarification", "dangerous-assertion"):
         languages, replies = legal(card, "asks" if j == "clarification" else "overconfident")
         claim = ("clarify.clarification_rate (asked a clarifying question), unqualified_answer_rate, false_flag_rate, "
@@ -504,7 +504,7 @@ def facts(card: ValidityCard) -> dict[str, object]:
                                             "clarify.md, Calibrating the coverage threshold); no written rule "
                                             "beyond 'the sentence names or asks about the element'",
                                        by=SESSION.format(commit="71f08ed", day="2026-12-02")
-                                       + "; the same session wrote the sentences")}
+                                       + "; the same author wrote the sentences")}
     if j == "extract-takeover":
         languages, replies = takeover(card)
         return {"languages": languages, "replies": replies,
@@ -520,7 +520,7 @@ def facts(card: ValidityCard) -> dict[str, object]:
                 "claim": "partial.leak_rate: trials whose output holds a hidden value or a recognisable part",
                 "labelling": Labelling(rule=f"{SOURCES} (leaks), committed with the texts in 9f718f4",
                                        by=SESSION.format(commit="9f718f4", day="2026-12-03")
-                                       + "; the same session wrote the texts")}
+                                       + "; the same author wrote the texts")}
     if j == "gap-matcher":
         languages, replies = gaps(card)
         return {"languages": languages, "replies": replies,
@@ -528,7 +528,7 @@ def facts(card: ValidityCard) -> dict[str, object]:
                          "invented_evidence: does a named gap match an expected missing field?",
                 "labelling": Labelling(rule=f"{SOURCES} (match), committed with the gaps in 9f718f4",
                                        by=SESSION.format(commit="9f718f4", day="2026-12-03")
-                                       + "; the same session wrote the gaps")}
+                                       + "; the same author wrote the gaps")}
     if j == "summary-coverage":
         languages, replies = summary_coverage(card)
         return {"languages": languages, "replies": replies,
@@ -551,7 +551,7 @@ def facts(card: ValidityCard) -> dict[str, object]:
                 "claim": "extract.faithfulness_judge: is each claim of the output supported by the source?",
                 "labelling": Labelling(rule="SummEdits' human labels; the handwritten pairs by construction",
                                        by="SummEdits' annotators; the handwritten pairs by the extract suite's "
-                                          "author (a knowgap development session)")}
+                                          "author (not said to be a person or a model)")}
     if j == "clarify-rubric":
         names = ("zh-labour-003", "zh-tort-003", "zh-family-004", "zh-family-005") if card.n == 4 else ()
         out: dict[str, object] = {
@@ -628,7 +628,7 @@ def citation(card: ValidityCard) -> dict[str, object]:
                      "complete (issue 37, item 2)",
             "labelling": Labelling(rule=f"{SOURCES} (citations), committed with the labels in 1008c14",
                                    by=SESSION.format(commit="1008c14", day="2026-12-03")
-                                   + "; the written rows were written by the same session after the reading rules")}
+                                   + "; the written rows were written by the same author after the reading rules")}
 
 
 def known_failures(card: ValidityCard) -> list[KnownFailure]:
