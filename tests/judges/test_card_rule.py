@@ -179,3 +179,24 @@ def test_superseded_and_shipped_folders_hold_no_stray_issue() -> None:
         assert current, f"{path.name}: no card {key} issued after it"
         later = ValidityCard.model_validate_json(current[0].read_text(encoding="utf-8"))
         assert later.issued is not None and later.issued >= path.stem.split(REISSUED, 1)[1][:10]
+
+
+def test_a_card_measured_here_on_a_shipped_set_keeps_what_the_set_is(kg_home: Path) -> None:
+    """``knowgap judge validate NAME`` (a validator that knows nothing of the card rule) saved here, on the shipped
+    card's own labelled set: the card takes the set's replies, labelling, claim and languages from the shipped card,
+    so it assesses as that card does, not as one that does not say what it was measured on."""
+    from knowgap.judges.catalog import validate
+    from knowgap.judges.cards import save_card
+    from knowgap.suites.judge_registry import get_judge
+
+    measured = validate(get_judge("extract-takeover"))
+    assert measured.replies is None and measured.languages is None  # the validator does not know them
+    path = save_card(measured)
+    assert path.parent == kg_home / "judge_cards"
+    saved = ValidityCard.model_validate_json(path.read_text(encoding="utf-8"))
+    shipped = next(c for c in shipped_cards() if c.judge == "extract-takeover")
+    assert (saved.replies, saved.labelling, saved.claim) == (shipped.replies, shipped.labelling, shipped.claim)
+    assert saved.languages is not None and {k: f.n for k, f in saved.languages.items()} == {"en": 38, "zh": 41}
+    assert assess(saved, languages=["en", "zh"]).status == "reportable"
+    other = measured.model_copy(update={"dataset_sha256": "1" * 64})  # another set: nothing is taken
+    assert ValidityCard.model_validate_json(save_card(other).read_text(encoding="utf-8")).replies is None

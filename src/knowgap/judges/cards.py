@@ -483,7 +483,13 @@ def find_card(judge: str, version: str, judge_model: str | None = None) -> Valid
 
 
 def save_card(card: ValidityCard, folder: Path | None = None) -> Path:
-    """Write ``card`` to ``folder`` (default: KNOWGAP_HOME/judge_cards) under its key; returns the path."""
+    """Write ``card`` to ``folder`` (default: KNOWGAP_HOME/judge_cards) under its key; returns the path. A card
+    measured here (the default folder) on a shipped card's labelled set (same judge, judge model and sha256) takes
+    the set's facts the validator does not know from it (:func:`inherit_rule_fields`)."""
+    if folder is None:
+        for shipped in (*shipped_cards(), *cards_in(SUPERSEDED_DIR)):
+            if (shipped.judge, shipped.judge_model) == (card.judge, card.judge_model):
+                card = inherit_rule_fields(card, shipped)
     folder = folder or measured_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{card.key}.json"
