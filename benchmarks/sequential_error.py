@@ -131,12 +131,17 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--json", help="write the outcomes here too")
+    parser.add_argument("--only", help="scenarios RATE:ICC, comma-separated (default: every one)")
     args = parser.parse_args()
+    chosen = SCENARIOS
+    if args.only:
+        wanted = {tuple(float(x) for x in item.split(":")) for item in args.only.split(",")}
+        chosen = [s for s in SCENARIOS if (s.rate, s.icc) in wanted]
     outcomes = []
-    for i, base in enumerate(SCENARIOS):
+    for i, base in enumerate(chosen):
         s = Scenario(base.rate, base.threshold, base.icc, cases=args.cases, batch=args.batch)
         started = time.perf_counter()
-        outcome = simulate(s, args.runs, seed=args.seed + i)
+        outcome = simulate(s, args.runs, seed=args.seed + SCENARIOS.index(base))
         outcomes.append(outcome)
         print(f"{outcome.line()}  ({time.perf_counter() - started:.0f} s)", flush=True)
     if args.json:

@@ -228,7 +228,7 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
                              "ray" if kwargs["ray_address"] else "local", ray_address=kwargs["ray_address"],
                              rpm=kwargs["rpm"], tpm=kwargs["tpm"], until=kwargs["until"],
                              thresholds=kwargs["thresholds"], alpha=kwargs["alpha"], max_calls=kwargs["max_calls"],
-                             max_cost=kwargs["max_cost"])
+                             max_cost=kwargs["max_cost"], order_seed=kwargs["order_seed"])
         _print_result(result)
         _exit_for([result])
         _exit_for_decisions(result)
@@ -286,6 +286,9 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
           annotation=int),
         P("max_cost", P.KEYWORD_ONLY, default=typer.Option(None, help=(
             "With --until: stop once the calls cost this many USD (by --price); resumable.")), annotation=float),
+        P("order_seed", P.KEYWORD_ONLY, default=typer.Option(None, help=(
+            "With --until: seed of the cases' random order (default: --seed), recorded in the manifest.")),
+          annotation=int),
     ]
     for field_name, info in fields.items():
         flag = "--" + field_name.replace("_", "-")
