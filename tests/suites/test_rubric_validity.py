@@ -1,5 +1,6 @@
-"""Discrimination validity of the rubric judges (knowgap.judges.rubric_validity; each suite's rubric_card): pairs built from the datasets,
-the pairwise card, and the whole measurement on the real small model."""
+"""Discrimination validity of the rubric judges (the machinery: knowgap.judges.rubric_validity; the pairs: each
+suite's rubric_card.py): pairs built from the datasets, the pairwise card, and the whole measurement on the real small
+model."""
 
 from __future__ import annotations
 
