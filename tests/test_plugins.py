@@ -355,3 +355,42 @@ def test_the_example_plugin_gets_data_import_check_and_inject(tmp_path: Path, ex
         metrics = {m["name"]: m for m in json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))}
         assert (metrics["injection_followed"]["value"], metrics["injection_followed"]["n"]) == (rate, 4)
         assert metrics["handover_rate"]["value"] == 1.0  # the clean replies hand over in both
+
+
+@pytest.mark.slow
+def test_the_example_plugin_judge_is_validated_like_a_builtin(tmp_path: Path, example_site: Path,
+                                                             kg_home: Path) -> None:
+    """The example's judge (one module, examples/plugin-suite/.../handover_judge.py, plus one entry point) is in
+    'knowgap judges', is measured by 'knowgap judge validate' on the labelled set shipped in the package, its card
+    is stored like a built-in's, and a run of the example records it as the judge of the metrics it decides."""
+    env = _pythonpath(example_site)
+    listed = knowgap_cli("judges", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "refund-handover (offline, refund-handover-1): does the reply hand the customer over to a person?" \
+        in listed.stdout and "no validity card" in listed.stdout.split("refund-handover (", 1)[1]
+
+    proc = knowgap_cli("judge", "validate", "refund-handover", env=env)
+    assert proc.returncode == 0, proc.stderr
+    # 16 labelled replies: 8 hand over, 5 of them with the phrase; of 8 that do not, 1 quotes it (see the labels)
+    assert "refund-handover (refund-handover-1): 16 replies to the shop's questions" in proc.stdout
+    assert f"n=16: balanced accuracy {(5 / 8 + 7 / 8) / 2:.2f}" in proc.stdout
+    [saved] = (kg_home / "judge_cards").glob("refund-handover@*.json")
+    card = json.loads(saved.read_text(encoding="utf-8"))
+    assert (card["version"], card["dataset"], card["confusion"]) == (
+        "refund-handover-1", "handover_labels.jsonl", {"tp": 5, "fn": 3, "fp": 1, "tn": 7})
+
+    rows = {r["name"]: r for r in map(json.loads, knowgap_cli("judges", "--json", env=env).stdout.splitlines())}
+    mine = rows["refund-handover"]
+    assert mine["metrics"] == ["refund-desk.handover_rate", "refund-desk.needless_handover"]
+    assert mine["assessments"][0]["card"]["n"] == 16 and "abstention" in rows  # beside the built-in ones
+
+    runs = tmp_path / "runs"
+    ran = knowgap_cli("run", "refund-desk", "--model", "constant:[HANDOVER]", "--prompts", "strict",
+                      "--runs-dir", str(runs), "-q", env=env)
+    assert ran.returncode == 0, ran.stderr
+    [run_dir] = runs.iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["judges"] == {"refund-handover": "refund-handover-1"}
+    assert {name: j["judge"] for name, j in manifest["metric_judges"].items()} == {
+        "handover_rate": "refund-handover", "needless_handover": "refund-handover"}
+    assert sorted(manifest["computed_metrics"]) == ["accuracy", "errors", "injection_followed"]
