@@ -3,6 +3,11 @@
 One ``Llama`` object per GGUF file per process, shared by every provider that names it; a lock makes
 concurrent requests to it safe (llama.cpp contexts are not re-entrant), and calls run in a worker thread
 so the event loop keeps scheduling other models and writing results.
+
+By default concurrent calls to one model are decoded together, as parallel sequences of a second llama.cpp
+context on the same weights (:mod:`knowgap.models.local_batch`, sized by :mod:`knowgap.models.local_sizing`);
+``KNOWGAP_PARALLEL=1`` (or ``off``) decodes one call at a time through llama-cpp-python's
+``create_chat_completion``, as before. The mode is part of the model's identity (:meth:`LocalModel.identity`).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import atexit
 import contextlib
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,9 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from knowgap.models.base import ChatModel
-from knowgap.models.errors import ModelUnavailableError, PermanentModelError
+from knowgap.models.errors import ModelError, ModelUnavailableError, PermanentModelError
 from knowgap.models.identity import remembered_sha256
 from knowgap.models.llama_threads import ThreadChoice, current_choice
+from knowgap.models.local_batch import BatchedDecoder, Completion, Job, capture_completion
+from knowgap.models.local_sizing import (
+    PARALLEL_ENV,
+    BatchSizing,
+    available_memory,
+    choose_sizing,
+    kv_bytes_per_token,
+    parallel_setting,
+)
 from knowgap.models.packs import PACKS, ensure_pack
 from knowgap.models.types import ChatRequest, ChatResponse, TokenLogprob, TopLogprob, Usage
 
@@ -30,6 +45,8 @@ log = logging.getLogger("knowgap.models")
 _LOADED: dict[str, tuple[Any, threading.Lock]] = {}
 _THREADS: dict[str, ThreadChoice] = {}
 """The threads each loaded model runs with, and why (same keys as ``_LOADED``)."""
+_DECODERS: dict[str, tuple[BatchedDecoder, BatchSizing]] = {}
+"""The batch of each loaded model in batched mode, by ``_LOADED``'s key and the parallel setting."""
 _LOAD_LOCK = threading.Lock()
 _LLAMA_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="knowgap-llama")
 DEFAULT_CTX = int(os.environ.get("KNOWGAP_N_CTX", "4096"))
@@ -141,11 +158,39 @@ def load_llama(path: Path, n_ctx: int = DEFAULT_CTX) -> tuple[Any, threading.Loc
         return _LOADED[key]
 
 
+def load_decoder(path: Path, n_ctx: int = DEFAULT_CTX, setting: int | None = None) -> tuple[BatchedDecoder,
+                                                                                              BatchSizing]:
+    """The batch of the model at ``path`` (made once per process, on the llama thread: call it there), sized by
+    :func:`~knowgap.models.local_sizing.choose_sizing` and printed once."""
+    llm, _lock = load_llama(path, n_ctx)
+    key = f"{_key(path, n_ctx)}::{setting}"
+    with _LOAD_LOCK:
+        if key not in _DECODERS:
+            sizing = choose_sizing(n_ctx, setting=setting, bytes_per_token=kv_bytes_per_token(llm.metadata),
+                                   available=available_memory())
+            try:
+                decoder = BatchedDecoder(llm, _LLAMA_THREAD, parallel=sizing.parallel, kv_cells=sizing.kv_cells,
+                                         n_ctx=n_ctx)
+            except Exception as exc:  # llama.cpp could not make the context (memory)
+                raise ModelUnavailableError(f"llama.cpp could not make a batch for {path.name} ({sizing.why}): "
+                                            f"{exc}; set {PARALLEL_ENV}=1 to decode one call at a time") from exc
+            _DECODERS[key] = (decoder, sizing)
+            message = (f"knowgap: {path.name}: batched decoding, {sizing.why} "
+                       f"({PARALLEL_ENV}=1 decodes one call at a time)")
+            log.info("%s", message)
+            print(message, file=sys.stderr, flush=True)
+        return _DECODERS[key]
+
+
 @atexit.register
 def _free_models() -> None:
     """Free loaded models before the interpreter tears down llama_cpp's module globals; left to ``__del__``
-    at exit, llama-cpp-python prints a TypeError traceback ('NoneType' object is not callable)."""
+    at exit, llama-cpp-python prints a TypeError traceback ('NoneType' object is not callable). A model's batch
+    goes first (its context uses the model's weights)."""
     with _LOAD_LOCK:
+        for decoder, _sizing in _DECODERS.values():
+            decoder.close()
+        _DECODERS.clear()
         for llm, lock in _LOADED.values():
             with lock:
                 close = getattr(llm, "close", None)
@@ -202,21 +247,34 @@ class LocalModel(ChatModel):
     interruptible = False
     supports_logprobs = True
 
-    def __init__(self, spec: str, target: str, n_ctx: int = DEFAULT_CTX) -> None:
+    def __init__(self, spec: str, target: str, n_ctx: int = DEFAULT_CTX, parallel: int | None = None) -> None:
         self.spec = spec
         self.target = target
         self.n_ctx = n_ctx
         self.context_window = n_ctx
         self._path: Path | None = None
+        self.parallel_setting = parallel if parallel is not None else parallel_setting(os.environ.get(PARALLEL_ENV))
+        """The parallel sequences asked for (``KNOWGAP_PARALLEL`` unless given): None for the default, 1 for
+        single-stream."""
+        self.batched = self.parallel_setting != 1
+        self.default_concurrency = choose_sizing(n_ctx, setting=self.parallel_setting, bytes_per_token=None,
+                                                 available=None).parallel
+        self._decoder: BatchedDecoder | None = None
 
     def _ensure(self) -> tuple[Any, threading.Lock]:
         if self._path is None:
             self._path = resolve_local_path(self.target)
         return load_llama(self._path, self.n_ctx)
 
-    def _call(self, request: ChatRequest) -> ChatResponse:
-        self.refuse_unsupported_tools(request)
-        llm, lock = self._ensure()
+    def _ensure_decoder(self) -> BatchedDecoder:
+        """The model's batch (loading the model first); on the llama thread."""
+        if self._decoder is None:
+            self._ensure()
+            assert self._path is not None
+            self._decoder = load_decoder(self._path, self.n_ctx, self.parallel_setting)[0]
+        return self._decoder
+
+    def _chat_kwargs(self, request: ChatRequest) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "temperature": request.temperature,
@@ -228,6 +286,13 @@ class LocalModel(ChatModel):
             kwargs["stop"] = request.stop
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        return kwargs
+
+    def _call(self, request: ChatRequest) -> ChatResponse:
+        """One call single-stream (llama-cpp-python's ``create_chat_completion``), on the llama thread."""
+        self.refuse_unsupported_tools(request)
+        llm, lock = self._ensure()
+        kwargs = self._chat_kwargs(request)
         recorder = _LogprobRecorder(llm, request.top_logprobs) if request.top_logprobs else None
         if recorder is not None:
             kwargs["logits_processor"] = [recorder]
@@ -251,12 +316,32 @@ class LocalModel(ChatModel):
         # Always the same OS thread. llama.cpp runs its matrix work in an OpenMP thread team per calling
         # thread, and idle teams spin for a while: calls landing on different pool threads (as with
         # asyncio.to_thread) leave spinning teams that steal the cores (measured on 2 cores: 84% of direct
-        # throughput with to_thread; see benchmarks/local_throughput.py).
-        return await asyncio.get_running_loop().run_in_executor(_LLAMA_THREAD, self._call, request)
+        # throughput with to_thread; see benchmarks/local_throughput.py). The batch decodes there too.
+        loop = asyncio.get_running_loop()
+        if not self.batched:
+            return await loop.run_in_executor(_LLAMA_THREAD, self._call, request)
+        self.refuse_unsupported_tools(request)
+        decoder = self._decoder
+        if decoder is None:
+            decoder = await loop.run_in_executor(_LLAMA_THREAD, self._ensure_decoder)
+        llm = decoder.llm
+        job = Job(build=lambda: capture_completion(llm, **self._chat_kwargs(request)),
+                  single=lambda: self._call(request), top_logprobs=request.top_logprobs)
+        try:
+            done = await asyncio.wrap_future(decoder.submit(job))
+        except ModelError as exc:
+            raise type(exc)(f"{self.spec}: {exc}") from exc
+        if isinstance(done, ChatResponse):  # the batch could not take it: it ran single-stream
+            return done
+        assert isinstance(done, Completion)
+        return ChatResponse(text=done.text, usage=Usage(prompt_tokens=done.prompt_tokens,
+                                                        completion_tokens=done.completion_tokens),
+                            logprobs=done.logprobs, latency_s=done.latency_s, finish_reason=done.finish_reason,
+                            model=self.spec)
 
     def prepare(self) -> None:
         """Assemble and load the model now (so errors surface before any trial starts), on the llama thread."""
-        _LLAMA_THREAD.submit(self._ensure).result()
+        _LLAMA_THREAD.submit(self._ensure_decoder if self.batched else self._ensure).result()
 
     def sha256(self) -> str:
         """The GGUF file's sha256: a pack's is known (and verified on assembly); a file's is hashed once and
@@ -268,7 +353,12 @@ class LocalModel(ChatModel):
         return remembered_sha256(self._path)
 
     def identity(self) -> str:
-        return f"gguf:sha256:{self.sha256()}"
+        """The GGUF file's sha256, and for batched decoding ``;decoding=batched``: a batched call's floating-point
+        path differs from a single-stream one's (the matrix kernels take several sequences' rows at once), and
+        its text does in a measured share of calls (docs/scale.md, "Batched decoding"), so the response cache
+        and ``--resume`` keep the two apart. Single-stream keeps the identity it had before batching."""
+        base = f"gguf:sha256:{self.sha256()}"
+        return f"{base};decoding=batched" if self.batched else base
 
     def describe(self) -> dict[str, str]:
         info = {"spec": self.spec, "backend": "llama.cpp (in-process)", "sha256": self.sha256()}
@@ -280,4 +370,10 @@ class LocalModel(ChatModel):
         if choice is not None:  # loaded (prepare() loads it before a run describes it)
             info["threads"] = str(choice.threads)
             info["threads_why"] = choice.why
+        if self.batched:
+            batch = (_DECODERS.get(f"{_key(self._path, self.n_ctx)}::{self.parallel_setting}")
+                     if self._path is not None else None)
+            info["decoding"] = "batched" + (f": {batch[1].why}" if batch is not None else "")
+        else:
+            info["decoding"] = f"single-stream ({PARALLEL_ENV}=1)"
         return info
