@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,9 +31,9 @@ def system(tmp_path: Path) -> str:
     return f"python:{path}:reply"
 
 
-def _manifest(runs: Path) -> dict:  # type: ignore[type-arg]
+def _manifest(runs: Path) -> dict[str, Any]:
     [folder] = [p for p in runs.iterdir() if p.is_dir()]
-    return json.loads((folder / "manifest.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads((folder / "manifest.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return,unused-ignore]
 
 
 @pytest.mark.slow

@@ -33,16 +33,16 @@ class StoppingRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    until: str = Field("decided", description="decided: stop when every gated metric's confidence sequence decides "
+    until: str = Field(default="decided", description="decided: stop when every gated metric's confidence sequence decides "
                                                "its threshold; width=W: when every sequence is at most W wide; all: "
                                                "run every case (in the same seeded order).")
     thresholds: list[GatedMetric] = Field(default_factory=list)
-    alpha: float = Field(0.05, gt=0, lt=1, description="The level: each gated metric's sequence holds the full "
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="The level: each gated metric's sequence holds the full "
                                                        "run's value at every stop with probability 1 - alpha.")
-    order_seed: int = Field(0, description="Seed of the random order the cases run in.")
-    max_calls: int | None = Field(None, ge=1, description="Stop once this many model calls (not served from the "
+    order_seed: int = Field(default=0, description="Seed of the random order the cases run in.")
+    max_calls: int | None = Field(default=None, ge=1, description="Stop once this many model calls (not served from the "
                                                           "cache) were made, over every resume.")
-    max_cost: float | None = Field(None, gt=0, description="Stop once the calls cost this many USD (the run's "
+    max_cost: float | None = Field(default=None, gt=0, description="Stop once the calls cost this many USD (the run's "
                                                            "prices).")
 
     @field_validator("until")
