@@ -185,8 +185,8 @@ def test_a_card_measured_here_on_a_shipped_set_keeps_what_the_set_is(kg_home: Pa
     """``knowgap judge validate NAME`` (a validator that knows nothing of the card rule) saved here, on the shipped
     card's own labelled set: the card takes the set's replies, labelling, claim and languages from the shipped card,
     so it assesses as that card does, not as one that does not say what it was measured on."""
-    from knowgap.judges.catalog import validate
     from knowgap.judges.cards import save_card
+    from knowgap.judges.catalog import validate
     from knowgap.suites.judge_registry import get_judge
 
     measured = validate(get_judge("extract-takeover"))
