@@ -180,7 +180,13 @@ def _exit_for_decisions(result: RunResult) -> None:
     if record is None:
         return
     _print_sequences(result.manifest)
-    if record.rule.thresholds and any(s.decision != "pass" for s in record.sequences if s.threshold):
+    matched = {s.threshold for s in record.sequences if s.threshold}
+    for gated in record.rule.thresholds:
+        if gated.label not in matched:
+            out.print(f"  undecided {gated.label}  the run has no such metric or group",
+                      markup=False, highlight=False, soft_wrap=True)
+    if record.rule.thresholds and (any(s.decision != "pass" for s in record.sequences if s.threshold)
+                                   or any(g.label not in matched for g in record.rule.thresholds)):
         raise typer.Exit(1)
 
 

@@ -226,3 +226,12 @@ def test_an_interrupted_run_resumes_in_its_order_and_stops_where_an_unbroken_run
     first = [u.key for u in ordered_units(plan, 5)][:record.units_run]
     ran = {r.case_id for r in RunStore.open(runs_root / "broken", folder.name).iter_records()}
     assert ran == set(first)
+
+
+def test_a_threshold_on_a_group_the_run_never_has_keeps_it_running_to_the_end(runs_root: Path) -> None:
+    """A group no trial produces is never decided: the run does not stop on the other thresholds alone."""
+    wrong_group = GatedMetric(metric="good", group="nowhere", op=">=", value=0.5, text="good[nowhere] >= 0.5")
+    rule = StoppingRule(until="decided", thresholds=[_gate("good >= 0.5", ">=", 0.5), wrong_group])
+    result, model = _run(runs_root, rule, concurrency=16)
+    record = result.manifest.sequential
+    assert record is not None and record.reason == "every case ran" and model.calls == CASES

@@ -59,7 +59,8 @@ def test_a_run_stops_when_its_gate_is_decided_and_resumes_to_every_case(tmp_path
     assert 'class="fixed-n"' in html
 
     gated = knowgap_cli("gate", run_id, "--runs-dir", str(runs), "--thresholds", str(gate))
-    assert gated.returncode == 1 and "sequence [" in gated.stdout and "violates <= 0.5" in gated.stdout
+    assert gated.returncode == 1, gated.stdout + gated.stderr
+    assert "sequence [" in gated.stdout and "violates <= 0.5" in gated.stdout
     other = tmp_path / "other.yaml"
     other.write_text("thresholds:\n  - abstention_unanswerable >= 0.5\n", encoding="utf-8")
     unsequenced = knowgap_cli("gate", run_id, "--runs-dir", str(runs), "--thresholds", str(other))
@@ -88,6 +89,10 @@ def test_run_refuses_a_rule_it_cannot_keep(tmp_path: Path, system: str) -> None:
     assert alone.returncode == 2 and "give --until decided" in alone.stderr
     bare = knowgap_cli("run", "starter", "-m", system, "--runs-dir", str(runs), "--until", "decided")
     assert bare.returncode == 2 and "--until decided needs thresholds" in bare.stderr
+    gate.write_text("thresholds:\n  - over_abstension <= 0.5\n", encoding="utf-8")
+    typo = knowgap_cli("run", "starter", "-m", system, "--runs-dir", str(runs), "--until", "decided",
+                       "--thresholds", str(gate))
+    assert typo.returncode == 2 and "no metric 'over_abstension' (did you mean 'over_abstention'?)" in typo.stderr
     assert not runs.exists() or not any(runs.iterdir())
 
 

@@ -47,7 +47,7 @@ from knowgap.engine.sampling import sample_cases
 from knowgap.engine.store import RunStore, new_run_id
 from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialFailed, TrialResult, file_sha256
 from knowgap.engine.usage import usage_from_trials
-from knowgap.errors import KnowgapError, first_validation_error
+from knowgap.errors import KnowgapError, did_you_mean, first_validation_error
 from knowgap.models.base import ChatModel
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.models.types import ChatRequest, ChatResponse
@@ -198,6 +198,11 @@ class Runner:
                                "thresholds); --until width=W needs none")
         if rule is not None and self.config.executor == "ray":
             raise KnowgapError("--until runs its cases a batch at a time in this process: not with --executor ray")
+        for gated in rule.thresholds if rule is not None else []:
+            if suite_cls.declares_metric(gated.metric) is False and gated.metric != "errors":
+                names = sorted(suite_cls.metric_names or ())
+                raise KnowgapError(f"threshold '{gated.text or gated.metric}': suite '{suite_cls.name}' produces no "
+                                   f"metric '{gated.metric}'{did_you_mean(gated.metric, names)}")
 
     # planning ---------------------------------------------------------------------------------
     def planned_cases(self) -> list[Case]:

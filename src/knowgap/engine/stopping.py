@@ -223,7 +223,7 @@ class Sequencer:
         for t in self.rule.thresholds:
             for seq in sequences:
                 if seq.metric == t.metric and t.group in (None, seq.group):
-                    seq.threshold = t.text or f"{t.metric} {t.op} {t.value:g}"
+                    seq.threshold = t.label
                     seq.decision = self._decide(t, seq)
 
     @staticmethod

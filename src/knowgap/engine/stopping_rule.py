@@ -27,23 +27,31 @@ class GatedMetric(BaseModel):
     text: str = ""
     """The threshold as written (the gate's description)."""
 
+    @property
+    def label(self) -> str:
+        group = f"[{self.group}]" if self.group else ""
+        return self.text or f"{self.metric}{group} {self.op} {self.value:g}"
+
 
 class StoppingRule(BaseModel):
     """When a run may stop before every case has run, and how its cases are ordered."""
 
     model_config = ConfigDict(extra="forbid")
 
-    until: str = Field(default="decided", description="decided: stop when every gated metric's confidence sequence decides "
-                                               "its threshold; width=W: when every sequence is at most W wide; all: "
-                                               "run every case (in the same seeded order).")
+    until: str = Field(default="decided",
+                       description="decided: stop when every gated metric's confidence sequence decides its "
+                                   "threshold; width=W: when every sequence is at most W wide; all: run every case "
+                                   "(in the same seeded order).")
     thresholds: list[GatedMetric] = Field(default_factory=list)
-    alpha: float = Field(default=0.05, gt=0, lt=1, description="The level: each gated metric's sequence holds the full "
-                                                       "run's value at every stop with probability 1 - alpha.")
+    alpha: float = Field(default=0.05, gt=0, lt=1,
+                         description="The level: each gated metric's sequence holds the full run's value at every "
+                                     "stop with probability 1 - alpha.")
     order_seed: int = Field(default=0, description="Seed of the random order the cases run in.")
-    max_calls: int | None = Field(default=None, ge=1, description="Stop once this many model calls (not served from the "
-                                                          "cache) were made, over every resume.")
-    max_cost: float | None = Field(default=None, gt=0, description="Stop once the calls cost this many USD (the run's "
-                                                           "prices).")
+    max_calls: int | None = Field(default=None, ge=1,
+                                  description="Stop once this many model calls (not served from the cache) were "
+                                              "made, over every resume.")
+    max_cost: float | None = Field(default=None, gt=0,
+                                   description="Stop once the calls cost this many USD (the run's prices).")
 
     @field_validator("until")
     @classmethod
