@@ -18,7 +18,7 @@ from knowgap.redaction import redact
 from knowgap.report.data import RunData, held, response_text
 
 _STATUS = {"finished": "success", "finished_with_errors": "success", "running": "started", "interrupted": "cancelled",
-           "failed": "error"}
+           "failed": "error", "stopped": "success"}  # stopped: its --until rule decided (or a budget ran out)
 
 
 def _inspect() -> Any:
