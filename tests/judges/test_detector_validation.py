@@ -74,8 +74,34 @@ def test_the_coverage_pairs_are_clauses_of_the_extract_reviews_as_the_judge_cuts
     assert len({it.id for it in items}) == len(items)
     for it in items:
         assert cases[it.case]["review"] == it.review and cases[it.case]["kind"] != "calibration", it.id
+        assert it.id.split("/", 1)[1].rsplit("#", 1)[0] == it.case, it.id  # the id names the case
         assert it.clause in review_aspects(it.review), it.id
     assert {"mams-006", "mams-214", "mams-274"}.isdisjoint(it.case for it in items)  # read before labelling
+
+
+def test_the_summary_coverage_card_states_what_its_set_is_when_the_set_changes(tmp_path: Path) -> None:
+    """The validator states the card rule's facts of its labelled set itself (claim, the models that wrote the
+    summaries, the languages with their figures, who labelled): a shipped card's facts are carried over only to a
+    card of the same sha256, so a card re-measured on a changed file (afcffba renamed 3 of its cases) must not
+    lose them and become a screen that 'does not say which replies'."""
+    from knowgap.judges.cards import assess
+
+    card = coverage_card.validate_summary_coverage(tmp_path)
+    items, _, _ = coverage_card.same_language_clause_items()
+    assert card.claim is not None and card.claim.startswith("extract.summary_coverage")
+    assert card.replies is not None and card.replies.kind == "real" and card.replies.constructed == 0
+    assert card.replies.models == {m: sum(it.source.startswith(m + ",") for it in items)
+                                   for m in ("local:qwen2.5-0.5b", "local:qwen2.5-1.5b")}
+    assert sum(card.replies.models.values()) == card.n == len(items)
+    assert card.languages is not None and {k: (f.n, f.positives) for k, f in card.languages.items()} == {
+        lang: (sum(it.lang == lang for it in items), sum(it.lang == lang and it.covered for it in items))
+        for lang in ("en", "zh")}
+    assert card.labelling is not None and "coverage-1" in card.labelling.rule
+    assert assess(card, languages=["en"]).status == "reportable"
+    shipped = ValidityCard.model_validate_json(
+        (SHIPPED_DIR / f"{card_key(card.judge, card.version)}.json").read_text(encoding="utf-8"))
+    assert (shipped.claim, shipped.replies, shipped.languages, shipped.labelling) == (
+        card.claim, card.replies, card.languages, card.labelling)
 
 
 def test_the_scenario_answers_are_real_replies_to_answerable_questions_with_their_references() -> None:

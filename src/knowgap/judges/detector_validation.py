@@ -22,7 +22,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
-from knowgap.judges.cards import Estimate, ValidityCard, binary_card, binary_measures, confusion_of, sha256_files
+from knowgap.judges.cards import (
+    Estimate,
+    Labelling,
+    ValidityCard,
+    binary_card,
+    binary_measures,
+    confusion_of,
+    sha256_files,
+)
 from knowgap.judges.clarification import CLARIFICATION_VERSION, DANGER_VERSION
 from knowgap.judges.judge import Judge
 from knowgap.judges.labelled_sets import (
@@ -42,9 +50,14 @@ __all__ = ["ABSTENTION_SCENARIOS", "CLARIFICATION", "DANGEROUS_ASSERTION", "EXTR
 
 def offline_card(judge: str, version: str, positive: str, dataset: str, sha: str, labels: Sequence[bool],
              decide: Callable[[int], bool], progress: Progress | None, *, method: str, notes: str,
-             groups: Sequence[str] | None = None) -> ValidityCard:
+             groups: Sequence[str] | None = None, claim: str | None = None,
+             item_languages: Sequence[str] | None = None, writers: Sequence[str | None] | None = None,
+             replies_how: str = "", labelling: Labelling | None = None) -> ValidityCard:
     """Run an offline detector (``decide(i)``) over every item, timed, and build its card; with ``groups`` (one
-    name per item), the card's ``extra`` also holds sensitivity and specificity within each group."""
+    name per item), the card's ``extra`` also holds sensitivity and specificity within each group. The card
+    rule's facts of the labelled set (``claim``, each item's language and writer, ``labelling``) go to
+    :func:`~knowgap.judges.cards.binary_card` as given: a validator that states them issues a whole card on a
+    changed set, where a shipped card's facts are carried over only to a card of the same set (same sha256)."""
     start = time.perf_counter()
     verdicts: list[bool | None] = []
     for i in range(len(labels)):
@@ -61,7 +74,8 @@ def offline_card(judge: str, version: str, positive: str, dataset: str, sha: str
             if measures[measure].value is not None:
                 extra[f"{measure}_{group}"] = measures[measure]
     return binary_card(judge, version, verdicts, labels, positive=positive, dataset=dataset, dataset_sha256=sha,
-                       seconds=seconds, method=method, notes=notes, extra=extra)
+                       seconds=seconds, method=method, notes=notes, extra=extra, claim=claim,
+                       item_languages=item_languages, writers=writers, replies_how=replies_how, labelling=labelling)
 
 
 def sample_method(n_all: int, chosen: Sequence[int], limit: int | None, what: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from knowgap.judges.cards import ValidityCard, sha256_files
+from knowgap.judges.cards import Labelling, ValidityCard, sha256_files
 from knowgap.judges.detector_validation import offline_card, sample_method
 from knowgap.judges.judge import Judge, Progress
 from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items, stratified
@@ -51,6 +51,19 @@ _NOTES = ("Aspect clauses of the extract suite's clean reviews (MAMS-ACSA and th
                    "coverage-1, docs/judges.md) before the judge ran on them. One annotator; many summaries copy "
                    "the review, which makes covered pairs easy.")
 
+CLAIM = "extract.summary_coverage: share of the review's aspect clauses that some summary clause covers"
+"""What the card validates, in the metric's words (the card rule, issue 37)."""
+LABELLING = Labelling(rule="src/knowgap/judges/data/labelled/SOURCES.md (rule coverage-1), committed with the labels "
+                           "in f572e21",
+                      by="unknown: one annotator, not named (f572e21, 2026-12-05; not said to be a person or a "
+                         "model), no second annotator")
+"""Who labelled the set, as its history shows it (docs/judges.md, who made every shipped label set)."""
+
+
+def writer(item: ClauseCoverageLabel) -> str:
+    """The model that wrote the item's summary: its source up to the first comma (``local:qwen2.5-0.5b, ...``)."""
+    return item.source.split(",", 1)[0].strip()
+
 
 def validate_summary_coverage(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                               progress: Progress | None = None) -> ValidityCard:
@@ -78,7 +91,10 @@ def validate_summary_coverage(data_dir: Path | None, limit: int | None = None, j
                     method=sample_method(len(items), chosen, limit, "labelled (clause, summary) pairs in one language")
                     + f"; {left_out} pairs whose summary is in another language than its review left out (the "
                       "judge does not score them)",
-                    groups=[r.lang for r in rows], notes=_NOTES)
+                    groups=[r.lang for r in rows], notes=_NOTES, claim=CLAIM,
+                    item_languages=[r.lang for r in rows], writers=[writer(r) for r in rows],
+                    replies_how="(clause, summary) pairs: the clean reviews' aspect clauses against real summaries",
+                    labelling=LABELLING)
 
 
 SUMMARY_COVERAGE = Judge(
