@@ -104,6 +104,28 @@ def test_the_summary_coverage_card_states_what_its_set_is_when_the_set_changes(t
         card.claim, card.replies, card.languages, card.labelling)
 
 
+def test_the_clarify_correctness_approx_card_states_what_its_set_is_when_the_cases_change(tmp_path: Path) -> None:
+    """Its set is built from the clarify cases, whose file fd01fdc fixed: the card re-measured on it still says
+    what it validates and that its answers are constructed in en and zh (a screen for that reason, not for
+    saying nothing), as the card shipped on that file does."""
+    from knowgap.judges.cards import assess
+
+    card = correctness_card.validate_clarify_correctness_approx(tmp_path)
+    items, _ = correctness_card.clarify_answer_items()
+    assert card.claim is not None and card.claim.startswith("clarify.control_correctness_approx")
+    assert card.replies is not None and (card.replies.kind, card.replies.constructed) == ("constructed", len(items))
+    assert card.languages is not None and {k: (f.n, f.positives) for k, f in card.languages.items()} == {
+        lang: (sum(it.case.lang == lang for it in items), sum(it.case.lang == lang and it.correct for it in items))
+        for lang in ("en", "zh")}
+    assert card.labelling is not None and card.labelling.before_judge
+    assert "constructed" in assess(card, languages=["zh"]).reason
+    shipped = ValidityCard.model_validate_json(
+        (SHIPPED_DIR / f"{card_key(card.judge, card.version)}.json").read_text(encoding="utf-8"))
+    assert shipped.dataset_sha256 == card.dataset_sha256
+    assert (shipped.claim, shipped.replies, shipped.languages, shipped.labelling) == (
+        card.claim, card.replies, card.languages, card.labelling)
+
+
 def test_the_scenario_answers_are_real_replies_to_answerable_questions_with_their_references() -> None:
     """scenario_answers.jsonl: each row answers an answerable question of its scenario file, carries that
     question's references, and the 1.5B rows are the replies the abstention-scenarios set holds."""
@@ -198,6 +220,10 @@ def test_clarify_correctness_counts_verdicts_and_parse_failures(tmp_path: Path) 
     assert (card.judge_model, card.n, card.parse_failures) == ("cards-correct:m", 8, 0)
     assert card.confusion is not None and (card.confusion.tp, card.confusion.fp) == (4, 4)
     assert card.sensitivity is not None and card.sensitivity.value == 1.0
+
+    assert card.claim is not None and card.claim.startswith("clarify.control_correctness,")
+    assert card.replies is not None and (card.replies.kind, card.replies.constructed) == ("constructed", 8)
+    assert card.languages is not None and sum(f.n for f in card.languages.values()) == 8
 
     register_provider("cards-garbled", lambda spec, _rest: Fixed("I think it is right.", spec))
     garbled = correctness_card.validate_clarify_correctness(tmp_path, 8, "cards-garbled:m", None)

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
+from knowgap.judges.cards import Labelling, ValidityCard, binary_card, sha256_files
 from knowgap.judges.clarification import clarification_signals
 from knowgap.judges.detector_validation import offline_card, sample_method
 from knowgap.judges.judge import Judge, Progress
@@ -60,6 +60,16 @@ _NOTES = (
     "own expected clarifying questions with no conclusion (incorrect). Positives are verbatim references, so "
     "sensitivity on paraphrased real answers is lower than measured here; negation is not exercised.")
 
+APPROX_CLAIM = ("clarify.control_correctness_approx, final_correctness_approx: is the final answer correct? (offline "
+                "approximation)")
+CORRECTNESS_CLAIM = ("clarify.control_correctness, final_correctness, final_correctness_deficient: is the final "
+                     "answer correct given the clarified facts?")
+"""What each card validates, in the metrics' words (the card rule, issue 37)."""
+ANSWERS_HOW = ("final answers built from the clarify cases: the reference conclusion verbatim, another case's "
+               "conclusion, the case's own clarifying questions without a conclusion")
+BY_CONSTRUCTION = Labelling(rule="by construction: the validator builds each item with its label",
+                            by="no annotator: labels by construction", before_judge=True)
+
 
 def validate_clarify_correctness_approx(data_dir: Path | None, limit: int | None = None,
                                         judge_model: str | None = None,
@@ -77,7 +87,9 @@ def validate_clarify_correctness_approx(data_dir: Path | None, limit: int | None
     return offline_card("clarify-correctness-approx", APPROX_VERSION, "correct final answer",
                         f"clarify/{path.name} (constructed answers)", sha256_files([path]),
                         [r.correct for r in rows], decide, progress,
-                        method=sample_method(len(items), chosen, limit, "constructed final answers"), notes=_NOTES)
+                        method=sample_method(len(items), chosen, limit, "constructed final answers"), notes=_NOTES,
+                        claim=APPROX_CLAIM, item_languages=[r.case.lang for r in rows], writers=[None] * len(rows),
+                        replies_how=ANSWERS_HOW, labelling=BY_CONSTRUCTION)
 
 
 def validate_clarify_correctness(data_dir: Path | None, limit: int | None = DEFAULT_MODEL_LIMIT,
@@ -110,7 +122,8 @@ def validate_clarify_correctness(data_dir: Path | None, limit: int | None = DEFA
                        judge_model=spec, method=sample_method(len(items), chosen, limit, "constructed final answers")
                        + "; the conversation shown to the judge is the user's question alone; "
                          "'partially_correct' counts as not correct; unparsed or failed calls count as wrong",
-                       notes=_NOTES)
+                       notes=_NOTES, claim=CORRECTNESS_CLAIM, item_languages=[r.case.lang for r in rows],
+                       writers=[None] * len(rows), replies_how=ANSWERS_HOW, labelling=BY_CONSTRUCTION)
 
 
 _ANSWERS = "labelled clarify answers (i15-cards2)"
