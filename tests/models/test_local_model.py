@@ -106,10 +106,14 @@ def test_process_exit_after_a_local_call_prints_no_traceback(small_pack_home: Pa
     assert "Traceback" not in proc.stderr and "TypeError" not in proc.stderr
 
 
-def test_prefix_cache_restores_a_shared_prompt_start(small_pack_home: Path) -> None:
+def test_prefix_cache_restores_a_shared_prompt_start(small_pack_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A judge prompt that starts like an earlier one, with another prompt in between, resumes from the saved
-    state of the shared start instead of evaluating it again; saved states keep one logits row, not n_batch."""
+    state of the shared start instead of evaluating it again; saved states keep one logits row, not n_batch.
+    (Single-stream decoding's cache; batched decoding shares prompt starts in its own KV cache:
+    tests/models/test_local_batching.py.)"""
     from knowgap.models.local import load_llama, prefix_cache, resolve_local_path
+
+    monkeypatch.setenv("KNOWGAP_PARALLEL", "1")
 
     llm, _ = load_llama(resolve_local_path("qwen2.5-0.5b"))
     assert llm.cache is not None

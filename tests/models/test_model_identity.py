@@ -51,10 +51,11 @@ def test_the_same_relative_path_in_two_folders_is_two_models(tmp_path: Path, run
     assert texts(in_a, runs_root) == {"I don't know."} and texts(in_b, runs_root) == {"20:00"}
 
 
-def test_a_gguf_files_identity_is_its_sha256_remembered_by_path_size_and_mtime(tmp_path: Path,
-                                                                                kg_home: Path) -> None:
+def test_a_gguf_files_identity_is_its_sha256_remembered_by_path_size_and_mtime(
+        tmp_path: Path, kg_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF model one")
+    monkeypatch.setenv("KNOWGAP_PARALLEL", "1")  # single-stream: the file's hash alone
     model = create_model(f"local:{gguf}")  # not loaded: the identity needs only the file
     assert model.identity() == "gguf:sha256:" + hashlib.sha256(b"GGUF model one").hexdigest()
     assert model.describe()["sha256"] == hashlib.sha256(b"GGUF model one").hexdigest()
@@ -73,10 +74,14 @@ def test_a_gguf_files_identity_is_its_sha256_remembered_by_path_size_and_mtime(t
     assert remembered_sha256(gguf) == hashlib.sha256(same_size).hexdigest()
 
 
-def test_an_embedded_packs_identity_is_its_verified_sha256() -> None:
+def test_an_embedded_packs_identity_is_its_verified_sha256(monkeypatch: pytest.MonkeyPatch) -> None:
     from knowgap.models.packs import PACKS
 
-    assert create_model("local:qwen2.5-0.5b").identity() == f"gguf:sha256:{PACKS['qwen2.5-0.5b'].sha256}"
+    monkeypatch.delenv("KNOWGAP_PARALLEL", raising=False)
+    sha = PACKS["qwen2.5-0.5b"].sha256
+    assert create_model("local:qwen2.5-0.5b").identity() == f"gguf:sha256:{sha};decoding=batched"  # the default
+    monkeypatch.setenv("KNOWGAP_PARALLEL", "off")
+    assert create_model("local:qwen2.5-0.5b").identity() == f"gguf:sha256:{sha}"
 
 
 def test_http_identity_is_endpoint_and_model_without_credentials(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,7 +4,11 @@ The response cache and ``--resume`` key on a model's identity (``ChatModel.ident
 ``scripted:FILE``, a replaced ``local:PATH.gguf`` or the same relative path in another folder is a
 different model:
 
-- a GGUF file: ``gguf:sha256:<hex>`` of its bytes (an embedded pack: the sha256 it is verified against);
+- a GGUF file: ``gguf:sha256:<hex>`` of its bytes (an embedded pack: the sha256 it is verified against), with
+  ``;decoding=batched`` when the in-process provider decodes concurrent calls together (``KNOWGAP_PARALLEL`` other
+  than 1): a batched call's text differs from a single-stream one's in a measured share of calls (floating-point
+  detail of the batched kernels; docs/scale.md), so the two modes never answer each other from the cache and a run
+  is not resumed in the other mode (:func:`gguf_identity`);
 - a scripted file: ``scripted:sha256:<hex>`` of its bytes;
 - an HTTP provider: ``<provider>:<model>@<resolved base URL>``, with any credentials in the URL removed.
 
@@ -60,6 +64,11 @@ def remembered_sha256(path: Path) -> str:
         except OSError:  # a read-only home: the hash is still right, only not remembered
             tmp.unlink(missing_ok=True)
         return digest
+
+
+def gguf_identity(sha256: str, *, batched: bool) -> str:
+    """The identity of a GGUF model with this sha256, decoded batched or single-stream."""
+    return f"gguf:sha256:{sha256}" + (";decoding=batched" if batched else "")
 
 
 def url_without_credentials(url: str) -> str:

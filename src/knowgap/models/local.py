@@ -27,7 +27,7 @@ from typing import Any
 
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelError, ModelUnavailableError, PermanentModelError
-from knowgap.models.identity import remembered_sha256
+from knowgap.models.identity import gguf_identity, remembered_sha256
 from knowgap.models.llama_threads import ThreadChoice, current_choice
 from knowgap.models.local_batch import BatchedDecoder, Completion, Job, capture_completion
 from knowgap.models.local_sizing import (
@@ -353,12 +353,11 @@ class LocalModel(ChatModel):
         return remembered_sha256(self._path)
 
     def identity(self) -> str:
-        """The GGUF file's sha256, and for batched decoding ``;decoding=batched``: a batched call's floating-point
-        path differs from a single-stream one's (the matrix kernels take several sequences' rows at once), and
-        its text does in a measured share of calls (docs/scale.md, "Batched decoding"), so the response cache
-        and ``--resume`` keep the two apart. Single-stream keeps the identity it had before batching."""
-        base = f"gguf:sha256:{self.sha256()}"
-        return f"{base};decoding=batched" if self.batched else base
+        """The GGUF file's sha256, and ``;decoding=batched`` in batched mode
+        (:func:`~knowgap.models.identity.gguf_identity`): a batched call's text differs from a single-stream
+        one's in a measured share of calls, so the response cache and ``--resume`` keep the two apart.
+        Single-stream keeps the identity it had before batching."""
+        return gguf_identity(self.sha256(), batched=self.batched)
 
     def describe(self) -> dict[str, str]:
         info = {"spec": self.spec, "backend": "llama.cpp (in-process)", "sha256": self.sha256()}
