@@ -111,6 +111,7 @@ class Replay:
         group = key[1]
         self.bound = max(sum(1 for r in rs if r.config_id == group or group.startswith(r.config_id + " · "))
                          for rs in rep.units.values()) or max(len(rs) for rs in rep.units.values())
+        self.bound = max([float(self.bound), *(n for _, n in self.values.values())])  # as the engine: parts raise it
         self.calls = {u: calls_of(rs) for u, rs in rep.units.items()}
         self.trials = {u: len(rs) for u, rs in rep.units.items()}
 
