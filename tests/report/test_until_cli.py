@@ -85,6 +85,8 @@ def test_run_refuses_a_rule_it_cannot_keep(tmp_path: Path, system: str) -> None:
     bound = knowgap_cli("run", "starter", "-m", system, "--runs-dir", str(runs), "--until", "decided",
                         "--thresholds", str(gate))
     assert bound.returncode == 2 and "not a bound of its interval (use: ci_high)" in bound.stderr
+    gate_alone = knowgap_cli("run", "starter", "-m", system, "--runs-dir", str(runs), "--thresholds", str(gate))
+    assert gate_alone.returncode == 2 and "give --until decided too" in gate_alone.stderr
     alone = knowgap_cli("run", "starter", "-m", system, "--runs-dir", str(runs), "--max-calls", "5")
     assert alone.returncode == 2 and "give --until decided" in alone.stderr
     bare = knowgap_cli("run", "starter", "-m", system, "--runs-dir", str(runs), "--until", "decided")

@@ -146,7 +146,8 @@ def _check_until(config: EvalConfig, file: Path, root: yaml.Node | None) -> None
 
     for entry in config.suites:
         try:
-            stopping_rule(config.until, scoped_thresholds(config, entry) if config.thresholds else None,
+            stopping_rule(config.until, scoped_thresholds(config, entry) if config.thresholds and config.until
+                          else None,
                           suite=entry.suite, label=entry.label, alpha=config.alpha, max_calls=config.max_calls,
                           max_cost=config.max_cost)
         except KnowgapError as exc:

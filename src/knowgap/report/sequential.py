@@ -49,6 +49,9 @@ def stopping_rule(until: str | None, thresholds: ThresholdsArg | None, *, suite:
                   max_cost: float | None = None) -> StoppingRule | None:
     """The run's stopping rule from the run's options; None when no ``until`` is given (budgets need one)."""
     if until is None:
+        if thresholds is not None:
+            raise KnowgapError("--thresholds is what --until decided decides: give --until decided too, or gate a "
+                               "finished run with knowgap gate RUN --thresholds FILE")
         if max_calls is not None or max_cost is not None:
             raise KnowgapError("--max-calls and --max-cost stop a run whose cases run in a random order: give "
                                "--until decided (with thresholds), --until width=W or --until all")
