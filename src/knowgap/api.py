@@ -44,7 +44,8 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
         progress: bool = False, executor: Executor = "local", ray_address: str | None = None,
         rpm: int | None = None, tpm: int | None = None, until: str | None = None,
         thresholds: ThresholdsArg | None = None, alpha: float = 0.05, max_calls: int | None = None,
-        max_cost: float | None = None, order_seed: int | None = None) -> RunResult:
+        max_cost: float | None = None, order_seed: int | None = None, against: str | None = None,
+        compare: Sequence[str] = (), margin: float = 0.0) -> RunResult:
     """Run ``suite`` and return its metrics; every trial is stored under ``runs_root/<run-id>/``.
 
     ``models`` maps roles (target, judge, generator) to model specs; ``providers`` maps a spec to a ready
@@ -59,7 +60,10 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
     ``"decided"`` when an anytime-valid confidence sequence at level ``alpha`` decides every threshold of
     ``thresholds`` (a gate file, or a list of ``"METRIC[GROUP] OP VALUE"`` strings), ``"width=0.05"`` when every
     sequence is that narrow, ``"all"`` never; ``max_calls`` / ``max_cost`` (USD, from ``prices``) stop it too;
-    ``order_seed`` seeds the order apart from the trials' own seeds (default ``seed``). A run
+    ``order_seed`` seeds the order apart from the trials' own seeds (default ``seed``). ``against`` (a finished run
+    of the same plan, e.g. main's) with ``compare`` (``["accuracy", "leak_rate[view=full]"]``) stops when the sign
+    of each paired difference, this run minus that one unit by unit, is decided, or its lying within ``margin``;
+    a difference decided worse fails. A run
     stopped before every case ran has status ``stopped``; ``resume(run, until="all")`` continues it. The result's
     ``manifest.sequential`` holds each sequence, where it stopped and why.
 
@@ -68,8 +72,10 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
     trials errored. A bad setting (``timeout_s <= 0``, ``max_retries < 0``, ``repeats < 1``, a bad suite option)
     raises KnowgapError.
     """
+    baseline = str(RunStore.open(runs_dir(runs_root), against).path) if against is not None else None
     rule = stopping_rule(until, thresholds, suite=suite, seed=seed if order_seed is None else order_seed,
-                         alpha=alpha, max_calls=max_calls, max_cost=max_cost)
+                         alpha=alpha, max_calls=max_calls, max_cost=max_cost, against=baseline, compare=compare,
+                         margin=margin)
     try:
         config = RunConfig(suite=suite, options=dict(options or {}), models=dict(models or {}), repeats=repeats,
                            seed=seed, concurrency=concurrency, use_cache=use_cache, timeout_s=timeout_s,

@@ -185,8 +185,15 @@ def _exit_for_decisions(result: RunResult) -> None:
         if gated.label not in matched:
             out.print(f"  undecided {gated.label}  the run has no such metric or group",
                       markup=False, highlight=False, soft_wrap=True)
-    if record.rule.thresholds and (any(s.decision != "pass" for s in record.sequences if s.threshold)
-                                   or any(g.label not in matched for g in record.rule.thresholds)):
+    differences = {(s.metric, s.group) for s in record.sequences if s.kind == "difference"}
+    for c in record.rule.compare:
+        if not any(metric == c.metric and c.group in (None, group) for metric, group in differences):
+            out.print(f"  undecided {c.label} against the baseline  the run has no such metric or group",
+                      markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(1)
+    if (record.rule.thresholds or record.rule.compare) and (
+            any(s.decision != "pass" for s in record.sequences if s.threshold)
+            or any(g.label not in matched for g in record.rule.thresholds)):
         raise typer.Exit(1)
 
 
@@ -234,7 +241,8 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
                              "ray" if kwargs["ray_address"] else "local", ray_address=kwargs["ray_address"],
                              rpm=kwargs["rpm"], tpm=kwargs["tpm"], until=kwargs["until"],
                              thresholds=kwargs["thresholds"], alpha=kwargs["alpha"], max_calls=kwargs["max_calls"],
-                             max_cost=kwargs["max_cost"], order_seed=kwargs["order_seed"])
+                             max_cost=kwargs["max_cost"], order_seed=kwargs["order_seed"],
+                             against=kwargs["against"], compare=kwargs["compare"] or (), margin=kwargs["margin"])
         _print_result(result)
         _exit_for([result])
         _exit_for_decisions(result)
@@ -295,6 +303,15 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
         P("order_seed", P.KEYWORD_ONLY, default=typer.Option(None, help=(
             "With --until: seed of the cases' random order (default: --seed), recorded in the manifest.")),
           annotation=int),
+        P("against", P.KEYWORD_ONLY, default=typer.Option(None, help=(
+            "With --until decided: a finished run of the same plan (id or folder; main's, say) to compare with; "
+            "the run stops when the sign of each --compare metric's paired difference is decided, or its lying "
+            "within --margin; exit 1 when one is decided worse.")), annotation=str),
+        P("compare", P.KEYWORD_ONLY, default=typer.Option(None, help=(
+            "With --against: METRIC or METRIC[GROUP] to compare, repeatable.")), annotation=list[str]),
+        P("margin", P.KEYWORD_ONLY, default=typer.Option(0.0, help=(
+            "With --against: a difference decided within [-margin, margin] decides too (0: only the sign).")),
+          annotation=float),
     ]
     for field_name, info in fields.items():
         flag = "--" + field_name.replace("_", "-")

@@ -14,7 +14,7 @@ import pytest
 from knowgap.engine.records import MetricValue, RunConfig, TrialRecord
 from knowgap.engine.runner import RunInterrupted, RunResult, start_run
 from knowgap.engine.stopping import ordered_units
-from knowgap.engine.stopping_rule import GatedMetric, StoppingRule
+from knowgap.engine.stopping_rule import ComparedMetric, GatedMetric, StoppingRule
 from knowgap.engine.store import RunStore
 from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialContext, TrialResult
 from knowgap.errors import KnowgapError
@@ -235,3 +235,69 @@ def test_a_threshold_on_a_group_the_run_never_has_keeps_it_running_to_the_end(ru
     result, model = _run(runs_root, rule, concurrency=16)
     record = result.manifest.sequential
     assert record is not None and record.reason == "every case ran" and model.calls == CASES
+
+
+class ByModel(Graded):
+    """Outcomes the model decides: a trial is good when the model says 'good'."""
+
+    name: ClassVar[str] = "by-model-unregistered"
+
+    async def run_trial(self, trial: Trial, ctx: TrialContext) -> TrialResult:
+        response = await ctx.generate("target", ChatRequest(messages=[Message(role="user", content=trial.case.id)]))
+        return TrialResult(scores={"good": response.text == "good"})
+
+
+class RateModel(Echo):
+    """Says 'good' to a case with probability ``rate``, the same case always alike (seeded by its id)."""
+
+    def __init__(self, rate: float, spec: str) -> None:
+        super().__init__(spec)
+        self.rate = rate
+
+    def reply(self, request: ChatRequest) -> ChatResponse:
+        case = request.messages[-1].content
+        return ChatResponse(text="good" if random.Random(case).random() < self.rate else "bad")
+
+
+def _by_model(runs_root: Path, rate: float, rule: StoppingRule | None) -> tuple[RunResult, RateModel]:
+    model = RateModel(rate, spec=f"test:rate-{rate}")
+    config = RunConfig(suite=ByModel.name, models={"target": model.spec}, concurrency=4, use_cache=False,
+                       stopping=rule)
+    return start_run(config, ByModel, runs_root=runs_root, providers={model.spec: model}, progress=False), model
+
+
+def test_a_candidate_worse_than_its_baseline_is_decided_lower_early(runs_root: Path) -> None:
+    baseline, _ = _by_model(runs_root / "base", 0.85, None)
+    rule = StoppingRule(until="decided", against=str(baseline.path), compare=[ComparedMetric(metric="good")])
+    result, model = _by_model(runs_root / "new", 0.45, rule)
+    record = result.manifest.sequential
+    assert record is not None and record.reason == "decided" and model.calls < CASES / 2
+    [diff] = [s for s in record.sequences if s.kind == "difference"]
+    assert diff.comparison == "lower" and diff.decision == "fail"
+    assert diff.high is not None and diff.high < 0
+
+    again, _ = _by_model(runs_root / "again", 0.85, rule.model_copy(update={"margin": 0.1}))
+    record = again.manifest.sequential
+    assert record is not None and record.reason == "decided"
+    [diff] = [s for s in record.sequences if s.kind == "difference"]
+    assert diff.comparison == "within margin" and diff.decision == "pass"
+    assert diff.low is not None and diff.high is not None and -0.1 <= diff.low and diff.high <= 0.1
+
+
+def test_the_difference_ends_on_the_exact_paired_difference(runs_root: Path) -> None:
+    baseline, _ = _by_model(runs_root / "base", 0.6, None)
+    rule = StoppingRule(until="all", against=str(baseline.path), compare=[ComparedMetric(metric="good")])
+    result, _ = _by_model(runs_root / "new", 0.7, rule)
+    record = result.manifest.sequential
+    assert record is not None
+    [diff] = [s for s in record.sequences if s.kind == "difference"]
+    exact = result.metrics[0].value - baseline.metrics[0].value  # type: ignore[operator]
+    assert diff.low == diff.high == pytest.approx(exact)
+
+
+def test_a_baseline_of_another_plan_is_refused(runs_root: Path) -> None:
+    baseline, _ = _run(runs_root / "base", StoppingRule(until="width=0.5"))
+    rule = StoppingRule(until="decided", against=str(baseline.path), compare=[ComparedMetric(metric="good")])
+    with pytest.raises(KnowgapError, match="not 'by-model-unregistered'"):
+        _by_model(runs_root / "new", 0.5, rule)
+    assert not (runs_root / "new").exists() or not any((runs_root / "new").iterdir())

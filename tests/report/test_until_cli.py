@@ -94,7 +94,7 @@ def test_run_refuses_a_rule_it_cannot_keep(tmp_path: Path, system: str) -> None:
     gate.write_text("thresholds:\n  - over_abstension <= 0.5\n", encoding="utf-8")
     typo = knowgap_cli("run", "starter", "-m", system, "--runs-dir", str(runs), "--until", "decided",
                        "--thresholds", str(gate))
-    assert typo.returncode == 2 and "no metric 'over_abstension' (did you mean 'over_abstention'?)" in typo.stderr
+    assert typo.returncode == 2 and "produces no metric 'over_abstension' (did you mean 'over_abstention'?)" in typo.stderr
     assert not runs.exists() or not any(runs.iterdir())
 
 
@@ -131,3 +131,29 @@ def test_an_eval_file_with_until_decided_and_no_threshold_is_refused(tmp_path: P
     file.write_text(EVAL.format(system=system, until="later"), encoding="utf-8")
     with pytest.raises(InputError, match="expected decided, all, or width=W"):
         load_eval(file)
+
+
+@pytest.mark.slow
+def test_a_candidate_run_stops_when_its_difference_from_main_is_decided(tmp_path: Path, system: str) -> None:
+    """Main's run abstains on every question; the candidate answers every one ('Paris'), so it declines no
+    answerable question: over_abstention drops by 1.0 on every case, decided lower (better: a rate of bad
+    behaviour) long before the end."""
+    runs = tmp_path / "runs"
+    main = knowgap_cli("run", "starter", "-m", system, "--runs-dir", str(runs), "--no-cache", "-q")
+    assert main.returncode == 0, main.stderr
+    [baseline] = [p.name for p in runs.iterdir()]
+    answerer = tmp_path / "answerer.py"
+    answerer.write_text("def reply(request):\n    return 'Paris.'\n", encoding="utf-8")
+    done = knowgap_cli("run", "starter", "-m", f"python:{answerer}:reply", "--runs-dir", str(runs), "--no-cache",
+                       "-q", "--until", "decided", "--against", baseline, "--compare", "over_abstention",
+                       "--concurrency", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [candidate] = [p for p in runs.iterdir() if p.name != baseline]
+    record = json.loads((candidate / "manifest.json").read_text(encoding="utf-8"))["sequential"]
+    assert record["reason"] == "decided" and record["units_run"] < 16
+    diffs = [s for s in record["sequences"] if s["kind"] == "difference"]
+    assert [(s["comparison"], s["decision"]) for s in diffs] == [("lower", "pass")] * 2
+    assert all(s["high"] < 0 for s in diffs)
+    assert "pass      over_abstention against" in done.stdout
+    html = (candidate / "report.html").read_text(encoding="utf-8")
+    assert html.count('class="chart sequence-chart"') == 2

@@ -180,6 +180,8 @@ class Runner:
     after_run: AfterRun | None = None
     remote_provider_calls: int = field(default=0, init=False)
     """Provider calls made on Ray workers (``executor="ray"``), added to the gateway's own."""
+    baseline: dict[str, dict[tuple[str, str], MetricValue]] | None = field(default=None, init=False, repr=False)
+    """``--against``: the baseline run's metrics per unit, read before the run starts."""
 
     def __post_init__(self) -> None:
         suite_cls = self.suite_cls
@@ -193,16 +195,21 @@ class Runner:
         self.config.models = resolve_roles(suite_cls, self.config.models)
         self.suite = suite_cls(options)
         rule = self.config.stopping
-        if rule is not None and rule.until == "decided" and not rule.thresholds:
+        if rule is not None and rule.until == "decided" and not rule.thresholds and not rule.compare:
             raise KnowgapError("--until decided needs thresholds to decide (--thresholds FILE, or an eval file's "
-                               "thresholds); --until width=W needs none")
+                               "thresholds) or metrics to compare with a baseline (--against RUN --compare METRIC); "
+                               "--until width=W needs none")
+        if rule is not None and bool(rule.compare) != (rule.against is not None):
+            raise KnowgapError("--compare names the metrics to compare with the run --against names: give both")
         if rule is not None and self.config.executor == "ray":
             raise KnowgapError("--until runs its cases a batch at a time in this process: not with --executor ray")
-        for gated in rule.thresholds if rule is not None else []:
-            if suite_cls.declares_metric(gated.metric) is False and gated.metric != "errors":
+        named = [(g.metric, g.label) for g in rule.thresholds] + [(c.metric, c.label) for c in rule.compare] \
+            if rule is not None else []
+        for metric, label in named:
+            if suite_cls.declares_metric(metric) is False and metric != "errors":
                 names = sorted(suite_cls.metric_names or ())
-                raise KnowgapError(f"threshold '{gated.text or gated.metric}': suite '{suite_cls.name}' produces no "
-                                   f"metric '{gated.metric}'{did_you_mean(gated.metric, names)}")
+                raise KnowgapError(f"'{label}': suite '{suite_cls.name}' produces no metric "
+                                   f"'{metric}'{did_you_mean(metric, names)}")
 
     # planning ---------------------------------------------------------------------------------
     def planned_cases(self) -> list[Case]:
@@ -338,6 +345,10 @@ class Runner:
                 self._check_models(manifest, models_now)
             manifest.models = models_now
             cases = self.planned_cases()
+            if self.config.stopping is not None and self.config.stopping.against is not None:
+                from knowgap.engine.stopping import baseline_values, ordered_units
+                self.baseline = baseline_values(self.config.stopping.against,
+                                                 ordered_units(self.iter_trials(cases, set()), 0), self.suite)
             total = sum(len(self.cases_run(cases, config))
                         for config in self.suite.configurations()) * self.config.repeats
             manifest.trials_total = total
@@ -370,7 +381,7 @@ class Runner:
         if rule is not None:
             from knowgap.engine.stopping import Sequencer, ordered_units
             sequencer = Sequencer(rule, ordered_units(self.iter_trials(planned.pop(), set()), rule.order_seed),
-                                  self.suite)
+                                  self.suite, self.baseline)
         try:
             if sequencer is None:
                 trials = self.iter_trials(planned.pop(), finished)  # once run to its end, it holds no case

@@ -21,10 +21,13 @@ import math
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
 
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.sampling import base_case
 from knowgap.engine.stopping_rule import (
+    ComparedMetric,
     Decision,
     GatedMetric,
     MetricSequence,
@@ -91,8 +94,11 @@ class Sequencer:
     """The state of a run under a stopping rule: which units ran (a prefix of the order), each one's metric values,
     and each gated metric's sequence."""
 
-    def __init__(self, rule: StoppingRule, units: Sequence[Unit], suite: Suite) -> None:
+    def __init__(self, rule: StoppingRule, units: Sequence[Unit], suite: Suite,
+                 baseline: dict[str, dict[tuple[str, str], MetricValue]] | None = None) -> None:
         self.rule, self.units, self.suite = rule, list(units), suite
+        self.baseline = baseline or {}
+        """The baseline run's metrics per unit key (``--against``)."""
         self.done = 0
         """Units run so far: the first ``done`` of the order."""
         self.values: list[dict[tuple[str, str], MetricValue]] = []
@@ -157,7 +163,7 @@ class Sequencer:
         pairs: dict[tuple[str, str], _Pair] = {}
         for m in metrics:
             wanted = (any(t.metric == m.name and t.group in (None, m.group) for t in gated) if gated
-                      else m.kind in ("proportion", "mean") and m.value is not None)
+                      else self.rule.width is not None and m.kind in ("proportion", "mean") and m.value is not None)
             if wanted:
                 pairs[(m.name, m.group)] = _Pair(m.name, m.group, m.kind)
         failed = any(("\0failed", "") in v for v in self.values)
@@ -219,12 +225,74 @@ class Sequencer:
                     points.append(SequencePoint(units=self.done, low=seq.low, high=seq.high, estimate=current.value))
             seq.path = list(self.paths.get(key, []))
             sequences.append(seq)
+        sequences += self._differences(now, complete)
         self.sequences = sequences
         for t in self.rule.thresholds:
             for seq in sequences:
                 if seq.metric == t.metric and t.group in (None, seq.group):
                     seq.threshold = t.label
                     seq.decision = self._decide(t, seq)
+
+    def _differences(self, now: dict[tuple[str, str], MetricValue], complete: bool) -> list[MetricSequence]:
+        """Each compared metric's paired difference from the baseline, this run minus it, unit by unit: unit u with
+        ``n`` observations in the baseline and rates ``a`` there and ``b`` here adds ``(n (b - a) + n) / 2`` of
+        ``n`` to a ratio in [0, 1], whose sequence maps back to the difference by ``2 x - 1``. The target is the
+        difference of the pooled rates when both runs observed the same trials (the same plan, nothing left
+        unscored in one run alone); a unit one run did not observe adds nothing."""
+        out = []
+        for c in self.rule.compare:
+            for key in sorted(k for k in now if k[0] == c.metric and c.group in (None, k[1])):
+                sums: list[float] = []
+                sizes: list[float] = []
+                for unit, values in zip(self.units, self.values, strict=False):
+                    a, b = self.baseline.get(unit.key, {}).get(key), values.get(key)
+                    if a is None or b is None or a.value is None or b.value is None or not a.n:
+                        sums.append(0.0)
+                        sizes.append(0.0)
+                        continue
+                    n = float(a.n)
+                    sums.append(min(n, max(0.0, (n * (float(b.value) - float(a.value)) + n) / 2)))
+                    sizes.append(n)
+                seq = MetricSequence(metric=key[0], group=key[1], kind="difference",
+                                     threshold=f"{c.label} against {Path(self.rule.against or '').name}"
+                                               f"{f' (margin {self.rule.margin:g})' if self.rule.margin else ''}")
+                total = sum(sizes)
+                if now[key].kind not in ("proportion", "mean") or any(s > n for s, n in zip(
+                        sums, sizes, strict=True)) or (now[key].kind == "mean" and any(
+                        v.get(key) is not None and not 0 <= (v[key].value or 0) <= 1 for v in self.values)):
+                    seq.sequential, seq.why = False, "not a proportion or a mean of [0, 1] scores"
+                elif total:
+                    seq.estimate = 2 * sum(sums) / total - 1
+                    if complete:
+                        seq.low = seq.high = seq.estimate
+                    else:
+                        bound = max([float(self._bound(key[1])), *sizes])
+                        path = wor_betting_cs(sums, sizes, len(self.units), alpha=self.rule.alpha, bound=bound)
+                        seq.low, seq.high = 2 * path.low[-1] - 1, 2 * path.high[-1] - 1
+                    points = self.paths.setdefault((f"\0diff:{key[0]}", key[1]), [])
+                    if not points or points[-1].units != self.done:
+                        points.append(SequencePoint(units=self.done, low=seq.low, high=seq.high,
+                                                    estimate=seq.estimate))
+                    seq.path = list(points)
+                    seq.comparison, seq.decision = self._compared(c, seq.low, seq.high)
+                out.append(seq)
+        return out
+
+    def _compared(self, c: ComparedMetric, low: float, high: float) -> tuple[
+            Literal["higher", "lower", "within margin"] | None, Decision]:
+        """What the difference's sequence decides: its sign, or its lying within the margin; and whether that
+        passes (not worse than the baseline, or within the margin) or fails."""
+        margin = self.rule.margin
+        if low > 0 or (low == high and low > margin):
+            found: Literal["higher", "lower", "within margin"] = "higher"
+        elif high < 0 or (low == high and low < -margin):
+            found = "lower"
+        elif (margin and -margin <= low and high <= margin) or low == high:
+            found = "within margin"
+        else:
+            return None, "undecided"
+        worse = "higher" if c.lower_is_better else "lower"
+        return found, "fail" if found == worse else "pass"
 
     @staticmethod
     def _decide(t: GatedMetric, seq: MetricSequence) -> Decision:
@@ -259,8 +327,10 @@ class Sequencer:
             return "every case ran"
         if self.rule.until == "all":
             return None
-        if self.rule.until == "decided" and self.rule.thresholds and all(
-                d != "undecided" for _, d in self.threshold_decisions()):
+        compared = [s for s in self.sequences if s.kind == "difference"]
+        if self.rule.until == "decided" and (self.rule.thresholds or self.rule.compare) and all(
+                d != "undecided" for _, d in self.threshold_decisions()) and all(
+                s.decision != "undecided" for s in compared) and (compared or not self.rule.compare):
             return "decided"
         width = self.rule.width
         if width is not None and self.sequences and all(
@@ -277,3 +347,34 @@ class Sequencer:
         return StopRecord(rule=self.rule, units_total=len(self.units), units_run=self.done,
                           trials_run=sum(len(u.trials) for u in self.units[:self.done]), reason=reason,
                           calls=self.calls, cost_usd=self.cost, sequences=self.sequences)
+
+
+def baseline_values(path: str, units: Sequence[Unit], suite: Suite) -> dict[str, dict[tuple[str, str], MetricValue]]:
+    """The baseline run's (``--against``) metrics per unit of this run's plan, from its stored trials (the suite's own
+    metrics on each unit's trials). Refused when it is another suite's run, or lacks a unit this run plans."""
+    from knowgap.engine.store import RunStore
+    from knowgap.errors import KnowgapError
+
+    store = RunStore(Path(path))
+    manifest = store.read_manifest()
+    if manifest.config.suite != suite.name:
+        raise KnowgapError(f"--against {manifest.run_id} is a run of suite '{manifest.config.suite}', not "
+                           f"'{suite.name}'")
+    unit_of = {t.case.id: u.key for u in units for t in u.trials}
+    by_unit: dict[str, list[TrialRecord]] = {}
+    for record in store.iter_records():
+        if record.case_id in unit_of:
+            by_unit.setdefault(unit_of[record.case_id], []).append(record)
+    missing = [u.key for u in units if u.key not in by_unit]
+    if missing:
+        raise KnowgapError(f"--against {manifest.run_id} has no trial of {len(missing)} of the {len(units)} units this "
+                           f"run plans (for example {missing[0]}): compare runs of the same plan (suite options, "
+                           "sample, seed)")
+    out = {}
+    for key, records in by_unit.items():
+        try:
+            out[key] = {(m.name, m.group): m for m in suite.metrics(records)}
+        except Exception as exc:  # the suite's metrics need more than one unit: nothing to compare unit by unit
+            raise KnowgapError(f"--against: the suite's metrics cannot be computed one case at a time "
+                               f"({exc})") from None
+    return out

@@ -33,6 +33,22 @@ class GatedMetric(BaseModel):
         return self.text or f"{self.metric}{group} {self.op} {self.value:g}"
 
 
+class ComparedMetric(BaseModel):
+    """A metric compared with a baseline run (``--against RUN --compare METRIC[GROUP]``): the sign of the paired
+    difference (this run minus the baseline, unit by unit) decides it, or its being within the rule's margin."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    group: str | None = None
+    lower_is_better: bool = False
+    """Which sign is worse: a lower value (False) or a higher one (a rate of bad behaviour)."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.metric}[{self.group}]" if self.group else self.metric
+
+
 class StoppingRule(BaseModel):
     """When a run may stop before every case has run, and how its cases are ordered."""
 
@@ -52,6 +68,12 @@ class StoppingRule(BaseModel):
                                               "made, over every resume.")
     max_cost: float | None = Field(default=None, gt=0,
                                    description="Stop once the calls cost this many USD (the run's prices).")
+    against: str | None = Field(default=None, description="A finished run of the same plan (its folder) to compare "
+                                                          "with, unit by unit.")
+    compare: list[ComparedMetric] = Field(default_factory=list)
+    margin: float = Field(default=0.0, ge=0, lt=1,
+                          description="A difference decided to lie within [-margin, margin] decides a comparison "
+                                      "too (0: only its sign does).")
 
     @field_validator("until")
     @classmethod
@@ -93,6 +115,8 @@ class MetricSequence(BaseModel):
     """False when it cannot be decided before every case ran (a statistic that is no pooled mean of its trials, a
     mean outside [0, 1]); ``why`` says which."""
     why: str = ""
+    comparison: Literal["higher", "lower", "within margin"] | None = None
+    """For a difference from the baseline (kind ``difference``): what its sequence decided, when it did."""
     low: float | None = None
     high: float | None = None
     estimate: float | None = None

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from knowgap.engine.records import Manifest, MetricValue
-from knowgap.engine.stopping_rule import GatedMetric, MetricSequence, StoppingRule
+from knowgap.engine.stopping_rule import ComparedMetric, GatedMetric, MetricSequence, StoppingRule
 from knowgap.errors import KnowgapError, first_validation_error
 from knowgap.report.gate import Threshold, load_gate_file, parse_thresholds
 from knowgap.report.svg import esc
@@ -44,10 +44,28 @@ def gated(thresholds: Sequence[Threshold], label: str, suite: str) -> list[Gated
     return out
 
 
+def compared(names: Sequence[str], suite: str) -> list[ComparedMetric]:
+    """``METRIC`` or ``METRIC[GROUP]`` as compared metrics, each with its direction from the suite's metric specs."""
+    from knowgap.engine.metric_spec import spec_of
+    from knowgap.suites import get_suite
+
+    specs = get_suite(suite).metric_specs or ()
+    out = []
+    for name in names:
+        metric, _, group = name.partition("[")
+        spec = spec_of(specs, metric)
+        out.append(ComparedMetric(metric=metric, group=group.rstrip("]") or None,
+                                  lower_is_better=bool(spec and spec.lower_is_better)))
+    return out
+
+
 def stopping_rule(until: str | None, thresholds: ThresholdsArg | None, *, suite: str, label: str | None = None,
                   seed: int = 0, alpha: float = 0.05, max_calls: int | None = None,
-                  max_cost: float | None = None) -> StoppingRule | None:
+                  max_cost: float | None = None, against: str | None = None, compare: Sequence[str] = (),
+                  margin: float = 0.0) -> StoppingRule | None:
     """The run's stopping rule from the run's options; None when no ``until`` is given (budgets need one)."""
+    if until is None and (against is not None or compare):
+        raise KnowgapError("--against and --compare stop a run when the difference is decided: give --until decided")
     if until is None:
         if thresholds is not None:
             raise KnowgapError("--thresholds is what --until decided decides: give --until decided too, or gate a "
@@ -59,7 +77,7 @@ def stopping_rule(until: str | None, thresholds: ThresholdsArg | None, *, suite:
     items = gated(read_thresholds(thresholds), label or suite, suite) if thresholds is not None else []
     try:
         return StoppingRule(until=until, thresholds=items, alpha=alpha, order_seed=seed, max_calls=max_calls,
-                            max_cost=max_cost)
+                            max_cost=max_cost, against=against, compare=compared(compare, suite), margin=margin)
     except ValidationError as exc:
         field, message = first_validation_error(exc)
         raise KnowgapError(f"bad --{field.replace('_', '-')}: {message}") from None
@@ -105,15 +123,17 @@ def sequence_chart(s: MetricSequence, total: int, fixed: MetricValue | None, wid
     def x(units: float) -> float:
         return left + pw * units / max(total, 1)
 
+    lo, hi = (-1.0, 1.0) if s.kind == "difference" else (0.0, 1.0)  # a difference from a baseline: -1 to 1
+
     def y(v: float) -> float:
-        return top + ph * (1 - min(max(v, 0.0), 1.0))
+        return top + ph * (1 - (min(max(v, lo), hi) - lo) / (hi - lo))
 
     parts = [f'<svg class="chart sequence-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
              f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}">',
              f"<title>{esc(title)}</title>",
              f'<text x="4" y="15" font-weight="bold" font-size="12">{esc(title)}</text>',
              f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#bbb"/>']
-    for v in (0.0, 0.5, 1.0):
+    for v in (lo, (lo + hi) / 2, hi):
         parts.append(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" font-size="10" text-anchor="end">{v:g}</text>')
     parts.append(f'<text x="{left}" y="{height - 6}" font-size="10">cases run (of {total})</text>')
     points = [p for p in s.path if math.isfinite(p.high)]
@@ -125,7 +145,10 @@ def sequence_chart(s: MetricSequence, total: int, fixed: MetricValue | None, wid
         line = " ".join(f"{x(p.units):.1f},{y(p.estimate):.1f}" for p in points if p.estimate is not None)
         if line:
             parts.append(f'<polyline class="estimate" points="{line}" fill="none" stroke="#222"/>')
-    if s.threshold is not None:
+    if s.kind == "difference":
+        parts.append(f'<line class="threshold" x1="{left}" x2="{left + pw}" y1="{y(0.0):.1f}" y2="{y(0.0):.1f}" '
+                     'stroke="#c0392b" stroke-dasharray="4,3"/>')
+    elif s.threshold is not None:
         try:
             level = float(s.threshold.rsplit(" ", 1)[1])
         except (IndexError, ValueError):
@@ -149,7 +172,8 @@ def sequential_html(manifest: Manifest, metrics: Sequence[MetricValue]) -> str:
     if record is None:
         return ""
     fixed = {(m.name, m.group): m for m in metrics}
-    charts = "".join(sequence_chart(s, record.units_total, fixed.get((s.metric, s.group)))
+    charts = "".join(sequence_chart(s, record.units_total,
+                                    None if s.kind == "difference" else fixed.get((s.metric, s.group)))
                      for s in record.sequences if s.kind != "count")
     rows = "".join(f"<tr><td>{esc(s.metric)}</td><td>{esc(s.group)}</td><td>{esc(s.threshold or '-')}</td>"
                    f"<td>{esc(s.decision)}</td><td>{esc(_fmt(s.low))} – {esc(_fmt(s.high))}</td>"
