@@ -138,7 +138,7 @@ def main() -> None:
         wanted = {tuple(float(x) for x in item.split(":")) for item in args.only.split(",")}
         chosen = [s for s in SCENARIOS if (s.rate, s.icc) in wanted]
     outcomes = []
-    for i, base in enumerate(chosen):
+    for base in chosen:
         s = Scenario(base.rate, base.threshold, base.icc, cases=args.cases, batch=args.batch)
         started = time.perf_counter()
         outcome = simulate(s, args.runs, seed=args.seed + SCENARIOS.index(base))

@@ -41,7 +41,7 @@ def main() -> None:
     import numpy as np
 
     if not hasattr(np, "float_"):  # confseq 0.0.11 predates NumPy 2
-        np.float_ = np.float64
+        np.float_ = np.float64  # type: ignore[attr-defined]
     betting = load_confseq(Path(sys.argv[1]))
     cases = []
     rng = random.Random(38)

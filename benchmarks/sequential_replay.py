@@ -26,6 +26,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -74,7 +75,7 @@ def pooled(rep: Replayable, key: tuple[str, str]) -> tuple[dict[str, tuple[float
         m = ms.get(key)
         n = float(m.n) if m is not None and m.value is not None else 0.0
         s = float(m.value) * n if m is not None and m.value is not None else 0.0
-        out[unit] = (round(s), n)
+        out[unit] = (float(round(s)), n)
     full = next(m for m in rep.full if (m.name, m.group) == key)
     size = sum(n for _, n in out.values())
     return out, size > 0 and full.value is not None and abs(sum(s for s, _ in out.values()) / size - full.value) < 1e-6
@@ -109,9 +110,9 @@ class Replay:
         self.values, _ = pooled(rep, key)
         self.full = sum(s for s, _ in self.values.values()) / sum(n for _, n in self.values.values())
         group = key[1]
-        self.bound = max(sum(1 for r in rs if r.config_id == group or group.startswith(r.config_id + " · "))
-                         for rs in rep.units.values()) or max(len(rs) for rs in rep.units.values())
-        self.bound = max([float(self.bound), *(n for _, n in self.values.values())])  # as the engine: parts raise it
+        planned = max(sum(1 for r in rs if r.config_id == group or group.startswith(r.config_id + " · "))
+                      for rs in rep.units.values()) or max(len(rs) for rs in rep.units.values())
+        self.bound = max([float(planned), *(n for _, n in self.values.values())])  # as the engine: parts raise it
         self.calls = {u: calls_of(rs) for u, rs in rep.units.items()}
         self.trials = {u: len(rs) for u, rs in rep.units.items()}
 
@@ -169,15 +170,15 @@ def check(path: Path, key: tuple[str, str], distance: float, seeds: range, worke
     from knowgap.report.data import load_run_data
 
     cfg = load_run_data(path).manifest.config
-    settings = {"models": dict(cfg.models), "options": cfg.options, "repeats": cfg.repeats, "seed": cfg.seed,
-                "use_cache": False, "concurrency": workers}
+    settings: dict[str, Any] = {"models": dict(cfg.models), "options": cfg.options, "repeats": cfg.repeats,
+                                "seed": cfg.seed, "use_cache": False, "concurrency": workers}
     with tempfile.TemporaryDirectory() as tmp:  # the full run by this code, the one the replay replays
-        full = knowgap.run(cfg.suite, runs_root=tmp, **settings)  # type: ignore[arg-type]
+        full = knowgap.run(cfg.suite, runs_root=tmp, **settings)
         r = Replay(load(full.path), key, workers)
     threshold = round(r.full - distance, 4)
     for seed in seeds:
         with tempfile.TemporaryDirectory() as tmp:
-            result = knowgap.run(cfg.suite, runs_root=tmp, until="decided", order_seed=seed,  # type: ignore[arg-type]
+            result = knowgap.run(cfg.suite, runs_root=tmp, until="decided", order_seed=seed,
                                  thresholds=[f"{key[0]}[{key[1]}] >= {threshold}"], **settings)
         record = result.manifest.sequential
         assert record is not None
@@ -192,7 +193,7 @@ def check(path: Path, key: tuple[str, str], distance: float, seeds: range, worke
 
 def headline(rep: Replayable) -> list[tuple[str, str]]:
     """The replayable proportions of a run with the most observations: up to two (metric, group) pairs."""
-    keys = []
+    keys: list[tuple[str, str]] = []
     for m in sorted(rep.full, key=lambda m: -m.n):
         if m.kind != "proportion" or not m.n or m.value is None or not 0.05 < m.value < 0.95:
             continue

@@ -94,7 +94,8 @@ def test_run_refuses_a_rule_it_cannot_keep(tmp_path: Path, system: str) -> None:
     gate.write_text("thresholds:\n  - over_abstension <= 0.5\n", encoding="utf-8")
     typo = knowgap_cli("run", "starter", "-m", system, "--runs-dir", str(runs), "--until", "decided",
                        "--thresholds", str(gate))
-    assert typo.returncode == 2 and "produces no metric 'over_abstension' (did you mean 'over_abstention'?)" in typo.stderr
+    assert typo.returncode == 2
+    assert "produces no metric 'over_abstension' (did you mean 'over_abstention'?)" in typo.stderr
     assert not runs.exists() or not any(runs.iterdir())
 
 
