@@ -112,6 +112,9 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
               "| " + " | ".join(METRICS_COLUMNS) + " |", "|---|---|---:|---|---:|---|---|"]
     for row in metrics_table_rows(metrics, manifest):
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+    if manifest.sequential is not None:  # --until: each sequence beside the fixed-n interval
+        from knowgap.report.sequential import sequential_markdown
+        lines += ["", *sequential_markdown(manifest, metrics)]
     tables = suite_tables(cfg.suite, metrics)
     if tables is not None:
         lines += ["", tables]
@@ -119,9 +122,6 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
     if injected:
         lines += ["", *injected]
     described = {m.name: m.description for m in metrics if m.description}
-    if manifest.sequential is not None:  # --until: each sequence beside the fixed-n interval
-        from knowgap.report.sequential import sequential_markdown
-        lines += ["", *sequential_markdown(manifest, metrics)]
     if described:
         lines += ["", "Metric definitions:", ""] + [f"- **{k}**: {v}" for k, v in described.items()]
     lines += ["", *judges_markdown(manifest)]
