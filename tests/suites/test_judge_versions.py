@@ -21,7 +21,7 @@ OFFLINE_ABSTAIN = {"abstention": abstention.VERSION, "factuality": factuality.VE
 CLARIFY_OFFLINE = {"clarification": clarification.CLARIFICATION_VERSION,
                    "dangerous-assertion": clarification.DANGER_VERSION,
                    "clarify-correctness-approx": judging.APPROX_VERSION, "element-coverage": coverage.VERSION,
-                   "citation-check": citations.VERSION}
+                   "citation-check": citations.VERSION, "citation-basis": citations.BASIS_VERSION}
 PARTIAL_OFFLINE = {"leak-detector": leak.VERSION, "gap-matcher": scoring.GAP_MATCH_VERSION}
 
 
