@@ -9,9 +9,11 @@ before every case ran; ``resume --until all`` continues it).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 
 from knowgap.engine.records import ErrorCause, Manifest, RunStatus, TrialRecord
+from knowgap.engine.usage import usage_from_trials
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -85,3 +87,20 @@ def error_report(manifest: Manifest) -> list[str]:
     head = (f"run {manifest.status}: {manifest.trials_error} of {manifest.trials_total} trials errored "
             "(left out of the metrics); first causes:")
     return [head] + ["  " + line for line in describe_causes(manifest.error_causes, manifest.trials_error)]
+
+
+def tally_trials(manifest: Manifest, records: Iterable[TrialRecord], every_record: Iterable[TrialRecord],
+                 prices: Mapping[str, tuple[float, float]] | None) -> None:
+    """Trial counts, error causes and usage in ``manifest``, from a run's stored trials: ``records`` (one per
+    trial, the last of each) and ``every_record`` (every stored line, resumes included, for the usage)."""
+    statuses: Counter[str] = Counter()
+
+    def counted() -> Iterator[TrialRecord]:
+        for record in records:
+            statuses[record.status] += 1
+            yield record
+
+    manifest.error_causes = error_causes(counted())
+    manifest.trials_ok = statuses["ok"]
+    manifest.trials_error = sum(statuses.values()) - statuses["ok"]
+    manifest.usage = usage_from_trials(every_record, prices)

@@ -17,17 +17,14 @@ process is refused (its lock is held).
 from __future__ import annotations
 
 import os
-from collections import Counter
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from knowgap.engine.outcome import error_causes, finished_status
-from knowgap.engine.records import Manifest, RunStatus, TrialRecord, utcnow
+from knowgap.engine.outcome import finished_status, tally_trials
+from knowgap.engine.records import Manifest, RunStatus, utcnow
 from knowgap.engine.store import MANIFEST, METRICS, STARTED, TRIALS, DamagedManifest, RunStore, cannot_write
-from knowgap.engine.usage import usage_from_trials
 from knowgap.errors import KnowgapError
 
 
@@ -83,17 +80,7 @@ def repair_run(root: Path, run: str) -> RepairResult:
 
 def _rebuild(store: RunStore, manifest_at_start: Manifest, reason: str) -> RepairResult:
     manifest = manifest_at_start.model_copy(deep=True)
-    statuses: Counter[str] = Counter()
-
-    def counted() -> Iterator[TrialRecord]:
-        for record in store.iter_records():
-            statuses[record.status] += 1
-            yield record
-
-    manifest.error_causes = error_causes(counted())
-    manifest.trials_ok = statuses["ok"]
-    manifest.trials_error = sum(statuses.values()) - statuses["ok"]
-    manifest.usage = usage_from_trials(store.iter_every_record(), manifest.config.prices)
+    tally_trials(manifest, store.iter_records(), store.iter_every_record(), manifest.config.prices)
     stored = manifest.trials_ok + manifest.trials_error
     metrics = store.path / METRICS
     manifest.status = "interrupted"

@@ -18,7 +18,6 @@ import logging
 import subprocess
 import time
 import traceback
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from knowgap.engine.cache import ResponseCache
 from knowgap.engine.collector import fewer_collections
 from knowgap.engine.gateway import ModelClient, ModelGateway, RetryPolicy
 from knowgap.engine.group_commit import GroupCommit
-from knowgap.engine.outcome import error_causes, finished_status
+from knowgap.engine.outcome import finished_status, tally_trials
 from knowgap.engine.progress import TrialProgress
 from knowgap.engine.records import (
     CallRecord,
@@ -46,7 +45,6 @@ from knowgap.engine.records import (
 from knowgap.engine.sampling import sample_cases
 from knowgap.engine.store import RunStore, new_run_id
 from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialFailed, TrialResult, file_sha256
-from knowgap.engine.usage import usage_from_trials
 from knowgap.errors import KnowgapError, did_you_mean, first_validation_error
 from knowgap.models.base import ChatModel
 from knowgap.models.registry import DEFAULT_MODEL
@@ -432,17 +430,7 @@ class Runner:
 
     def _tally(self, store: RunStore, manifest: Manifest) -> None:
         """Trial counts, error causes and usage in the manifest, from what trials.jsonl holds."""
-        statuses: Counter[str] = Counter()
-
-        def counted() -> Iterator[TrialRecord]:
-            for record in store.iter_records():
-                statuses[record.status] += 1
-                yield record
-
-        manifest.error_causes = error_causes(counted())
-        manifest.trials_ok = statuses["ok"]
-        manifest.trials_error = sum(statuses.values()) - statuses["ok"]
-        manifest.usage = usage_from_trials(store.iter_every_record(), self.config.prices)
+        tally_trials(manifest, store.iter_records(), store.iter_every_record(), self.config.prices)
 
     async def _execute_and_close(self, store: RunStore, trials: Iterator[Trial], done: int, total: int,
                                  clients: Mapping[str, ModelClient]) -> None:
