@@ -53,18 +53,17 @@ def test_parallel_setting_reads_the_environment_value() -> None:
         parallel_setting("many")
 
 
-def test_sizing_gives_each_sequence_the_whole_window_and_cuts_the_cache_to_free_memory() -> None:
+def test_sizing_gives_each_sequence_the_whole_window_and_fewer_sequences_to_little_memory() -> None:
     qwen05 = {"general.architecture": "qwen2", "qwen2.block_count": "24", "qwen2.attention.head_count": "14",
               "qwen2.attention.head_count_kv": "2", "qwen2.embedding_length": "896"}
     per_token = kv_bytes_per_token(qwen05)
     assert per_token == 24 * 2 * (64 + 64) * 2  # f16 keys and values: 12 KiB a token
     roomy = choose_sizing(4096, setting=None, bytes_per_token=per_token, available=8 << 30)
-    assert (roomy.parallel, roomy.kv_cells) == (DEFAULT_PARALLEL, DEFAULT_PARALLEL * 4096)
-    tight = choose_sizing(4096, setting=8, bytes_per_token=per_token, available=400 << 20)
-    assert tight.parallel == 8 and 4096 <= tight.kv_cells < 8 * 4096 and "cut" in tight.why
-    assert tight.kv_cells * per_token <= (400 << 20) // 4
+    assert (roomy.parallel, roomy.kv_tokens) == (DEFAULT_PARALLEL, DEFAULT_PARALLEL * 4096)
+    tight = choose_sizing(4096, setting=8, bytes_per_token=per_token, available=600 << 20)
+    assert tight.parallel == 3 and tight.kv_tokens == 3 * 4096 and "cut to 3" in tight.why  # 150 MiB: 3 x 48
     starved = choose_sizing(4096, setting=4, bytes_per_token=per_token, available=1 << 20)
-    assert starved.kv_cells == 4096  # never below one call's window
+    assert starved.parallel == 1  # never no sequence at all
     assert choose_sizing(4096, setting=1, bytes_per_token=per_token, available=None).parallel == 1
 
 

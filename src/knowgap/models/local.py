@@ -169,8 +169,7 @@ def load_decoder(path: Path, n_ctx: int = DEFAULT_CTX, setting: int | None = Non
             sizing = choose_sizing(n_ctx, setting=setting, bytes_per_token=kv_bytes_per_token(llm.metadata),
                                    available=available_memory())
             try:
-                decoder = BatchedDecoder(llm, _LLAMA_THREAD, parallel=sizing.parallel, kv_cells=sizing.kv_cells,
-                                         n_ctx=n_ctx)
+                decoder = BatchedDecoder(llm, _LLAMA_THREAD, parallel=sizing.parallel, n_ctx=n_ctx)
             except Exception as exc:  # llama.cpp could not make the context (memory)
                 raise ModelUnavailableError(f"llama.cpp could not make a batch for {path.name} ({sizing.why}): "
                                             f"{exc}; set {PARALLEL_ENV}=1 to decode one call at a time") from exc

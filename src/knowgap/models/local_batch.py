@@ -4,9 +4,12 @@ sequences of one llama.cpp context.
 A CPU decodes one token for several sequences at almost the cost of one (decoding reads every weight once per
 step, whatever the number of sequences in the step), so calls that overlap share their steps. One
 :class:`BatchedDecoder` per loaded model owns a second llama.cpp context on the same weights, with ``n_seq_max``
-sequences and one unified KV cache. Each call is a sequence: it joins the next step when it arrives (its prompt
+sequences, each with a KV cache of its own of ``n_ctx`` cells (so a call has the window a single-stream call has,
+and its attention reads only its own cells: one cache shared by all sequences made every token attend over every
+sequence's cells, 1.36x slower than single-stream on abstain's long prompts where separate caches were 0.95x,
+benchmarks/local_batching.py). Each call is a sequence: it joins the next step when it arrives (its prompt
 evaluated in chunks beside the others' next tokens) and leaves when it stops (end of generation, a stop string,
-``max_tokens``), so a long answer never holds up a short one.
+``max_tokens``, its caller cancelling), so a long answer never holds up a short one.
 
 Each sequence is sampled as llama-cpp-python samples one call (:meth:`llama_cpp.Llama._init_sampler`: the same
 sampler chain, the same seed rule, the same stop, multibyte and ``max_tokens`` rules of ``_create_completion``),
@@ -15,9 +18,9 @@ from the logits row of its own token; its prompt is the one llama-cpp-python's c
 single-stream call uses. Token log-probabilities are read from the same raw logits row the sampler starts from.
 
 Shared prefixes: the KV cells of a prompt's start that another sequence holds (running, or finished and kept
-while its slot is free) are copied (``llama_memory_seq_cp``, which in a unified cache only tags the same cells
-with the new sequence) instead of evaluated again; a prompt sharing a long start with a prompt still being
-evaluated waits for it. So a knowledge base or a judge's rubric before many questions is evaluated once.
+while its slot is free) are copied (``llama_memory_seq_cp``) instead of evaluated again; a prompt sharing a start
+of :data:`MIN_WAIT_PREFIX` tokens or more with a prompt still being evaluated waits for it. So a knowledge base or a
+judge's rubric before many questions is evaluated once.
 
 Everything runs on knowgap's one llama thread (:data:`knowgap.models.local._LLAMA_THREAD`), in slices, so other
 work queued there (another model's calls, a load) gets its turn. A call whose request the batch cannot take (a
@@ -192,10 +195,6 @@ class Sequence:
     def prefilling(self) -> bool:
         return self.n_eval < len(self.prompt)
 
-    def reserve(self) -> int:
-        """KV cells this sequence may need at most (prompt, answer and a few tokens of multibyte slack)."""
-        return len(self.prompt) + self.max_tokens + 4
-
     def finish(self, text: bytes, reason: str) -> None:
         evaluated = self.prompt + self.completion[:self.n_eval - len(self.prompt)]
         if self.stopping_criteria is not None and self.stopping_criteria(np.array(evaluated, dtype=np.intc), None):
@@ -244,7 +243,6 @@ class Slot:
         self.seq: Sequence | None = None
         self.kept: list[int] = []
         """A free slot's tokens still in the KV cache (a prompt start a later call may reuse)."""
-        self.used = 0.0
 
     def tokens(self) -> list[int]:
         """The tokens this slot's KV cells hold now."""
@@ -266,19 +264,18 @@ class BatchedDecoder:
     """The batch of one loaded model (see the module docstring). ``submit`` from any thread; the decoding runs
     on ``executor`` (one thread)."""
 
-    def __init__(self, llm: Any, executor: Executor, *, parallel: int, kv_cells: int, n_ctx: int) -> None:
+    def __init__(self, llm: Any, executor: Executor, *, parallel: int, n_ctx: int) -> None:
         import llama_cpp
         from llama_cpp import _internals
 
         self.llm = llm
         self.executor = executor
         self.parallel = parallel
-        self.kv_cells = kv_cells
         self.n_ctx = n_ctx
         params = llama_cpp.llama_context_params.from_buffer_copy(llm.context_params)
-        params.n_ctx = kv_cells
+        params.n_ctx = parallel * n_ctx
         params.n_seq_max = parallel
-        params.kv_unified = True
+        params.kv_unified = False  # a KV cache of n_ctx cells per sequence (see the module docstring)
         self.n_batch = int(params.n_batch)
         self.context = _internals.LlamaContext(model=llm._model, params=params, verbose=False)
         self.ctx = self.context.ctx
@@ -375,10 +372,6 @@ class BatchedDecoder:
         assert seq is not None
         slot.kept = seq.planned[:seq.n_eval]
         slot.seq = None
-        slot.used = time.perf_counter()
-
-    def _reserved(self) -> int:
-        return sum(s.seq.reserve() if s.seq is not None else len(s.kept) for s in self.slots)
 
     def _best_source(self, prompt: list[int], *, evaluated: bool) -> tuple[Slot | None, int]:
         """The slot whose KV cells (``evaluated``) or planned tokens share the longest start with ``prompt``,
@@ -418,29 +411,12 @@ class BatchedDecoder:
                     _settle(job.future, error=exc if isinstance(exc, ModelError)
                             else PermanentModelError(f"llama.cpp: {exc}"))
                     continue
-            seq = job.seq
-            source, length = self._best_source(seq.prompt, evaluated=False)
-            slot = self._pick_slot(free, source, length)
-            others = self._reserved() - len(slot.kept)
-            while others + seq.reserve() > self.kv_cells:
-                kept = sorted((s for s in self.slots if s.seq is None and s.kept and s is not slot
-                               and s is not source), key=lambda s: s.used)
-                if not kept:
-                    break
-                others -= len(kept[0].kept)
-                self._clear(kept[0])
-            if others + seq.reserve() > self.kv_cells and any(s.seq for s in self.slots):
-                return  # wait for a running call to end and free its cells
+            # The lowest free sequence id: llama.cpp splits a step into micro-batches of consecutive sequence ids
+            # (each with as many tokens), so running sequences are best kept side by side.
+            slot = min(free, key=lambda s: s.seq_id)
+            source, length = self._best_source(job.seq.prompt, evaluated=False)
             self._queue.popleft()
-            self._place(slot, seq, source, length)
-
-    def _pick_slot(self, free: list[Slot], source: Slot | None, length: int) -> Slot:
-        if source is not None and source.seq is None and length > 0:
-            return source  # reuse a finished call's cells in place
-        empty = [s for s in free if not s.kept]
-        if empty:
-            return empty[0]
-        return min(free, key=lambda s: s.used)
+            self._place(slot, job.seq, source, length)
 
     def _place(self, slot: Slot, seq: Sequence, source: Slot | None, length: int) -> None:
         """Start ``seq`` in ``slot`` from the ``length`` prompt tokens ``source`` shares with it: the cells it
@@ -458,15 +434,22 @@ class BatchedDecoder:
             if source is not None and source.seq is not None and length - have >= MIN_WAIT_PREFIX:
                 seq.waiting = (source.seq_id, length)
             elif source is not None and have > 0:
-                llama_cpp.llama_memory_seq_cp(self.memory, source.seq_id, slot.seq_id, 0, have)
+                self._copy(source, slot, have)
                 seq.n_eval = have
         slot.kept = []
         slot.seq = seq
         self.prompt_tokens_shared += seq.n_eval
 
-    def _resolve_waits(self) -> None:
+    def _copy(self, source: Slot, slot: Slot, length: int) -> None:
+        """Give ``slot`` the cells of ``source``'s first ``length`` positions: llama.cpp copies between sequences'
+        own caches only whole (at the next decode), so the whole cache, cut to ``length``."""
         import llama_cpp
 
+        llama_cpp.llama_memory_seq_rm(self.memory, slot.seq_id, -1, -1)
+        llama_cpp.llama_memory_seq_cp(self.memory, source.seq_id, slot.seq_id, -1, -1)
+        llama_cpp.llama_memory_seq_rm(self.memory, slot.seq_id, length, -1)
+
+    def _resolve_waits(self) -> None:
         for slot in self.slots:
             seq = slot.seq
             if seq is None or seq.waiting is None:
@@ -480,7 +463,7 @@ class BatchedDecoder:
             seq.waiting = None
             best, have = self._best_source(seq.prompt, evaluated=True)
             if best is not None and best is not slot and have > 0:
-                llama_cpp.llama_memory_seq_cp(self.memory, best.seq_id, slot.seq_id, 0, have)
+                self._copy(best, slot, have)
                 seq.n_eval = have
                 self.prompt_tokens_shared += have
 
@@ -504,28 +487,34 @@ class BatchedDecoder:
             if slot.seq is not None and slot.seq.job.future.cancelled():  # its caller gave up: it leaves
                 slot.seq.sampler.close()
                 self._release(slot)
-        self.batch.n_tokens = 0
-        outputs: list[tuple[Slot, int]] = []
-        for slot in self.slots:  # each generating sequence's last token
-            seq = slot.seq
-            if seq is not None and not seq.prefilling and seq.waiting is None:
-                outputs.append((slot, self._add(seq.completion[-1], seq.n_eval, slot.seq_id, True)))
-        budget = self.n_batch - len(outputs)
-        prefill: list[tuple[Slot, int]] = []
-        for slot in sorted((s for s in self.slots if s.seq is not None), key=lambda s: s.seq.started):  # type: ignore[union-attr]
+        running = [s for s in self.slots if s.seq is not None and s.seq.waiting is None]
+        decoding = [s for s in running if not s.seq.prefilling]  # type: ignore[union-attr]
+        budget = self.n_batch - len(decoding)
+        takes: dict[int, int] = {}
+        for slot in sorted(running, key=lambda s: s.seq.started):  # type: ignore[union-attr]
             seq = slot.seq
             assert seq is not None
-            if budget <= 0 or not seq.prefilling or seq.waiting is not None:
+            if seq.prefilling and budget > 0:  # the earliest calls' prompts first
+                takes[slot.seq_id] = min(budget, len(seq.prompt) - seq.n_eval)
+                budget -= takes[slot.seq_id]
+        self.batch.n_tokens = 0
+        outputs: list[tuple[Slot, int]] = []
+        prefill: list[tuple[Slot, int]] = []
+        for slot in running:  # in sequence-id order (llama.cpp's micro-batches follow it)
+            seq = slot.seq
+            assert seq is not None
+            if not seq.prefilling:  # a generating sequence: its last token
+                outputs.append((slot, self._add(seq.completion[-1], seq.n_eval, slot.seq_id, True)))
                 continue
-            take = min(budget, len(seq.prompt) - seq.n_eval)
+            take = takes.get(slot.seq_id, 0)
             for k in range(take):
                 pos = seq.n_eval + k
                 last = pos == len(seq.prompt) - 1
                 i = self._add(seq.prompt[pos], pos, slot.seq_id, last)
                 if last:
                     outputs.append((slot, i))
-            prefill.append((slot, take))
-            budget -= take
+            if take:
+                prefill.append((slot, take))
         if self.batch.n_tokens == 0:  # only waiting sequences (their source left): stop waiting
             for slot in self.slots:
                 if slot.seq is not None:

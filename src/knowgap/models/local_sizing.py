@@ -1,11 +1,10 @@
-"""How many calls an embedded llama.cpp model decodes at once, and how large its shared KV cache is.
+"""How many calls an embedded llama.cpp model decodes at once, and the memory their KV caches take.
 
 ``KNOWGAP_PARALLEL`` sets the number of parallel sequences (``1`` or ``off``: one call at a time, single-stream,
-as before batching); unset, :data:`DEFAULT_PARALLEL`. Every sequence may use the model's whole context, ``n_ctx``
-tokens (``KNOWGAP_N_CTX``, prompt and answer), as a single-stream call may, so a call's limits do not depend on the
-mode. The sequences share one KV cache of ``parallel x n_ctx`` tokens, made smaller when that would take more
-than :data:`KV_SHARE_OF_FREE` of the memory available now (never below ``n_ctx``); calls whose prompts and
-``max_tokens`` would not fit beside the running ones wait for room (:mod:`knowgap.models.local_batch`).
+as before batching); unset, :data:`DEFAULT_PARALLEL`. Every sequence has a KV cache of the model's whole context,
+``n_ctx`` tokens (``KNOWGAP_N_CTX``, prompt and answer), as a single-stream call has, so a call's limits do not
+depend on the mode. When ``parallel x n_ctx`` tokens of KV cache would take more than :data:`KV_SHARE_OF_FREE` of
+the memory available now, fewer sequences are decoded at once (at least one).
 
 The choice is made when the model loads, printed once, and shown in the run manifest's model description
 (``decoding``).
@@ -48,9 +47,9 @@ def parallel_setting(value: str | None) -> int | None:
 
 class BatchSizing(NamedTuple):
     parallel: int
-    """Calls decoded at once (1: single-stream)."""
-    kv_cells: int
-    """Tokens the shared KV cache holds, over all sequences."""
+    """Calls decoded at once (1 from ``KNOWGAP_PARALLEL=1``: single-stream)."""
+    kv_tokens: int
+    """Tokens the KV caches hold, over all sequences."""
     why: str
 
 
@@ -83,20 +82,21 @@ def available_memory() -> int | None:
 
 def choose_sizing(n_ctx: int, *, setting: int | None, bytes_per_token: int | None,
                   available: int | None) -> BatchSizing:
-    """Parallel sequences and shared KV cache size for a model of ``bytes_per_token`` KV bytes per token with
-    ``n_ctx`` tokens per call, ``available`` bytes of memory free and ``setting`` (:func:`parallel_setting`)."""
+    """Parallel sequences for a model of ``bytes_per_token`` KV bytes per token with ``n_ctx`` tokens per call,
+    ``available`` bytes of memory free and ``setting`` (:func:`parallel_setting`)."""
     parallel = DEFAULT_PARALLEL if setting is None else setting
     source = f"{PARALLEL_ENV}={setting}" if setting is not None else f"default {DEFAULT_PARALLEL}"
     if parallel == 1:
         return BatchSizing(1, n_ctx, f"{source}: single-stream")
-    cells = parallel * n_ctx
     why = f"{source} sequences of up to {n_ctx} tokens"
     if bytes_per_token and available:
         budget = int(available * KV_SHARE_OF_FREE)
-        if cells * bytes_per_token > budget:
-            cells = max(n_ctx, budget // bytes_per_token // KV_ROUND * KV_ROUND)
-            why += (f"; KV cache cut to {cells} tokens ({cells * bytes_per_token >> 20} MiB, "
-                    f"{KV_SHARE_OF_FREE:.0%} of {available >> 20} MiB available)")
+        fits = max(1, budget // (n_ctx * bytes_per_token))
+        if fits < parallel:
+            why += (f", cut to {fits}: {KV_SHARE_OF_FREE:.0%} of the {available >> 20} MiB available holds "
+                    f"{fits} KV caches of {n_ctx * bytes_per_token >> 20} MiB")
+            parallel = fits
         else:
-            why += f"; KV cache {cells} tokens ({cells * bytes_per_token >> 20} MiB of {available >> 20} MiB available)"
-    return BatchSizing(parallel, cells, why)
+            why += (f"; KV caches {parallel * n_ctx * bytes_per_token >> 20} MiB "
+                    f"(of {available >> 20} MiB available)")
+    return BatchSizing(parallel, parallel * n_ctx, why)
