@@ -256,6 +256,7 @@ def render_comparison(c: Comparison, *, flips: int = 30) -> str:
                      f"<td class=num>{esc(p)}</td><td>{sig}</td></tr>")
     parts.append("</table>")
     parts += [f'<p class="banner warn">† {esc(note)}</p>' for note in c.judge_notes()]
+    parts += [f'<p class="banner warn">{esc(note)}</p>' for note in c.screen_notes()]
     by_name: dict[str, tuple[str, list[Bar]]] = {}
     for ch in c.changes:
         if ch.kind != "count":
@@ -264,7 +265,6 @@ def render_comparison(c: Comparison, *, flips: int = 30) -> str:
                 Bar(label=ch.group, value=ch.delta, low=ch.ci_low, high=ch.ci_high))
     parts.append('<div class="charts">' + "".join(bar_chart(f"change in {name} (B − A, 95% CI)", bars, kind)
                                                   for name, (kind, bars) in by_name.items()) + "</div>")
-    parts += [f'<p class="banner warn">{esc(note)}</p>' for note in c.screen_notes()]
     if c.mcnemar:
         parts.append("<h3>Flipped trials (McNemar)</h3><table><tr><th>group</th><th>fixed</th><th>regressed</th>"
                      "<th>p</th><th>clusters fixed / regressed</th></tr>" + "".join(

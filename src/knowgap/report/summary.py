@@ -122,10 +122,10 @@ def compare_markdown(c: Comparison, *, flips: int = 20) -> str:
     lines += [_change_row(ch) for ch in c.changes]
     if notes := c.judge_notes():
         lines += [""] + [f"† {md_text(note, 1000)}" for note in notes]
-    if c.only_a or c.only_b:
-        lines += ["", f"only in A: {', '.join(c.only_a) or '-'}; only in B: {', '.join(c.only_b) or '-'}"]
     if screens := c.screen_notes():
         lines += [""] + [md_text(note, 1000) for note in screens]
+    if c.only_a or c.only_b:
+        lines += ["", f"only in A: {', '.join(c.only_a) or '-'}; only in B: {', '.join(c.only_b) or '-'}"]
     if c.mcnemar:
         lines += ["", "| group | fixed | regressed | McNemar p | clusters fixed / regressed |",
                   "|---|---:|---:|---:|---:|"]
