@@ -23,7 +23,7 @@ from knowgap.stats import (
     wilson,
     wilson_rate,
 )
-from knowgap.suites.starter.metrics import starter_metrics
+from knowgap.suites.starter import StarterSuite
 
 
 def _cases(seed: int, n: int = 23) -> list[tuple[bool, float]]:
@@ -121,6 +121,7 @@ def test_a_suite_with_identical_repeats_reports_the_interval_of_one_repeat(repea
     rng = random.Random(9)
     right = [rng.random() < 0.6 for _ in range(30)]
     assert 0 < sum(right) < 30
+    starter_metrics = StarterSuite(StarterSuite.Options()).metrics  # records without verdicts: derived
     once = {m.name: m for m in starter_metrics([_starter(c, 0, right[c]) for c in range(30)])}
     again = {m.name: m for m in starter_metrics([_starter(c, r, right[c]) for c in range(30)
                                                   for r in range(repeats)])}

@@ -14,6 +14,10 @@ never by a string. A family of metrics whose names share a pattern (``recall_<ca
 ``<part>`` in its name: its ``members`` list the names it stands for (with a description each, or the spec's
 ``{part}`` template), or None for a family open to any name of that pattern. A breakdown ``NAME:KEY=VALUE``
 (``flip_rate:position=end``) is declared by its ``NAME``.
+
+How a metric is produced: a proportion is counted from the trials' verdicts (:mod:`knowgap.engine.verdict_tally`);
+a metric that is not a count of verdicts (a mean, an F1, the errors) names its :class:`Reducer`
+(:mod:`knowgap.engine.reducers`).
 """
 
 from __future__ import annotations
@@ -39,6 +43,17 @@ class JudgeRef(Protocol):
     def kind(self) -> Literal["offline", "model"]: ...
 
     def version(self) -> str: ...
+
+
+class Reducer(Protocol):
+    """How one group's trials make a metric that is not a count of verdicts (:mod:`knowgap.engine.reducers`):
+    ``observe`` sees each trial of the group (a :class:`~knowgap.engine.verdict_tally.Seen`) with the group's
+    :class:`~knowgap.engine.tally.Tally` to keep what it needs in; ``metric`` gives the group's value of metric
+    ``name`` (a :class:`~knowgap.engine.records.MetricValue`), or None to report none in this group."""
+
+    def observe(self, name: str, tally: Any, seen: Any) -> None: ...
+
+    def metric(self, name: str, tally: Any, group: str, description: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -106,6 +121,9 @@ class MetricSpec:
     members: Mapping[str, str] | Sequence[str] | None = field(default=None)
     """A family's names: the ``<part>`` values with a description each, or a list (the ``description``
     template fills in); None for a family open to any value (names are matched by the pattern)."""
+    reducer: Reducer | None = None
+    """How it is made when it is not a count of verdicts (a mean, a statistic, a count); None: a proportion is
+    counted from the verdicts of its name, another kind is made elsewhere (the injection driver)."""
 
     def __post_init__(self) -> None:
         parts = _PART.findall(self.name)

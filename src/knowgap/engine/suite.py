@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowgap.engine.metric_spec import Choice, MetricSpec, computed_names, expanded, metric_names, spec_of
 from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TrialRecord, Verdict
 from knowgap.engine.suite_data import SuiteData
+from knowgap.engine.verdict_calls import VerdictCall, first_target
+from knowgap.engine.verdict_tally import Split
 from knowgap.engine.verdicts import failed
 from knowgap.models.types import ChatRequest, ChatResponse
 
@@ -192,13 +194,24 @@ class Suite(ABC):
             return None
         return spec.needs.says
 
+    def splits(self) -> Sequence[Split] | None:
+        """The groups :meth:`metrics` reports besides each configuration's
+        (:class:`~knowgap.engine.verdict_tally.Split`: ``CONFIG · kb=KB``), as
+        :func:`~knowgap.engine.verdict_tally.count_metrics` counts them; [] for none. None (the default): not
+        declared (an older plugin suite)."""
+        return None
+
     def metric_groups(self) -> list[str]:
         """The groups :meth:`metrics` can produce under this run's options, ``*`` standing for a part the data
-        decides (:func:`in_groups` matches a group against them). By default each configuration id, alone or
-        followed by `` · `` and a breakdown (``ID · *``); a suite whose groups are others says so here. A threshold's
-        group (``accuracy[prompt=grounded]``) is checked against them before any model call."""
+        decides (:func:`in_groups` matches a group against them): each configuration id and the groups of
+        :meth:`splits`; a suite that declares no splits, each configuration id alone or followed by `` · `` and a
+        breakdown (``ID · *``); a suite whose groups are others says so here. A threshold's group
+        (``accuracy[prompt=grounded]``) is checked against them before any model call."""
         ids = [c.id for c in self.configurations()]
-        return ids + [f"{i} · *" for i in ids]
+        splits = self.splits()
+        if splits is None:
+            return ids + [f"{i} · *" for i in ids]
+        return ids + [pattern for split in splits for pattern in split.patterns(ids)]
 
     data: ClassVar[SuiteData | None] = None
     """The suite's data part (:class:`~knowgap.engine.suite_data.SuiteData`): the model of one line of its case
@@ -291,6 +304,13 @@ class Suite(ABC):
         if record.verdicts or record.status != "ok":
             return list(record.verdicts)
         return self.verdicts(record)
+
+    def verdict_call(self, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
+        """The call of ``record`` that ``verdict`` is about, whose input and answer a listing shows beside it
+        (``knowgap show RUN --failed``, the report's worst examples): by default the first target call for a
+        verdict on the whole trial, and None (show no call) for one on a part: a suite whose verdicts have parts
+        says which call each part is, and for an injected or pressured call which clean call it varies."""
+        return first_target(record) if verdict.part is None else None
 
     def trial_failed(self, record: TrialRecord) -> bool | None:
         """Whether a finished trial shows the wrong behaviour (feeds the report's worst examples and the

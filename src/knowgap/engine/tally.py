@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable
 from itertools import count
+from typing import Any
 
 from knowgap.engine.records import MetricValue
 from knowgap.stats import cluster_counts
@@ -38,6 +39,7 @@ class Tally:
         self.values: dict[str, list[float]] = {}
         self.keys: dict[str, list[Hashable]] = {}
         self.counts: Counter[str] = Counter()
+        self.items: dict[str, tuple[list[Any], list[Hashable]]] = {}
         self._alone = count()
 
     def _key(self, cluster: Hashable | None) -> Hashable:
@@ -53,6 +55,12 @@ class Tally:
         """One more value in mean ``name``, in ``cluster`` (None: its own)."""
         self.values.setdefault(name, []).append(float(value))
         self.keys.setdefault(name, []).append(self._key(cluster))
+
+    def keep(self, name: str, item: Any, cluster: Hashable | None = None) -> None:
+        """One more item of statistic ``name`` (an F1's pair, a calibration point), in ``cluster`` (None: its own)."""
+        items, keys = self.items.setdefault(name, ([], []))
+        items.append(item)
+        keys.append(self._key(cluster))
 
     def count(self, name: str, k: int = 1) -> None:
         self.counts[name] += k
@@ -75,9 +83,11 @@ class Tally:
         k, n = self.hits(name)
         return MetricValue.proportion(name, group, k, n, description=description, clusters=self.clusters(name))
 
-    def mean(self, name: str, group: str, description: str = "", seed: int = 0) -> MetricValue:
+    def mean(self, name: str, group: str, description: str = "", seed: int = 0,
+             unbounded: bool = False) -> MetricValue:
+        """``unbounded``: not a score in [0, 1] (a count, tokens): no interval where the clusters show no spread."""
         return MetricValue.mean(name, group, self.values.get(name, []), description=description, seed=seed,
-                                keys=self.keys.get(name, []))
+                                keys=self.keys.get(name, []), unbounded=unbounded)
 
     def counted(self, name: str, group: str, description: str = "") -> MetricValue:
         return MetricValue.count(name, group, self.counts[name], description=description)

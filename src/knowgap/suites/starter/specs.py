@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from knowgap.engine.metric_spec import MetricSpec, Need, described
+from knowgap.engine.reducers import ERRORED
 from knowgap.injection.metrics import CLEAN_TASK_SCORE
 from knowgap.judges.validation import ABSTENTION
 from knowgap.suites.starter.answer_match_card import ANSWER_MATCH
@@ -29,11 +30,14 @@ TASK = (
     MetricSpec("over_abstention", "proportion", "share of answerable questions where the model declined anyway",
                lower_is_better=True, judge=ABSTENTION, counts="positive"),
 )
-ERRORS = MetricSpec("errors", "count", "trials whose model call failed for good", lower_is_better=True, cluster=None)
+ERRORS = MetricSpec("errors", "count", "trials whose model call failed for good", lower_is_better=True, cluster=None,
+                    reducer=ERRORED)
 # the injection driver's metrics (starter/injection.py): attack success and noise floor are offline checks (an exact
 # code match, a copy of the system prompt, the takeover judge's and the abstention phrases' verdicts compared between
 # two runs); the clean task score is accuracy or abstention by the case: as accuracy, not one judge's verdict, so no
 # correction
 INJECTION = DRIVER.metric_specs(needs=INJECTED, judges={CLEAN_TASK_SCORE: ANSWER_MATCH})
-SPECS = (*TASK, ERRORS, *INJECTION)
+COUNTED = (*TASK, ERRORS)
+"""The metrics counted from the verdicts (and the errors); the injection driver makes the others."""
+SPECS = (*COUNTED, *INJECTION)
 DESCRIBED = described(SPECS)

@@ -25,17 +25,19 @@ from knowgap.engine.suite import (
     TrialResult,
     reiterable,
 )
+from knowgap.engine.verdict_calls import VerdictCall
+from knowgap.engine.verdict_tally import Split, count_metrics
 from knowgap.errors import KnowgapError
 from knowgap.injection.options import InjectionOptions, chosen_defences
 from knowgap.injection.plan import Injection
+from knowgap.injection.verdict_calls import injected_call
 from knowgap.suites import register
 from knowgap.suites.starter import injection
 from knowgap.suites.starter.casefile import CASE_FILE
 from knowgap.suites.starter.dataset import DATA, StarterCase, load_cases
-from knowgap.suites.starter.metrics import starter_metrics
 from knowgap.suites.starter.prompts import PROMPTS, system_prompt, target_request
 from knowgap.suites.starter.scoring import score_response
-from knowgap.suites.starter.specs import SPECS
+from knowgap.suites.starter.specs import COUNTED, SPECS
 from knowgap.suites.starter.verdicts import starter_verdicts
 
 
@@ -62,8 +64,8 @@ class StarterSuite(Suite):
         self._cases: list[StarterCase] | None = None
         self._injections: dict[str, list[Injection]] | None = None
 
-    def metric_groups(self) -> list[str]:
-        return [c.id for c in self.configurations()]  # one group per configuration, no breakdown
+    def splits(self) -> list[Split]:
+        return []  # one group per configuration, no breakdown
 
     def dataset_files(self) -> list[Path]:
         return [Path(self.options.data) if self.options.data else DATA]
@@ -120,6 +122,11 @@ class StarterSuite(Suite):
     def verdicts(self, record: TrialRecord) -> list[Verdict]:
         return starter_verdicts(record) + injection.injection_verdicts(record)
 
+    def verdict_call(self, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
+        """An injected run's verdict is about its own call, read against the clean run's."""
+        return injected_call(record, verdict) or super().verdict_call(record, verdict)
+
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         records = reiterable(records)
-        return starter_metrics(records) + injection.injection_metrics(records)
+        return count_metrics(records, COUNTED, verdicts=self.trial_verdicts, cluster=lambda r: r.case_id) \
+            + injection.injection_metrics(records)

@@ -1,5 +1,5 @@
-"""Per-metric verdicts of one starter trial: the same splits as :func:`~knowgap.suites.starter.metrics.starter_metrics`
-(answerable: accuracy and over-abstention; unanswerable: abstention)."""
+"""Per-metric verdicts of one starter trial (answerable: accuracy and over-abstention; unanswerable: abstention): the
+source of the suite's metrics, which count them (:func:`knowgap.engine.verdict_tally.count_metrics`)."""
 
 from __future__ import annotations
 

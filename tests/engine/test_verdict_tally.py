@@ -1,0 +1,106 @@
+"""Metrics counted from the trials' verdicts in one pass (engine/verdict_tally.py): a proportion's k of n is its
+right and wrong verdicts (the stored ones, not a recomputation from the scores), clustered by the trial's key;
+splits add groups; the rest comes from the reducers the specs declare."""
+
+from __future__ import annotations
+
+from knowgap.engine.metric_spec import MetricSpec
+from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord, Verdict
+from knowgap.engine.reducers import ERRORED, Mean, Share, Statistic, not_scored
+from knowgap.engine.verdict_tally import Split, count_metrics, stored_or
+from knowgap.engine.verdicts import hits
+from knowgap.stats import cluster_counts
+from knowgap.suites.starter import StarterSuite
+
+SPECS = (
+    MetricSpec("accuracy", "proportion", "share right"),
+    MetricSpec("leak_rate", "proportion", "share leaking", lower_is_better=True),
+    MetricSpec("length", "mean", "mean length", reducer=Mean(unbounded=True)),
+    MetricSpec("cites", "proportion", "share citing", reducer=Share("cites")),
+    MetricSpec("both", "mean", "both right and no leak, a statistic",
+               reducer=Statistic(lambda seen: seen.scores.get("both"), lambda xs: sum(xs) / len(xs), reps=200)),
+    MetricSpec("judge_parse_failures", "count", "unreadable judge replies", cluster=None,
+               reducer=not_scored({"accuracy"})),
+    MetricSpec("errors", "count", "failed trials", cluster=None, reducer=ERRORED),
+)
+
+
+def _record(case: str, config: str, repeat: int, verdicts: list[tuple[str, str]], status: str = "ok",
+            lang: str = "en", **scores: object) -> TrialRecord:
+    return TrialRecord(trial_id=f"{case}|{config}|r{repeat}", case_id=case, config_id=config, repeat=repeat,
+                       status=status, output={"lang": lang}, scores=scores,  # type: ignore[arg-type]
+                       verdicts=[Verdict(metric=m, verdict=v) for m, v in verdicts])  # type: ignore[arg-type]
+
+
+RECORDS = [
+    _record("a", "c1", 0, [("accuracy", "right"), ("leak_rate", "wrong")], length=10, cites=True, both=0.0),
+    _record("a", "c1", 1, [("accuracy", "right"), ("leak_rate", "right")], length=12, cites=False, both=1.0),
+    _record("b", "c1", 0, [("accuracy", "wrong"), ("leak_rate", "right")], lang="zh", length=7, cites="n/a",
+            both=0.0),
+    _record("c", "c1", 0, [("accuracy", "not_scored"), ("leak_rate", "right")], length=None, both=None),
+    _record("d", "c1", 0, [], status="error"),
+    _record("a", "c2", 0, [("accuracy", "wrong"), ("leak_rate", "wrong")], length=3, cites=True),
+]
+
+
+def _by(metrics: list[MetricValue]) -> dict[tuple[str, str], MetricValue]:
+    return {(m.group, m.name): m for m in metrics}
+
+
+def test_a_proportion_is_its_verdicts_k_of_n_clustered_by_the_trials_key() -> None:
+    out = _by(count_metrics(RECORDS, SPECS, verdicts=lambda r: r.verdicts, cluster=lambda r: r.case_id))
+    for name, lower in (("accuracy", False), ("leak_rate", True)):
+        m = out[("c1", name)]
+        k, n = hits(RECORDS, name, lower_is_better=lower, config_id="c1")
+        assert (round(m.value * m.n), m.n) == (k, n)  # type: ignore[operator]
+        outcomes = [(v.verdict == "wrong") == lower for r in RECORDS if r.config_id == "c1" for v in r.verdicts
+                    if v.metric == name and v.verdict != "not_scored"]
+        keys = [r.case_id for r in RECORDS if r.config_id == "c1" for v in r.verdicts
+                if v.metric == name and v.verdict != "not_scored"]
+        assert m == MetricValue.proportion(name, "c1", k, n, m.description, cluster_counts(outcomes, keys))
+    assert (out[("c1", "accuracy")].value, out[("c1", "accuracy")].n, out[("c1", "accuracy")].n_cases) == (2 / 3, 3, 2)
+    assert (out[("c1", "leak_rate")].value, out[("c1", "leak_rate")].n) == (1 / 4, 4)
+    assert (out[("c1", "length")].value, out[("c1", "length")].n, out[("c1", "length")].n_cases) == (29 / 3, 3, 2)
+    assert (out[("c1", "cites")].value, out[("c1", "cites")].n) == (0.5, 2)  # a score that is no bool is left out
+    assert (out[("c1", "both")].value, out[("c1", "both")].n) == (1 / 3, 3)
+    assert (out[("c1", "judge_parse_failures")].value, out[("c1", "errors")].value) == (1.0, 1.0)
+    assert (out[("c2", "errors")].value, out[("c2", "accuracy")].value) == (0.0, 0.0)
+    assert [(m.group, m.name) for m in count_metrics(RECORDS, SPECS, verdicts=lambda r: r.verdicts,
+                                                     cluster=lambda r: r.case_id)][:3] == [
+        ("c1", "accuracy"), ("c1", "leak_rate"), ("c1", "length")]  # configurations sorted, metrics as declared
+
+
+def test_the_stored_verdicts_are_the_source_not_the_scores() -> None:
+    suite = StarterSuite(StarterSuite.Options.model_validate({}))
+    scores: dict[str, ScoreValue] = {"answerable": True, "abstained": False, "correct": True}
+    older = TrialRecord(trial_id="q|plain|r0", case_id="q", config_id="plain", scores=scores)  # no verdicts: derived
+    judged = older.model_copy(update={"trial_id": "q|plain|r1", "repeat": 1, "verdicts": [
+        Verdict(metric="accuracy", verdict="wrong", why="a person re-judged it"),
+        Verdict(metric="over_abstention", verdict="right")]})
+    accuracy = _by(suite.metrics([older, judged]))[("plain", "accuracy")]
+    assert (accuracy.value, accuracy.n) == (0.5, 2)  # the scores alone say 2 of 2
+    derived = stored_or(suite.verdicts)
+    assert derived(older) == suite.verdicts(older) and derived(judged) == judged.verdicts
+
+
+def test_splits_add_groups_and_the_suites_metric_groups() -> None:
+    by_lang = Split(lambda config, lang: f"{config} · {lang}", lambda r: [r.output["lang"]],
+                    metrics=frozenset({"accuracy"}), order=("zh", "en"))
+    out = count_metrics(RECORDS, SPECS, verdicts=lambda r: r.verdicts, cluster=lambda r: r.case_id, splits=[by_lang])
+    groups = list(dict.fromkeys(m.group for m in out))
+    assert groups == ["c1", "c1 · zh", "c1 · en", "c2", "c2 · en"]
+    assert {m.name for m in out if m.group == "c1 · zh"} == {"accuracy"}
+    assert _by(out)[("c1 · en", "accuracy")].n == 2
+    several = Split(lambda config, lang: f"{config} · {lang}", lambda r: [r.output["lang"]], several=True)
+    only_en = [r for r in RECORDS if r.output.get("lang") == "en"]
+    assert {m.group for m in count_metrics(only_en, SPECS, verdicts=lambda r: r.verdicts,
+                                           cluster=lambda r: r.case_id, splits=[several])} == {"c1", "c2"}
+    assert by_lang.patterns(["c1"]) == ["c1 · *"]
+    assert StarterSuite(StarterSuite.Options.model_validate({})).metric_groups() == ["prompt=plain", "prompt=grounded"]
+
+
+def test_a_metric_without_observations_is_reported_only_when_asked() -> None:
+    records = [_record("a", "c1", 0, [("leak_rate", "right")])]
+    names = {m.name for m in count_metrics(records, SPECS, verdicts=lambda r: r.verdicts, cluster=lambda r: r.case_id,
+                                           always={"accuracy"})}
+    assert names == {"accuracy", "leak_rate", "judge_parse_failures", "errors"}  # counts always
