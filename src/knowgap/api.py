@@ -21,6 +21,7 @@ from knowgap.engine.stopping_rule import StoppingRule
 from knowgap.engine.store import DamagedRun, RunStore, scan_runs
 from knowgap.engine.store import list_runs as _list_runs
 from knowgap.engine.suite import Suite
+from knowgap.engine.tracing import TraceOptions
 from knowgap.errors import KnowgapError, first_validation_error
 from knowgap.models.base import ChatModel
 from knowgap.models.packs import PackStatus, pack_statuses
@@ -45,7 +46,7 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
         rpm: int | None = None, tpm: int | None = None, until: str | None = None,
         thresholds: ThresholdsArg | None = None, alpha: float = 0.05, max_calls: int | None = None,
         max_cost: float | None = None, order_seed: int | None = None, against: str | None = None,
-        compare: Sequence[str] = (), margin: float = 0.0) -> RunResult:
+        compare: Sequence[str] = (), margin: float = 0.0, otel: Any = False, otel_content: bool = False) -> RunResult:
     """Run ``suite`` and return its metrics; every trial is stored under ``runs_root/<run-id>/``.
 
     ``models`` maps roles (target, judge, generator) to model specs; ``providers`` maps a spec to a ready
@@ -67,6 +68,11 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
     stopped before every case ran has status ``stopped``; ``resume(run, until="all")`` continues it. The result's
     ``manifest.sequential`` holds each sequence, where it stopped and why.
 
+    ``otel=True`` exports a span per trial and per model call by OpenTelemetry's GenAI conventions through the
+    OTLP/HTTP exporter (``OTEL_EXPORTER_OTLP_*`` variables; extra ``knowgap[otel]``; docs/tracing.md), flushed
+    before this returns; ``otel`` may instead be your own ``TracerProvider``. ``otel_content`` adds the prompts,
+    answers and verdict reasons (redacted).
+
     Trial errors do not raise: the result's ``status`` is ``finished``, ``finished_with_errors``, ``failed`` or
     ``stopped`` (``ok`` is True for ``finished``, and ``stopped`` with no errored trial) and ``error_causes`` says why
     trials errored. A bad setting (``timeout_s <= 0``, ``max_retries < 0``, ``repeats < 1``, a bad suite option)
@@ -86,20 +92,23 @@ def run(suite: str, *, models: Mapping[str, str] | None = None, options: Mapping
         raise KnowgapError(f"bad run setting {field} ({_FLAGS.get(field, field)}): {message}, "
                            f"got {exc.errors()[0].get('input')!r}") from None
     _check_ray_address(config)
-    return _start(config, get_suite(config.suite), runs_root=runs_root, providers=providers, progress=progress)
+    return _start(config, get_suite(config.suite), runs_root=runs_root, providers=providers, progress=progress,
+                  otel=_trace_options(otel, otel_content))
 
 
 def resume(run_id: str, *, runs_root: str | Path | None = None,
            providers: Mapping[str, ChatModel] | None = None, progress: bool = False,
            specs: Sequence[str] = (), executor: Executor | None = None, ray_address: str | None = None,
-           until: str | None = None, max_calls: int | None = None, max_cost: float | None = None) -> RunResult:
+           until: str | None = None, max_calls: int | None = None, max_cost: float | None = None,
+           otel: Any = False, otel_content: bool = False) -> RunResult:
     """Continue a crashed or interrupted run: finished trials are kept, the rest are run.
 
     A model spec that held a credential (``http://user:KEY@host``) is stored redacted; pass it whole in
     ``specs``. Refused when a role's model changed since the run started (see ``ChatModel.identity``).
     The run continues on the executor it started with, unless ``executor`` (with ``ray_address``) says
     otherwise; a ``ray_address`` alone means ``executor="ray"``. A run started with ``until`` keeps its rule, its
-    thresholds and its order; ``until`` (``"all"``: every case), ``max_calls`` and ``max_cost`` replace the rule's."""
+    thresholds and its order; ``until`` (``"all"``: every case), ``max_calls`` and ``max_cost`` replace the rule's.
+    ``otel`` / ``otel_content`` as for :func:`run` (the trials run now)."""
     config, path = resume_config(run_id, runs_root=runs_root, specs=specs)
     config = _resumed_rule(config, until, max_calls, max_cost)
     if executor is not None or ray_address is not None:
@@ -111,7 +120,16 @@ def resume(run_id: str, *, runs_root: str | Path | None = None,
             raise KnowgapError(f"bad run setting {field} ({_FLAGS.get(field, field)}): {message}") from None
         _check_ray_address(config)
     return _start(config, get_suite(config.suite), runs_root=runs_root, providers=providers, progress=progress,
-                  resume=str(path))
+                  resume=str(path), otel=_trace_options(otel, otel_content))
+
+
+def _trace_options(otel: Any, content: bool) -> TraceOptions | None:
+    """``otel`` (False, True or a TracerProvider) and ``otel_content`` as the runner takes them."""
+    if otel is False or otel is None:
+        if content:
+            raise KnowgapError("--otel-content adds prompt and answer text to the spans of --otel: give --otel too")
+        return None
+    return TraceOptions(content=content, provider=None if otel is True else otel)
 
 
 def _resumed_rule(config: RunConfig, until: str | None, max_calls: int | None, max_cost: float | None) -> RunConfig:
@@ -139,11 +157,12 @@ def _check_ray_address(config: RunConfig) -> None:
 
 
 def _start(config: RunConfig, suite_cls: type[Suite], *, runs_root: str | Path | None,
-           providers: Mapping[str, ChatModel] | None, progress: bool, resume: str | None = None) -> RunResult:
+           providers: Mapping[str, ChatModel] | None, progress: bool, resume: str | None = None,
+           otel: TraceOptions | None = None) -> RunResult:
     """Run (or continue) ``config`` on ``suite_cls``; when it ends, also with errored trials, write its
     report.md and report.html (an interrupted run gets none: it is continued, not reported)."""
     return start_run(config, suite_cls, runs_root=runs_root, providers=providers, progress=progress, resume=resume,
-                     after_run=_write_reports)
+                     after_run=_write_reports, otel=otel)
 
 
 def _write_reports(result: RunResult, suite: Suite) -> None:

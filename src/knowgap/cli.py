@@ -210,6 +210,12 @@ def _print_sequences(manifest: Manifest) -> None:
                   highlight=False, soft_wrap=True)
 
 
+_OTEL_HELP = ("Export a span per trial and per model call to an OpenTelemetry collector (OTLP/HTTP; endpoint and "
+              "headers from OTEL_EXPORTER_OTLP_*; needs knowgap[otel]; docs/tracing.md). No prompt or answer text "
+              "unless --otel-content.")
+_OTEL_CONTENT_HELP = "With --otel: put the prompts, answers and verdict reasons (redacted) in the spans."
+
+
 def _role_param(role: str) -> str:
     """The keyword a role's ``--ROLE`` flag arrives under (apart from common options and suite options)."""
     return f"role__{role}"
@@ -230,7 +236,8 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
                                 specs=[spec for spec in models.values() if spec],
                                 executor=kwargs["executor"].value if kwargs["executor"] else None,
                                 ray_address=kwargs["ray_address"], until=kwargs["until"],
-                                max_calls=kwargs["max_calls"], max_cost=kwargs["max_cost"])
+                                max_calls=kwargs["max_calls"], max_cost=kwargs["max_cost"], otel=kwargs["otel"],
+                                otel_content=kwargs["otel_content"])
         else:
             result = api.run(name, models={k: v for k, v in models.items() if v}, options=options,
                              repeats=kwargs["repeats"], seed=kwargs["seed"], concurrency=kwargs["concurrency"],
@@ -242,7 +249,8 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
                              rpm=kwargs["rpm"], tpm=kwargs["tpm"], until=kwargs["until"],
                              thresholds=kwargs["thresholds"], alpha=kwargs["alpha"], max_calls=kwargs["max_calls"],
                              max_cost=kwargs["max_cost"], order_seed=kwargs["order_seed"],
-                             against=kwargs["against"], compare=kwargs["compare"] or (), margin=kwargs["margin"])
+                             against=kwargs["against"], compare=kwargs["compare"] or (), margin=kwargs["margin"],
+                             otel=kwargs["otel"], otel_content=kwargs["otel_content"])
         _print_result(result)
         _exit_for([result])
         _exit_for_decisions(result)
@@ -312,6 +320,9 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
         P("margin", P.KEYWORD_ONLY, default=typer.Option(0.0, help=(
             "With --against: a difference decided within [-margin, margin] decides too (0: only the sign).")),
           annotation=float),
+        P("otel", P.KEYWORD_ONLY, default=typer.Option(False, "--otel", help=_OTEL_HELP), annotation=bool),
+        P("otel_content", P.KEYWORD_ONLY, default=typer.Option(False, "--otel-content", help=_OTEL_CONTENT_HELP),
+          annotation=bool),
     ]
     for field_name, info in fields.items():
         flag = "--" + field_name.replace("_", "-")
@@ -364,7 +375,9 @@ def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
            max_calls: Annotated[int | None, typer.Option(min=1, help="A new call budget for a run started with "
                                                                      "--until.")] = None,
            max_cost: Annotated[float | None, typer.Option(help="A new cost budget (USD) for a run started with "
-                                                               "--until.")] = None) -> None:
+                                                               "--until.")] = None,
+           otel: Annotated[bool, typer.Option("--otel", help=_OTEL_HELP)] = False,
+           otel_content: Annotated[bool, typer.Option("--otel-content", help=_OTEL_CONTENT_HELP)] = False) -> None:
     """Continue a crashed, interrupted or stopped run (same as knowgap run SUITE --resume RUN).
 
     Refused when a model changed since the run started (an edited scripted file, another GGUF file, another
@@ -380,7 +393,7 @@ def resume(run: Annotated[str, typer.Argument(help="Run id or folder.")],
 
     result = api.resume(run, runs_root=runs_dir, progress=not quiet, specs=spec or [],
                         executor=executor.value if executor else None, ray_address=ray_address, until=until,
-                        max_calls=max_calls, max_cost=max_cost)
+                        max_calls=max_calls, max_cost=max_cost, otel=otel, otel_content=otel_content)
     _print_result(result)
     _exit_for([result])
     _exit_for_decisions(result)

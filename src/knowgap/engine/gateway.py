@@ -23,7 +23,7 @@ import logging
 import random
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from knowgap.engine.cache import ResponseCache, cache_key
 from knowgap.engine.inflight import InFlight, follower_record
@@ -36,6 +36,9 @@ from knowgap.models.registry import create_model
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.paths import cache_path
 from knowgap.redaction import redact
+
+if TYPE_CHECKING:
+    from knowgap.engine.tracing import RunTracer
 
 log = logging.getLogger("knowgap.models")
 
@@ -89,6 +92,8 @@ class ModelClient:
         """Calls that reached the provider (cache hits excluded, retries included)."""
         self.inflight = InFlight()
         """Identical calls in flight at once are made once (:mod:`knowgap.engine.inflight`)."""
+        self.tracer: RunTracer | None = None
+        """The run's OpenTelemetry spans (``--otel``): each call in a span of its own; None: no tracing."""
 
     def _account(self, role: str) -> ModelUsage:
         return self.usage.setdefault(role, ModelUsage())
@@ -96,8 +101,11 @@ class ModelClient:
     async def call(self, role: str, request: ChatRequest, repeat: int) -> CallRecord:
         """One call; one identical to a call in flight waits for that call's record (:mod:`.inflight`)."""
         key = cache_key(self.identity, request, repeat)
-        return await self.inflight.run(key, lambda: self._call(role, request, key),
-                                       lambda first: follower_record(first, role, self._account(role)))
+        call = self.inflight.run(key, lambda: self._call(role, request, key),
+                                 lambda first: follower_record(first, role, self._account(role)))
+        if self.tracer is not None:
+            return await self.tracer.call(self.model, role, request, call)
+        return await call
 
     async def _call(self, role: str, request: ChatRequest, key: str) -> CallRecord:
         usage = self._account(role)

@@ -45,6 +45,7 @@ from knowgap.engine.records import (
 from knowgap.engine.sampling import sample_cases
 from knowgap.engine.store import RunStore, new_run_id
 from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialFailed, TrialResult, file_sha256
+from knowgap.engine.tracing import RunTracer, TraceOptions, check_installed
 from knowgap.errors import KnowgapError, did_you_mean, first_validation_error
 from knowgap.models.base import ChatModel
 from knowgap.models.registry import DEFAULT_MODEL
@@ -180,6 +181,9 @@ class Runner:
     """Provider calls made on Ray workers (``executor="ray"``), added to the gateway's own."""
     baseline: dict[str, dict[tuple[str, str], MetricValue]] | None = field(default=None, init=False, repr=False)
     """``--against``: the baseline run's metrics per unit, read before the run starts."""
+    tracing: TraceOptions | None = None
+    """``--otel``: export a span per trial and per model call (:mod:`knowgap.engine.tracing`); None: none."""
+    tracer: RunTracer | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         suite_cls = self.suite_cls
@@ -201,6 +205,10 @@ class Runner:
             raise KnowgapError("--compare names the metrics to compare with the run --against names: give both")
         if rule is not None and self.config.executor == "ray":
             raise KnowgapError("--until runs its cases a batch at a time in this process: not with --executor ray")
+        if self.tracing is not None:
+            if self.config.executor == "ray":
+                raise KnowgapError("--otel traces the trials that run in this process: not with --executor ray")
+            check_installed()  # before any run is made
         named = [(g.metric, g.label) for g in rule.thresholds] + [(c.metric, c.label) for c in rule.compare] \
             if rule is not None else []
         for metric, label in named:
@@ -298,13 +306,17 @@ class Runner:
                        clients: Mapping[str, ModelClient]) -> None:
         workers = self.config.concurrency or max(c.limit for c in clients.values())
         label = redact(f"{self.suite.name} · {self.config.models.get('target', '')}")
+        tracer = self.tracer
         with TrialProgress(label, total, done, enabled=self.progress) as bar:
             commit = GroupCommit(store, self.gateway.cache, on_stored=lambda error: bar.advance(error=error))
 
             async def worker() -> None:
                 for done_here, trial in enumerate(trials, start=1):
                     # stored with the trials of this turn at the start of the next; counted done once flushed
-                    commit.add(await self._run_one(trial, clients))
+                    if tracer is None:
+                        commit.add(await self._run_one(trial, clients))
+                    else:
+                        commit.add(await tracer.trial(trial, self._run_one(trial, clients)))
                     if done_here % YIELD_EVERY == 0:
                         await asyncio.sleep(0)
 
@@ -365,11 +377,20 @@ class Runner:
         planned = [cases]  # _run_locked takes the only reference: the cases are freed once their trials have run,
         del cases  # before the metrics and the reports (a suite of 50k cases holds about 30 MiB in them)
         try:
+            if self.tracing is not None:
+                self.tracer = RunTracer(self.tracing, run_id=manifest.run_id, suite=self.suite.name,
+                                        version=knowgap_version())
+                for client in clients.values():
+                    client.tracer = self.tracer
             return self._run_locked(store, manifest, cache, planned, total, clients)
         finally:
-            store.close()
-            store.unlock()
-            cache.close()
+            try:
+                if self.tracer is not None:
+                    self.tracer.close()  # every span exported (or the one warning) before the run returns
+            finally:
+                store.close()
+                store.unlock()
+                cache.close()
 
     def _run_locked(self, store: RunStore, manifest: Manifest, cache: ResponseCache, planned: list[list[Case]],
                     total: int, clients: Mapping[str, ModelClient]) -> RunResult:
@@ -495,10 +516,12 @@ def _first_error(exc: Exception) -> str:
 
 def start_run(config: RunConfig, suite_cls: type[Suite], *, runs_root: str | Path | None = None,
               providers: Mapping[str, ChatModel] | None = None, progress: bool = True,
-              resume: str | None = None, after_run: AfterRun | None = None) -> RunResult:
-    """Run ``suite_cls`` as ``config`` says (or continue the run ``resume``: an id or folder)."""
+              resume: str | None = None, after_run: AfterRun | None = None,
+              otel: TraceOptions | None = None) -> RunResult:
+    """Run ``suite_cls`` as ``config`` says (or continue the run ``resume``: an id or folder); ``otel``: export its
+    spans (:mod:`knowgap.engine.tracing`)."""
     runner = Runner(config=config, suite_cls=suite_cls, runs_root=runs_dir(runs_root), providers=providers or {},
-                    progress=progress, after_run=after_run)
+                    progress=progress, after_run=after_run, tracing=otel)
     return runner.run(resume=resume)
 
 

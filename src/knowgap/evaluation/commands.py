@@ -20,7 +20,13 @@ def eval_command(file: Annotated[str | None, typer.Argument(help="Evaluation YAM
                  runs_dir: RunsDir = None,
                  out_dir: Annotated[str | None, typer.Option(help="Where the reports go (default: the runs "
                                                                   "folder).")] = None,
-                 quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False) -> None:
+                 quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+                 otel: Annotated[bool, typer.Option("--otel", help="Export each run's spans to an OpenTelemetry "
+                                                                   "collector, as knowgap run --otel (or the file's "
+                                                                   "otel: true).")] = False,
+                 otel_content: Annotated[bool, typer.Option("--otel-content", help="With --otel: the prompts, "
+                                                                                   "answers and verdict reasons "
+                                                                                   "too.")] = False) -> None:
     """Run a whole evaluation from one YAML file: every suite, one combined report, the thresholds.
 
     Exit codes: 0 every trial ok and every threshold holds; 1 a threshold fails; 3 a trial errored (the
@@ -42,7 +48,8 @@ def eval_command(file: Annotated[str | None, typer.Argument(help="Evaluation YAM
         out.print(f"{file}: valid ({len(config.suites)} suites, {len(config.thresholds)} thresholds)",
                   highlight=False)
         return
-    result = run_eval(file, runs_root=runs_dir, out_dir=out_dir, progress=not quiet)
+    result = run_eval(file, runs_root=runs_dir, out_dir=out_dir, progress=not quiet, otel=otel,
+                      otel_content=otel_content)
     for label, run in result.runs:
         out.print(f"{label}: {run.manifest.trials_ok} ok / {run.manifest.trials_error} errors, run {run.path}",
                   markup=False, highlight=False)

@@ -104,6 +104,11 @@ class EvalConfig(RunSettings):
                                                                   "many model calls (not from the cache).")
     max_cost: float | None = Field(default=None, gt=0, description="With until: stop each entry once its calls "
                                                                    "cost this many USD (by prices).")
+    otel: bool = Field(default=False, description="Export a span per trial and per model call to an OpenTelemetry "
+                                                  "collector (OTLP/HTTP, OTEL_EXPORTER_OTLP_* variables; "
+                                                  "docs/tracing.md), as --otel does.")
+    otel_content: bool = Field(default=False, description="With otel: put the prompts, answers and verdict reasons "
+                                                          "(redacted) in the spans, as --otel-content does.")
     report: EvalReport = Field(default_factory=EvalReport)
 
 
@@ -306,8 +311,10 @@ class EvalResult:
 
 
 def run_eval(path: str | Path, *, runs_root: str | Path | None = None, out_dir: str | Path | None = None,
-             progress: bool = True, providers: Any = None) -> EvalResult:
-    """Run every suite of the evaluation file, then write the combined report and apply the thresholds."""
+             progress: bool = True, providers: Any = None, otel: bool = False,
+             otel_content: bool = False) -> EvalResult:
+    """Run every suite of the evaluation file, then write the combined report and apply the thresholds;
+    ``otel`` / ``otel_content`` (or the file's ``otel`` / ``otel_content``) export each run's spans."""
     from knowgap import api
     from knowgap.paths import runs_dir
     from knowgap.report.data import load_run_data
@@ -332,7 +339,8 @@ def run_eval(path: str | Path, *, runs_root: str | Path | None = None, out_dir: 
                          prices=dict(config.prices), runs_root=root, providers=providers, progress=progress,
                          rpm=config.rpm, tpm=config.tpm, until=config.until,
                          thresholds=scoped_thresholds(config, entry) if config.until else None, alpha=config.alpha,
-                         max_calls=config.max_calls, max_cost=config.max_cost)
+                         max_calls=config.max_calls, max_cost=config.max_cost, otel=otel or config.otel,
+                         otel_content=otel_content or config.otel_content)
         results.append((entry.label, result))
     data = [(label, load_run_data(r.path)) for label, r in results]
     gate = evaluate_gate(data, config.thresholds, source=str(path)) if config.thresholds else None

@@ -1,0 +1,224 @@
+"""--otel: a real run exports a span per trial and a child span per model call, by OpenTelemetry's GenAI
+conventions, through the SDK's OTLP/HTTP exporter, to a real receiver on 127.0.0.1 that decodes the protobuf
+(tests/fakes/otlp_receiver.py). The target is a ``python:`` system (docs/own-system.md) answering every question
+"I do not know." plus whatever KG_TEST_LEAK holds (an API key a system leaks into its answer)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import knowgap
+from knowgap.errors import KnowgapError
+from tests.fakes.otlp_receiver import Received, Span, otlp_receiver
+from tests.helpers import free_port, knowgap_cli
+
+pytestmark = pytest.mark.server
+
+SECRET = "sk-test-OTELSECRET-0123456789abcdef"
+NEEDLES = (SECRET.encode(), b"OTELSECRET-0123456789abcdef")
+ANSWER = "I do not know."
+SYSTEM = f'''
+import itertools
+import os
+
+_calls = itertools.count()
+
+
+def answer(request):
+    n = next(_calls)
+    if os.environ.get("KG_FAIL_CALL") == str(n):
+        raise RuntimeError("the system broke on this call")
+    return {{"text": "{ANSWER} " + os.environ.get("KG_TEST_LEAK", ""),
+             "usage": {{"prompt_tokens": 11, "completion_tokens": 7}}}}
+'''
+
+
+def _system(tmp_path: Path) -> str:
+    path = tmp_path / "my_system.py"
+    path.write_text(SYSTEM, encoding="utf-8")
+    return f"python:{path}:answer"
+
+
+def _otel_env(endpoint: str) -> dict[str, str]:
+    # the header value is URL-encoded, as the OTEL_EXPORTER_OTLP_HEADERS format says
+    return {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer%20{SECRET}",
+            "OPENAI_API_KEY": SECRET, "KG_TEST_LEAK": SECRET}
+
+
+def _records(run_path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run_path / "trials.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _prompt_texts(records: list[dict[str, Any]]) -> list[str]:
+    """Every message the run sent, long enough that finding it in a span means the prompt was exported."""
+    return [m["content"] for r in records for c in r["calls"] for m in c["request"]["messages"]
+            if len(m["content"]) >= 24]
+
+
+def _check_spans(rx: Received, records: list[dict[str, Any]], spec: str) -> tuple[list[Span], list[Span]]:
+    """The spans match the stored trials: one trial span each, one call span per call under its trial's span;
+    names, kinds and attributes by the GenAI conventions; each verdict as stored."""
+    spans = rx.spans()
+    trials = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "invoke_workflow"]
+    calls = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "chat"]
+    assert len(trials) + len(calls) == len(spans)
+    assert len(trials) == len(records)
+    assert len(calls) == sum(len(r["calls"]) for r in records)
+    by_id = {s.attributes["knowgap.trial.id"]: s for s in trials}
+    assert set(by_id) == {r["trial_id"] for r in records}
+    model = spec.partition(":")[2]
+    for span in trials:
+        assert span.name == "invoke_workflow knowgap.starter"
+        assert span.parent_span_id == ""  # each trial is a trace of its own
+        assert span.resource["service.name"] == "knowgap"
+        assert span.scope == "knowgap"
+        assert span.attributes["knowgap.suite"] == "starter"
+        assert span.attributes["gen_ai.workflow.name"] == "knowgap.starter"
+    trial_spans = {s.span_id: s for s in trials}
+    for record in records:
+        span = by_id[record["trial_id"]]
+        assert span.attributes["knowgap.case.id"] == record["case_id"]
+        assert span.attributes["knowgap.config.id"] == record["config_id"]
+        assert span.attributes["knowgap.trial.status"] == record["status"]
+        verdicts = {v["metric"]: v["verdict"] for v in record["verdicts"]}
+        assert {k.removeprefix("knowgap.verdict."): v for k, v in span.attributes.items()
+                if k.startswith("knowgap.verdict.")} == verdicts
+        events = [attrs for name, attrs in span.events if name == "gen_ai.evaluation.result"]
+        assert {e["gen_ai.evaluation.name"]: e["gen_ai.evaluation.score.label"] for e in events} == verdicts
+        children = [c for c in calls if c.parent_span_id == span.span_id]
+        assert len(children) == len(record["calls"])
+        assert all(c.trace_id == span.trace_id for c in children)
+        assert all(span.start_ns <= c.start_ns <= c.end_ns <= span.end_ns for c in children)
+    for call in calls:
+        assert call.parent_span_id in trial_spans
+        assert call.name == f"chat {model}"
+        assert call.kind == 1  # INTERNAL: a python: system runs in this process
+        a = call.attributes
+        assert (a["gen_ai.provider.name"], a["gen_ai.system"]) == ("knowgap.python", "knowgap.python")
+        assert a["gen_ai.request.model"] == model
+        assert a["knowgap.role"] == "target"
+        assert a["knowgap.model.spec"] == spec
+        assert isinstance(a["gen_ai.request.max_tokens"], int)
+        if "error.type" not in a:
+            assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == (11, 7)
+    return trials, calls
+
+
+def test_a_run_with_otel_exports_trial_and_call_spans_without_text_or_keys(tmp_path: Path, kg_home: Path) -> None:
+    spec = _system(tmp_path)
+    runs = tmp_path / "runs"
+    with otlp_receiver() as rx:
+        done = knowgap_cli("run", "starter", "-m", spec, "--sample", "4", "--otel", "-q", "--runs-dir", str(runs),
+                           env={"KNOWGAP_HOME": str(kg_home), **_otel_env(rx.endpoint)}, cwd=tmp_path, timeout=300)
+        assert done.returncode == 0, done.stderr
+        # the CLI exported every span before it exited (a flush at the end of the run)
+        (run_path,) = [p for p in runs.iterdir() if p.is_dir()]
+        records = _records(run_path)
+        trials, _ = _check_spans(rx, records, spec)
+    assert len(records) == 8
+    assert {t.attributes["knowgap.run.id"] for t in trials} == {run_path.name}
+    # some verdicts right, some wrong: the attributes say which
+    labels = {v for t in trials for k, v in t.attributes.items() if k.startswith("knowgap.verdict.")}
+    assert {"right", "wrong"} <= labels
+    # the headers came from OTEL_EXPORTER_OTLP_HEADERS: the exporter sent them, and no span holds them
+    assert rx.headers and all(h["authorization"] == f"Bearer {SECRET}" for h in rx.headers)
+    body = b"".join(rx.bodies)
+    for needle in NEEDLES:
+        assert needle not in body
+    # no prompt, no answer, no verdict reason without --otel-content
+    prompts = _prompt_texts(records)
+    assert prompts
+    for text in prompts:
+        assert text.encode() not in body
+    assert ANSWER.encode() not in body
+    assert b"gen_ai.input.messages" not in body and b"gen_ai.evaluation.explanation" not in body
+    assert SECRET not in done.stdout + done.stderr
+
+
+def test_otel_content_exports_prompts_and_answers_redacted_and_flushes_before_run_returns(
+        tmp_path: Path, runs_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = _system(tmp_path)
+    with otlp_receiver() as rx:
+        for name, value in {**_otel_env(rx.endpoint), "KG_FAIL_CALL": "2"}.items():
+            monkeypatch.setenv(name, value)
+        result = knowgap.run("starter", models={"target": spec}, options={"sample": 4}, runs_root=runs_root,
+                             concurrency=1, otel=True, otel_content=True)
+        received = rx.spans()  # read as the run returns: nothing is left to flush
+        records = _records(result.path)
+        trials, calls = _check_spans(rx, records, spec)
+    assert len(received) == len(trials) + len(calls)
+    assert result.manifest.trials_error == 1
+    # the errored trial and its failed call say so
+    (failed,) = [t for t in trials if t.attributes["knowgap.trial.status"] == "error"]
+    assert failed.status_code == 2 and "the system broke on this call" in failed.status_message
+    (failed_call,) = [c for c in calls if c.parent_span_id == failed.span_id]
+    assert failed_call.attributes["error.type"] == "knowgap.model_error" and failed_call.status_code == 2
+    # each call's prompt is in its span; the answer is, with the leaked key masked
+    body = b"".join(rx.bodies)
+    for needle in NEEDLES:
+        assert needle not in body
+    by_trial = {r["trial_id"]: r for r in records}
+    for trial in trials:
+        record = by_trial[trial.attributes["knowgap.trial.id"]]
+        (call,) = [c for c in calls if c.parent_span_id == trial.span_id]
+        sent = json.loads(call.attributes["gen_ai.input.messages"])
+        assert [(m["role"], m["parts"][0]["content"]) for m in sent] == \
+            [(m["role"], m["content"]) for m in record["calls"][0]["request"]["messages"]]
+        if record["status"] == "ok":
+            (answer,) = json.loads(call.attributes["gen_ai.output.messages"])
+            assert answer["role"] == "assistant" and answer["parts"][0]["content"] == f"{ANSWER} ***"
+            reasons = [e.get("gen_ai.evaluation.explanation") for n, e in trial.events]
+            assert any(reasons)
+
+
+def test_an_unreachable_collector_is_a_warning_not_a_failed_run(tmp_path: Path, kg_home: Path) -> None:
+    spec = _system(tmp_path)
+    endpoint = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    done = knowgap_cli("run", "starter", "-m", spec, "--sample", "2", "--otel", "-q",
+                       "--runs-dir", str(tmp_path / "runs"),
+                       env={"KNOWGAP_HOME": str(kg_home), **_otel_env(endpoint), "OTEL_EXPORTER_OTLP_TIMEOUT": "2"},
+                       cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "trials: 4 ok, 0 errors" in done.stdout
+    assert f"--otel: 8 of 8 spans were not exported to {endpoint}/v1/traces" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert SECRET not in done.stdout + done.stderr
+
+
+def test_otel_without_the_sdk_names_the_extra_and_makes_no_run(tmp_path: Path, kg_home: Path) -> None:
+    # the SDK made unimportable in that process only (None in sys.modules makes an import raise ImportError)
+    code = ("import sys; sys.modules['opentelemetry.sdk'] = None; sys.argv[0] = 'knowgap'; "
+            "from knowgap.cli import main; main()")
+    done = subprocess.run([sys.executable, "-c", code, "run", "starter", "-m", _system(tmp_path), "--sample", "2",
+                           "--otel", "--runs-dir", str(tmp_path / "runs")], capture_output=True, text=True,
+                          env={**os.environ, "KNOWGAP_HOME": str(kg_home)}, cwd=tmp_path,
+                          timeout=120, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'knowgap[otel]'" in done.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_otel_content_alone_is_refused(tmp_path: Path, runs_root: Path) -> None:
+    with pytest.raises(KnowgapError, match="give --otel too"):
+        knowgap.run("starter", models={"target": _system(tmp_path)}, runs_root=runs_root, otel_content=True)
+
+
+def test_an_eval_file_with_otel_exports_its_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from knowgap.evaluation.eval_file import run_eval
+
+    eval_file = tmp_path / "knowgap.yaml"
+    eval_file.write_text(f"models: {{target: '{_system(tmp_path)}'}}\notel: true\n"
+                         "suites:\n  - suite: starter\n    options: {sample: 2}\n", encoding="utf-8")
+    with otlp_receiver() as rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
+        result = run_eval(eval_file, runs_root=tmp_path / "runs", progress=False)
+        spans = rx.spans()
+    ((_, run),) = result.runs
+    assert len([s for s in spans if s.attributes["knowgap.run.id"] == run.run_id]) == 8  # 4 trials, 4 calls
