@@ -1,6 +1,7 @@
 """Engine overhead per trial with an instant model, against a bare loop measured in the same run.
 
     .venv/bin/python benchmarks/engine_overhead.py [--trials 20000] [--json OUT] [--profile]
+    .venv/bin/python benchmarks/engine_overhead.py --otel [--otel-rounds 3] [--trials 5000]
 
 knowgap side: ``knowgap.run`` on a tiny suite (N synthetic cases x 1 configuration, one
 ``ctx.generate("target", ...)`` per trial) with an InstantModel passed through ``providers=``, into a real
@@ -16,6 +17,14 @@ TrialRecord and appends ``model_dump_json()`` + newline to a file, flushing per 
 Reported: ms per trial and trials/s end to end (``knowgap.run`` from call to return: setup, execution,
 metrics, report), the execution phase alone, and overhead = knowgap per trial - baseline per trial.
 Target: overhead < 0.5 ms per trial (> 2,000 trials/s into the run store).
+
+``--otel``: the cost of ``--otel`` (docs/tracing.md), paired in the same run. The cache-off mode runs without and
+with ``otel=True``, alternated ``--otel-rounds`` times, every run in a fresh KNOWGAP_HOME; the spans (2 a trial:
+the trial and its call) go through the SDK's OTLP/HTTP exporter to a real receiver in another process on 127.0.0.1
+(tests/fakes/otlp_receiver.py, which decodes every body and counts its spans), and the run returns only after its
+spans were flushed, so the time includes exporting them. Reported: the median ms per trial of each side, the ratio
+on / off (end to end and execution phase), the added ms per trial, and the spans the receiver got of those ended.
+The instant model is the worst case: with a model that takes any time, exporting happens while it answers.
 """
 
 from __future__ import annotations
@@ -27,9 +36,12 @@ import io
 import os
 import pstats
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +80,14 @@ def run_baseline(n: int, work: Path) -> dict[str, Any]:
     return {"mode": "baseline (bare loop)", "trials": n, "wall_s": wall, "exec_s": wall, "bytes": size}
 
 
-def run_knowgap(n: int, runs_root: Path, *, use_cache: bool, mode: str, home: Path) -> dict[str, Any]:
+def run_knowgap(n: int, runs_root: Path, *, use_cache: bool, mode: str, home: Path,
+                otel: bool = False) -> dict[str, Any]:
     os.environ["KNOWGAP_HOME"] = str(home)  # the response cache lives in KNOWGAP_HOME/cache.sqlite
     PhaseClock.reset()
     model = InstantModel()
     t0 = time.perf_counter()
     result = knowgap.run(SUITE, models={"target": INSTANT_SPEC}, providers={INSTANT_SPEC: model},
-                         options={"n": n}, use_cache=use_cache, runs_root=runs_root, progress=False)
+                         options={"n": n}, use_cache=use_cache, runs_root=runs_root, progress=False, otel=otel)
     wall = time.perf_counter() - t0
     assert result.manifest.trials_ok == n, result.manifest
     assert PhaseClock.first_trial is not None and PhaseClock.metrics_start is not None
@@ -82,6 +95,61 @@ def run_knowgap(n: int, runs_root: Path, *, use_cache: bool, mode: str, home: Pa
             "exec_s": PhaseClock.metrics_start - PhaseClock.first_trial,
             "post_s": t0 + wall - PhaseClock.metrics_start, "provider_calls": model.calls,
             "bytes": (result.path / "trials.jsonl").stat().st_size}
+
+
+RECEIVER = Path(__file__).resolve().parents[1] / "tests" / "fakes" / "otlp_receiver.py"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _received(port: int) -> int:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/count", timeout=5) as answer:
+        return int(answer.read())
+
+
+def otel_pairs(n: int, work: Path, rounds: int) -> dict[str, Any]:
+    """Cache-off runs without and with otel=True, alternated ``rounds`` times, spans to a receiver process."""
+    port = _free_port()
+    receiver = subprocess.Popen([sys.executable, str(RECEIVER), "--port", str(port)])
+    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                _received(port)
+                break
+            except OSError:
+                if time.monotonic() > deadline or receiver.poll() is not None:
+                    raise RuntimeError("the OTLP receiver did not start") from None
+                time.sleep(0.2)
+        run_knowgap(200, work / "otel-warmup", use_cache=False, mode="warm-up", home=work / "home-otel-w", otel=True)
+        off: list[dict[str, Any]] = []
+        on: list[dict[str, Any]] = []
+        for i in range(rounds):
+            for side, rows in ((False, off), (True, on)) if i % 2 == 0 else ((True, on), (False, off)):
+                before = _received(port)
+                row = run_knowgap(n, work / f"otel-{i}-{side}", use_cache=False, home=work / f"home-otel-{i}-{side}",
+                                  mode=f"cache off, otel {'on' if side else 'off'}", otel=side)
+                row["spans_received"] = _received(port) - before
+                rows.append(row)
+    finally:
+        receiver.terminate()
+        receiver.wait(10)
+        os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+
+    def med(rows: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(1000 * r[key] / n for r in rows)
+
+    return {"rounds": rounds, "trials": n, "spans_per_run": 2 * n,
+            "off_ms_per_trial": med(off, "wall_s"), "on_ms_per_trial": med(on, "wall_s"),
+            "off_exec_ms_per_trial": med(off, "exec_s"), "on_exec_ms_per_trial": med(on, "exec_s"),
+            "spans_received": [r["spans_received"] for r in on], "runs": off + on}
 
 
 def profile_run(n: int, runs_root: Path, top: int) -> str:
@@ -104,10 +172,33 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run the cache-off mode under cProfile and print the hot spots")
     parser.add_argument("--profile-trials", type=int, default=5_000)
     parser.add_argument("--keep", action="store_true", help="keep the temporary runs folder and cache")
+    parser.add_argument("--otel", action="store_true",
+                        help="only measure --otel: cache-off runs without and with otel=True, alternated")
+    parser.add_argument("--otel-rounds", type=int, default=3, help="pairs of runs with --otel (default 3)")
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="knowgap-bench-"))
     n = args.trials
+    if args.otel:
+        try:
+            result = otel_pairs(n, work, args.otel_rounds)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        ratio = result["on_ms_per_trial"] / result["off_ms_per_trial"]
+        exec_ratio = result["on_exec_ms_per_trial"] / result["off_exec_ms_per_trial"]
+        print(f"--otel on vs off: {n:,} trials (instant model, cache off), {args.otel_rounds} pairs alternated, "
+              f"medians; load average {os.getloadavg()[0]:.2f}")
+        print_table(["side", "ms/trial", "exec ms/trial", "trials/s"],
+                    [("otel off", result["off_ms_per_trial"], result["off_exec_ms_per_trial"],
+                      1000 / result["off_ms_per_trial"]),
+                     ("otel on", result["on_ms_per_trial"], result["on_exec_ms_per_trial"],
+                      1000 / result["on_ms_per_trial"])])
+        print(f"\non / off: {ratio:.3f} end to end (+{result['on_ms_per_trial'] - result['off_ms_per_trial']:.3f} "
+              f"ms a trial, flush included), {exec_ratio:.3f} in the execution phase; spans received per run "
+              f"{result['spans_received']} of {result['spans_per_run']:,}")
+        write_json(args.json, {"benchmark": "engine_overhead --otel", "ratio": ratio, "exec_ratio": exec_ratio,
+                               "load_average": os.getloadavg(), **result})
+        return 0
     rows: list[dict[str, Any]] = []
     try:
         run_baseline(min(n, 2000), work)  # warm-up: imports, pydantic validators, file system

@@ -222,3 +222,22 @@ def test_an_eval_file_with_otel_exports_its_runs(tmp_path: Path, monkeypatch: py
         spans = rx.spans()
     ((_, run),) = result.runs
     assert len([s for s in spans if s.attributes["knowgap.run.id"] == run.run_id]) == 8  # 4 trials, 4 calls
+
+
+def test_a_callers_tracer_provider_gets_the_spans_and_is_left_running(tmp_path: Path, runs_root: Path) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    result = knowgap.run("starter", models={"target": _system(tmp_path)}, options={"sample": 2},
+                         runs_root=runs_root, otel=provider)
+    names = sorted(s.name for s in exporter.get_finished_spans())
+    assert names == ["chat " + _system(tmp_path).partition(":")[2]] * 4 + ["invoke_workflow knowgap.starter"] * 4
+    assert {s.attributes["knowgap.run.id"] for s in exporter.get_finished_spans()} == {result.run_id}
+    # knowgap did not shut the caller's provider down: it still records spans
+    with provider.get_tracer("after").start_as_current_span("still-on"):
+        pass
+    assert exporter.get_finished_spans()[-1].name == "still-on"

@@ -209,10 +209,9 @@ class RunTracer:
         return record
 
     def _end_trial(self, span: Span, record: TrialRecord) -> None:
-        span.set_attribute("knowgap.trial.status", record.status)
-        span.set_attribute("knowgap.trial.calls", len(record.calls))
+        attributes: dict[str, Any] = {"knowgap.trial.status": record.status, "knowgap.trial.calls": len(record.calls)}
         if record.status == "error":
-            span.set_attribute("error.type", "knowgap.trial_error")
+            attributes["error.type"] = "knowgap.trial_error"
             span.set_status(self._trace.StatusCode.ERROR, (record.error or "")[:500])
         by_metric: dict[str, list[Verdict]] = {}
         for verdict in record.verdicts:
@@ -220,10 +219,11 @@ class RunTracer:
         for metric, verdicts in by_metric.items():
             key = f"knowgap.verdict.{metric}"
             if len(verdicts) == 1 and verdicts[0].part is None:
-                span.set_attribute(key, verdicts[0].verdict)
+                attributes[key] = verdicts[0].verdict
             else:  # a verdict per part of the trial (an extract case's runs, a turn): in part order
-                span.set_attribute(key, [v.verdict for v in verdicts])
-                span.set_attribute(f"knowgap.verdict_part.{metric}", [redact(v.part or "") for v in verdicts])
+                attributes[key] = [v.verdict for v in verdicts]
+                attributes[f"knowgap.verdict_part.{metric}"] = [redact(v.part or "") for v in verdicts]
+        span.set_attributes(attributes)  # one call: the SDK takes a lock per call
         for verdict in record.verdicts:
             event: dict[str, Any] = {"gen_ai.evaluation.name": verdict.metric,
                                      "gen_ai.evaluation.score.label": verdict.verdict}
@@ -265,17 +265,17 @@ class RunTracer:
         return record
 
     def _end_call(self, span: Span, record: CallRecord) -> None:
-        span.set_attribute("knowgap.cached", record.cached)
-        span.set_attribute("knowgap.attempts", record.attempts)
+        attributes: dict[str, Any] = {"knowgap.cached": record.cached, "knowgap.attempts": record.attempts}
         response = record.response
         if response is None:
-            span.set_attribute("error.type", "knowgap.model_error")
+            attributes["error.type"] = "knowgap.model_error"
+            span.set_attributes(attributes)
             span.set_status(self._trace.StatusCode.ERROR, (record.error or "")[:500])
             return
-        span.set_attribute("gen_ai.usage.input_tokens", response.usage.prompt_tokens)
-        span.set_attribute("gen_ai.usage.output_tokens", response.usage.completion_tokens)
+        attributes["gen_ai.usage.input_tokens"] = response.usage.prompt_tokens
+        attributes["gen_ai.usage.output_tokens"] = response.usage.completion_tokens
         if response.finish_reason:
-            span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
+            attributes["gen_ai.response.finish_reasons"] = [response.finish_reason]
         if self.content:
             message: dict[str, Any] = {"role": "assistant", "parts": [{"type": "text", "content": response.text}]}
             if response.tool_calls:
@@ -283,7 +283,8 @@ class RunTracer:
                                      for c in response.tool_calls]
             if response.finish_reason:
                 message["finish_reason"] = response.finish_reason
-            span.set_attribute("gen_ai.output.messages", redact(json.dumps([message], ensure_ascii=False)))
+            attributes["gen_ai.output.messages"] = redact(json.dumps([message], ensure_ascii=False))
+        span.set_attributes(attributes)
 
     def _describe(self, model: ChatModel) -> _Model:
         spec = model.spec
