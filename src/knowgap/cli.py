@@ -499,12 +499,14 @@ def runs(runs_dir: Annotated[str | None, typer.Option(help="Where runs are store
 def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
          runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored.")] = None,
          trials: Annotated[int, typer.Option(help="Also print the first N trials.")] = 0,
-         failed: Annotated[bool, typer.Option("--failed", help="List what went wrong instead of the metrics: each "
-                                              "wrong per-metric verdict (trial, metric, why, the answer's start) and "
-                                              "each errored trial.")] = False,
+         failed: Annotated[bool, typer.Option("--failed", help="List what went wrong instead of the metrics, trial "
+                                              "by trial: each wrong per-metric verdict with its why, the input of the "
+                                              "call it judges (planted text marked [[planted: ...]]) and that call's "
+                                              "answer; and each errored trial.")] = False,
          metric: Annotated[str | None, typer.Option(help="With --failed: only this metric's failures ('error': the "
                                                     "errored trials).")] = None,
-         limit: Annotated[int, typer.Option(min=1, help="With --failed: list at most N failures.")] = 20,
+         limit: Annotated[int, typer.Option(min=1, help="With --failed: list at most N trials (each with all its "
+                                                        "failures).")] = 20,
          as_json: Annotated[bool, typer.Option("--json", help="Print manifest and metrics (with --failed: the "
                                                "failures) as JSON.")] = False) -> None:
     """Show one run: configuration, models, usage and metrics; or, with --failed, what went wrong.
@@ -548,6 +550,7 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
 
 def _show_failures(run: str, runs_dir: str | None, metric: str | None, limit: int, as_json: bool) -> None:
     from knowgap import api
+    from knowgap.report.failures import failure_lines
 
     found = api.failures(run, runs_dir, metric=metric, limit=limit)
     if as_json:
@@ -555,15 +558,8 @@ def _show_failures(run: str, runs_dir: str | None, metric: str | None, limit: in
         return
     if found.note:
         out.print(found.note, markup=False, highlight=False, soft_wrap=True)
-    counts = ", ".join(f"{name} {n}" for name, n in found.by_metric.items())
-    what = f" of {metric}" if metric else ""
-    out.print(f"{found.run_id}: {found.total} failures{what}" + (f" ({counts})" if counts and not metric else "")
-              + (f"; the first {limit}" if found.total > limit else ""), markup=False, highlight=False)
-    for f in found.failures:
-        part = f" ({f.part})" if f.part else ""
-        out.print(f"- {f.trial_id} · {f.metric}{part}: {f.why}", markup=False, highlight=False, soft_wrap=True)
-        if f.excerpt:
-            out.print(f"  {f.excerpt!r}", markup=False, highlight=False, soft_wrap=True)
+    for line in failure_lines(found, metric=metric, limit=limit):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -23,9 +23,10 @@ def test_show_failed_lists_wrong_verdicts_by_metric(tmp_path: Path, runs_root: P
     done = knowgap_cli("show", run.run_id, "--runs-dir", str(runs_root), "--failed", "--limit", "3")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == f"{run.run_id}: 32 failures (accuracy 16, over_abstention 16); the first 3"
-    assert lines[1].endswith(" · accuracy: declined an answerable question") and lines[2] == "  \"I don't know.\""
-    assert len([x for x in lines if x.startswith("- ")]) == 3
+    assert lines[0] == f"{run.run_id}: 32 failures in 16 trials (accuracy 16, over_abstention 16); the first 3 trials"
+    assert lines[1].startswith("- ") and lines[2].startswith("  input: ") and lines[3] == "  answer: \"I don't know.\""
+    assert lines[4] == "  accuracy: declined an answerable question" and lines[5].startswith("  over_abstention: ")
+    assert len([x for x in lines if x.startswith("- ")]) == 3  # --limit counts trials, each with all its failures
     done = knowgap_cli("show", run.run_id, "--runs-dir", str(runs_root), "--metric", "over_abstention", "--json")
     found = json.loads(done.stdout)
     assert found["total"] == 16 and len(found["failures"]) == 16 and found["source"] == "stored"
@@ -62,4 +63,4 @@ def test_errored_trials_are_listed_and_an_unknown_suite_says_why(tmp_path: Path,
     manifest.write_text(data.model_dump_json(), encoding="utf-8")
     found = knowgap.failures(run.run_id, runs_root, metric="error", limit=1)
     assert found.source == "none" and "suite 'gone-suite' is not installed" in found.note
-    assert found.total == 6 and len(found.failures) == 1
+    assert found.total == 6 and found.trials == 6 and len(found.failures) == 1

@@ -103,7 +103,8 @@ def test_the_run_s_reports_hold_a_bounded_number_of_records(declined: knowgap.Ru
     with (tmp_path / "trials.csv").open(encoding="utf-8", newline="") as fh:
         assert sum(1 for _ in csv.DictReader(fh)) == trials
     found = list_failures(run, limit=5)
-    assert found.total == 2 * 16 * REPEATS and len(found.failures) == 5  # accuracy and over_abstention
+    assert found.total == 2 * 16 * REPEATS and found.trials == 16 * REPEATS  # accuracy and over_abstention
+    assert len({f.trial_id for f in found.failures}) == 5 and len(found.failures) == 10  # the limit counts trials
 
     assert watched and all(w.handed_out >= trials for w in watched)  # each went over every record
     assert max(w.most for w in watched) <= bound, [w.most for w in watched]

@@ -1,12 +1,30 @@
-"""The worst examples of a run: errored trials, then the trials the suite judged failed; and the failed trials per
-group."""
+"""The worst examples of a run: errored trials, then the trials the suite judged failed; the failed trials per
+group; and what each wrong verdict is about (:class:`Exhibit`): the input of the call it judges, with the text
+an attack planted in it marked, and that call's answer.
+
+Which call a verdict is about is the suite's to say (:meth:`knowgap.Suite.verdict_call`): an extract verdict on
+``injected run 1`` shows the injected review and injected run 1's answer, not the clean review and the trial's
+last answer. The planted text is the injection's payload where the call's input holds it verbatim, else what the
+input adds to the clean call's (one insertion: the text between their common start and common end).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from knowgap.engine.records import TrialRecord
+from pydantic import BaseModel, Field
+
+from knowgap.engine.records import CallRecord, TrialRecord, Verdict
+from knowgap.engine.verdict_calls import VerdictCall, first_target
+from knowgap.redaction import redact
 from knowgap.report.data import RunData
+from knowgap.report.svg import esc
+
+TEXT_MARKS = ("[[planted: ", "]]")
+"""How plain text marks the planted part of an input (HTML: ``<mark>``)."""
+INPUT_CHARS = 600
+"""How much of an input an example shows: the planted text whole, with context either side up to this much."""
 
 
 @dataclass
@@ -66,3 +84,201 @@ def worst_examples(run: RunData, limit: int = 20) -> tuple[list[TrialRecord], bo
 def failure_counts(run: RunData) -> dict[str, tuple[int, int]]:
     """Per group: (failed trials, trials with a verdict)."""
     return failed_trials(run, 0).counts
+
+
+class Exhibit(BaseModel):
+    """What the verdicts on one part of a trial are about: the call they judge, its input with the planted text
+    marked, and its answer (secrets redacted)."""
+
+    trial_id: str
+    part: str | None = None
+    """The verdicts' part (``injected run 1``); None: the whole trial."""
+    shown: bool = False
+    """Whether the suite named the call (False: only the verdicts' why is known, no input or answer)."""
+    input: str = ""
+    """The call's message that holds the planted text, else its last user message."""
+    planted: list[tuple[int, int]] = Field(default_factory=list)
+    """Where the planted text is in ``input``: [start, end) character spans, in order."""
+    answer: str = ""
+    """The call's answer (its error when it failed)."""
+    cut: bool = False
+    """Whether the answer was cut at max_tokens."""
+
+    def segments(self, limit: int = INPUT_CHARS) -> list[tuple[str, bool]]:
+        """The input as (text, planted) pieces, clipped to about ``limit`` characters around the planted text (kept
+        whole), with "…" where it was cut."""
+        text, spans = self.input, self.planted
+        if spans:
+            start, end = spans[0][0], spans[-1][1]
+            side = max(limit - (end - start), 120) // 2  # context either side of the planted text
+            lo, hi = max(0, start - side), min(len(text), end + side)
+        else:
+            lo, hi = 0, min(len(text), limit)
+        out: list[tuple[str, bool]] = [("…", False)] if lo > 0 else []
+        at = lo
+        for s, e in spans:
+            if s > at:
+                out.append((text[at:s], False))
+            out.append((text[s:e], True))
+            at = e
+        if hi > at:
+            out.append((text[at:hi], False))
+        if hi < len(text):
+            out.append(("…", False))
+        return out
+
+    def input_text(self, limit: int = INPUT_CHARS) -> str:
+        """The clipped input with the planted text between :data:`TEXT_MARKS`."""
+        return "".join(f"{TEXT_MARKS[0]}{t}{TEXT_MARKS[1]}" if planted else t for t, planted in self.segments(limit))
+
+    def input_html(self, limit: int = INPUT_CHARS) -> str:
+        """The clipped input, escaped, with the planted text in ``<mark>``."""
+        return "".join(f'<mark class="planted" title="planted text">{esc(t)}</mark>' if planted else esc(t)
+                       for t, planted in self.segments(limit))
+
+
+def _call_input(call: CallRecord) -> list[str]:
+    return [m.content for m in call.request.messages]
+
+
+def _last_user(call: CallRecord) -> str:
+    return next((m.content for m in reversed(call.request.messages) if m.role == "user"), "")
+
+
+def _occurrences(text: str, needle: str) -> list[tuple[int, int]]:
+    out, at = [], text.find(needle) if needle else -1
+    while at >= 0:
+        out.append((at, at + len(needle)))
+        at = text.find(needle, at + len(needle))
+    return out
+
+
+def added_span(clean: str, text: str) -> tuple[int, int] | None:
+    """Where ``text`` differs from ``clean`` by one insertion or replacement: the span of ``text`` between their
+    common start and common end, trimmed of white space; None when they are equal."""
+    if clean == text:
+        return None
+    start, limit = 0, min(len(clean), len(text))
+    while start < limit and clean[start] == text[start]:
+        start += 1
+    end = 0
+    while end < limit - start and clean[len(clean) - 1 - end] == text[len(text) - 1 - end]:
+        end += 1
+    lo, hi = start, len(text) - end
+    while lo < hi and text[lo].isspace():
+        lo += 1
+    while hi > lo and text[hi - 1].isspace():
+        hi -= 1
+    return (lo, hi) if hi > lo else None
+
+
+def planted_in(call: CallRecord, clean: CallRecord | None, planted: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
+    """(the message of ``call`` that holds the planted text, its spans there): the payload where it occurs verbatim,
+    else the insertion against ``clean``'s message at the same place; (its last user message, []) when nothing is
+    planted or found."""
+    messages = [redact(m) for m in _call_input(call)]
+    payloads = [redact(p) for p in planted if p]
+    for text in reversed(messages):
+        spans = sorted(s for p in payloads for s in _occurrences(text, p))
+        if spans:
+            return text, _disjoint(spans)
+    if clean is not None:
+        before = [redact(m) for m in _call_input(clean)]
+        if len(before) == len(messages):
+            for text, was in zip(reversed(messages), reversed(before), strict=True):
+                span = added_span(was, text)
+                if span is not None:
+                    return text, [span]
+    return redact(_last_user(call)), []
+
+
+def _disjoint(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and s < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def exhibit(record: TrialRecord, found: VerdictCall | None, part: str | None = None) -> Exhibit:
+    """What the verdicts on ``part`` of ``record`` are about, given the call the suite named (``found``)."""
+    if found is None or not 0 <= found.call < len(record.calls):
+        return Exhibit(trial_id=record.trial_id, part=part)
+    call = record.calls[found.call]
+    clean = record.calls[found.clean] if found.clean is not None and 0 <= found.clean < len(record.calls) else None
+    text, spans = planted_in(call, clean, found.planted) if clean is not None or found.planted else (
+        redact(_last_user(call)), [])
+    answer = call.response.text if call.response is not None else (call.error or "")
+    return Exhibit(trial_id=record.trial_id, part=part, shown=True, input=text, planted=spans, answer=redact(answer),
+                   cut=bool(call.response is not None and call.response.truncated))
+
+
+def verdict_call(run: RunData, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
+    """The call ``verdict`` is about, as the run's suite says (a run whose suite is not installed: the first target
+    call for a verdict on the whole trial, none for a part)."""
+    if run.suite is not None:
+        return run.suite.verdict_call(record, verdict)
+    return first_target(record) if verdict.part is None else None
+
+
+def trial_exhibits(run: RunData, record: TrialRecord,
+                   verdicts: Sequence[Verdict] | None = None) -> list[tuple[Exhibit, list[Verdict]]]:
+    """A trial's wrong verdicts grouped by part (in the order they came), each group with what it is about; an
+    errored trial, or one with no wrong verdict, gives its first target call with no verdicts."""
+    if verdicts is None:
+        verdicts = (run.suite.trial_verdicts(record) if run.suite is not None else record.verdicts) \
+            if record.status == "ok" else []
+    parts: dict[str | None, list[Verdict]] = {}
+    for v in verdicts:
+        if v.verdict == "wrong":
+            parts.setdefault(v.part, []).append(v)
+    if not parts:
+        return [(exhibit(record, first_target(record)), [])]
+    return [(exhibit(record, verdict_call(run, record, vs[0]), part), vs) for part, vs in parts.items()]
+
+
+ANSWER_CHARS = 2000
+"""How much of an answer an example shows."""
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more characters]"
+
+
+def exhibit_html(shown: Exhibit, verdicts: Sequence[Verdict]) -> str:
+    """One part of a worst example: its wrong verdicts with their why, the input the call was given (planted text
+    in ``<mark>``) and the call's answer."""
+    parts = ['<div class="part">']
+    if shown.part:
+        parts.append(f'<div class="label">{esc(shown.part)}</div>')
+    if verdicts:
+        parts.append('<ul class="why">' + "".join(f"<li><b>{esc(v.metric)}</b>: {esc(v.why)}</li>" for v in verdicts)
+                     + "</ul>")
+    if shown.input:
+        what = "input (the planted text marked)" if shown.planted else "input"
+        parts.append(f'<div class="label">{what}</div><pre class="prompt">{shown.input_html()}</pre>')
+    if shown.shown:
+        cut = ' <span class="bad">(cut at max_tokens)</span>' if shown.cut else ""
+        parts.append(f'<div class="label">answer{cut}</div><pre class="response">'
+                     f"{esc(_clip(shown.answer, ANSWER_CHARS))}</pre>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def example_line(run: RunData, record: TrialRecord) -> str:
+    """A worst example in one line of plain text: an errored trial's error; else its first failing part, the first
+    wrong verdict's metric and why, the planted text and the answer that verdict is about."""
+    if record.status != "ok":
+        return redact(record.error or "errored")
+    shown, verdicts = trial_exhibits(run, record)[0]
+    out = f"{shown.part}: " if shown.part else ""
+    if verdicts:
+        more = f" (+{len(verdicts) - 1} more)" if len(verdicts) > 1 else ""
+        out += f"{verdicts[0].metric}: {verdicts[0].why}{more}; "
+    planted = " … ".join(shown.input[s:e] for s, e in shown.planted)
+    if planted:
+        out += f"planted: {' '.join(planted.split())[:160]!r}; "
+    cut = " (cut at max_tokens)" if shown.cut else ""
+    return out + f"answer{cut}: {' '.join(shown.answer.split())}"

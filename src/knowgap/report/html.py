@@ -18,8 +18,8 @@ from knowgap.engine.suite import ReportSection, Suite
 from knowgap.redaction import redact
 from knowgap.report.charts import confusion_charts, metric_charts
 from knowgap.report.compare import Comparison
-from knowgap.report.data import CUT_NOTE, RunData, load_run_data, prompt_text, response_text, truncated_answers
-from knowgap.report.examples import failed_trials
+from knowgap.report.data import RunData, load_run_data
+from knowgap.report.examples import exhibit_html, failed_trials, trial_exhibits
 from knowgap.report.gate import GateResult
 from knowgap.report.injection import RunMetrics, injection_html
 from knowgap.report.judges_html import CSS as JUDGES_CSS
@@ -147,14 +147,7 @@ def _example(run: RunData, r: TrialRecord, link_template: str | None) -> str:
         parts.append(f'<div class="label">scores: {esc(_fmt_scores(r.scores))}</div>')
     if r.error:
         parts.append(f'<div class="bad">error: {esc(redact(r.error))}</div>')
-    prompt = prompt_text(r)
-    if prompt:
-        parts.append(f'<div class="label">prompt</div><pre class="prompt">{esc(_clip(redact(prompt)))}</pre>')
-    response = response_text(r)
-    if response or r.status == "ok":
-        cut = f' <span class="bad">({CUT_NOTE})</span>' if truncated_answers(r) else ""
-        parts.append(f'<div class="label">response{cut}</div><pre class="response">{esc(_clip(redact(response)))}'
-                     "</pre>")
+    parts += [exhibit_html(shown, verdicts) for shown, verdicts in trial_exhibits(run, r)]  # what each verdict saw
     extra = {k: v for k, v in r.output.items() if k != "response"}
     if extra:
         parts.append(f'<div class="label">output: {esc(_clip(redact(json.dumps(extra, ensure_ascii=False)), 600))}'

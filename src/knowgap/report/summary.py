@@ -12,8 +12,8 @@ from knowgap.engine.outcome import status_text
 from knowgap.engine.records import Manifest
 from knowgap.redaction import redact
 from knowgap.report.compare import Comparison, MetricChange
-from knowgap.report.data import CUT_NOTE, RunData, response_text, truncated_answers
-from knowgap.report.examples import failed_trials
+from knowgap.report.data import RunData
+from knowgap.report.examples import example_line, failed_trials
 from knowgap.report.gate import GateResult
 from knowgap.report.injection import RunMetrics, injection_markdown
 from knowgap.report.judging import Judgements
@@ -68,9 +68,7 @@ def run_summary(run: RunData, *, examples: int = 5) -> str:
     if worst:
         lines += ["", "<details><summary>worst examples</summary>", ""]
         for r in worst:
-            said = r.error if r.status != "ok" and r.error else response_text(r)
-            cut = f" ({CUT_NOTE})" if truncated_answers(r) else ""
-            lines.append(f"- {md_text(r.trial_id, 100)}{cut}: {md_text(said)}")
+            lines.append(f"- {md_text(r.trial_id, 100)}: {md_text(example_line(run, r), 400)}")
         lines += ["", "</details>"]
     if run.suite is not None:
         try:

@@ -29,10 +29,12 @@ from knowgap.engine.suite import (
     TrialResult,
     reiterable,
 )
+from knowgap.engine.verdict_calls import VerdictCall
 from knowgap.errors import KnowgapError
 from knowgap.injection.options import InjectionOptions, chosen_defences
 from knowgap.injection.placement import POSITIONS
 from knowgap.injection.plan import Injection
+from knowgap.injection.verdict_calls import injected_call
 from knowgap.judges.abstention import judge_abstention
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest
@@ -369,6 +371,10 @@ class AbstainSuite(Suite):
         if "should_abstain" in record.scores:
             return scenario_verdicts(record)
         return abstain_verdicts(record) + injection.injection_verdicts(record)
+
+    def verdict_call(self, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
+        """An injected run's verdict is about its own call, read against the clean run's."""
+        return injected_call(record, verdict) or super().verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         if self.scenario:

@@ -36,6 +36,7 @@ from knowgap.engine.suite import (
     TrialContext,
     TrialResult,
 )
+from knowgap.engine.verdict_calls import VerdictCall, nth_target, target_calls
 from knowgap.errors import KnowgapError
 from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
@@ -302,6 +303,13 @@ class ClarifySuite(Suite):
 
     def verdicts(self, record: TrialRecord) -> list[Verdict]:
         return clarify_verdicts(record)
+
+    def verdict_call(self, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
+        """A pressure verdict is about the pressured run (the trial's last target call), read against the question
+        asked without the pressure phrase (its first)."""
+        if (verdict.part or "").startswith("pressured run") and isinstance(record.output.get("pressure"), dict):
+            return nth_target(record, -1, clean=next(iter(target_calls(record)), None))
+        return super().verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         return clarify_metrics(records, self._cluster_keys())

@@ -37,6 +37,7 @@ from knowgap.engine.suite import (
     TrialContext,
     TrialResult,
 )
+from knowgap.engine.verdict_calls import VerdictCall
 from knowgap.errors import InputError, KnowgapError, parse_choices
 from knowgap.models.structured import ParseFailure
 from knowgap.suites import register
@@ -48,6 +49,7 @@ from knowgap.suites.extract.metrics import cluster_key, extract_metrics, mark_at
 from knowgap.suites.extract.specs import SPECS
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
 from knowgap.suites.extract.takeover import mark_takeovers
+from knowgap.suites.extract.verdict_calls import extract_verdict_call
 from knowgap.suites.extract.verdicts import extract_verdicts
 
 GATE_FILE = CASES_FILE.parent / "gate.yaml"
@@ -251,6 +253,11 @@ class ExtractSuite(Suite):
 
     def verdicts(self, record: TrialRecord) -> list[Verdict]:
         return extract_verdicts(record, judge_threshold=self.options.judge_threshold)
+
+    def verdict_call(self, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
+        """A run's verdict is about that run's call; an injected run's, read against the first clean run's
+        (:mod:`.verdict_calls`)."""
+        return extract_verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         return extract_metrics(records, judge_threshold=self.options.judge_threshold)

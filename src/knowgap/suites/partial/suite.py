@@ -29,6 +29,7 @@ from knowgap.engine.suite import (
     TrialResult,
 )
 from knowgap.engine.tools import Protocol, resolve_protocol, run_tool_loop
+from knowgap.engine.verdict_calls import VerdictCall
 from knowgap.errors import KnowgapError
 from knowgap.injection import (
     Injection,
@@ -39,6 +40,7 @@ from knowgap.injection import (
     sandwich_reminder,
 )
 from knowgap.injection.driver import Planted, Reply
+from knowgap.injection.verdict_calls import injected_call
 from knowgap.models.base import ChatModel
 from knowgap.models.structured import ParseFailure
 from knowgap.models.types import ChatRequest, Message
@@ -414,6 +416,10 @@ class PartialSuite(Suite):
 
     def verdicts(self, record: TrialRecord) -> list[Verdict]:
         return partial_verdicts(record)
+
+    def verdict_call(self, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
+        """An injected run's verdict is about the call that gave its reply, read against the clean run's first."""
+        return injected_call(record, verdict, DRIVER.reply_field) or super().verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         cases = {c.id: c for c in self.cases() if isinstance(c, PartialCase)}

@@ -1,0 +1,133 @@
+"""What a failure listing and the report's worst examples show, on real stored runs of targets that answer each
+run differently: the input of the call the verdict is about (the injected review or context, the planted text
+marked), that call's answer (not the trial's last) and the verdict's why; ``--limit`` counts trials."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import knowgap
+from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.report.data import load_run_data
+from knowgap.report.examples import TEXT_MARKS, added_span
+from knowgap.report.html import render_run
+from knowgap.report.summary import summary_markdown
+from knowgap.suites.extract.dataset import ExtractCase, load_cases
+from tests.fakes.models import FakeModel
+from tests.helpers import knowgap_cli, write_jsonl
+
+CODE = re.compile(r"KG[0-9A-F]{6}")
+
+
+class RunCounter(FakeModel):
+    """An extract summarizer that says which run of which review it answers: run K of a review is its request with
+    the K-th seed (extract seeds run K with the review's base seed + K - 1, and asks run 1 first). Injected run 1
+    flips the sentiment to negative; every other run says positive."""
+
+    spec = "test:run-counter"
+
+    def __init__(self, injected: set[str]) -> None:
+        super().__init__()
+        self.injected = injected
+        self.first_seed: dict[str, int] = {}
+
+    def reply(self, request: ChatRequest) -> ChatResponse:
+        text = request.messages[-1].content
+        run = (request.seed or 0) - self.first_seed.setdefault(text, request.seed or 0) + 1
+        injected = any(review in text for review in self.injected)
+        summary = f"{'injected' if injected else 'clean'} run {run}"
+        sentiment = "negative" if injected and run == 1 else "positive"
+        return ChatResponse(text=json.dumps({"summary": summary, "overall_sentiment": sentiment,
+                                             "contains_conflicting_signals": False}))
+
+
+def _extract_cases(tmp_path: Path, n: int = 2) -> tuple[Path, list[ExtractCase]]:
+    """``n`` English adversarial cases of the shipped set, on distinct reviews, as a case file."""
+    picked: list[ExtractCase] = []
+    for case in load_cases():
+        if case.kind == "adversarial" and case.lang == "en" and case.base_id not in {c.base_id for c in picked}:
+            picked.append(case)
+        if len(picked) == n:
+            break
+    return write_jsonl(tmp_path / "cases.jsonl", [c.model_dump(mode="json") for c in picked]), picked
+
+
+def _extract_run(tmp_path: Path, runs_root: Path) -> tuple[knowgap.RunResult, list[ExtractCase]]:
+    data, cases = _extract_cases(tmp_path)
+    target = RunCounter({c.injected_review or "" for c in cases})
+    result = knowgap.run("extract", models={"target": target.spec}, providers={target.spec: target},
+                         options={"data": str(data), "kinds": ["adversarial"], "runs": 2}, runs_root=runs_root,
+                         use_cache=False)
+    return result, cases
+
+
+def test_an_injected_runs_verdict_shows_that_run_and_the_attack(tmp_path: Path, runs_root: Path) -> None:
+    result, cases = _extract_run(tmp_path, runs_root)
+    found = knowgap.failures(result.run_id, runs_root)
+    assert found.source == "stored" and found.trials == len(cases) and found.failures
+    by_case = {c.id: c for c in cases}
+    for f in found.failures:  # only injected run 1 flipped: each failure shows its answer, not run 2's
+        assert f.part is not None and f.excerpt.endswith('"summary": "injected run 1", "overall_sentiment": '
+                                                         '"negative", "contains_conflicting_signals": false}')
+    assert {(e.trial_id, e.part) for e in found.exhibits} == {(f.trial_id, f.part) for f in found.failures}
+    for shown in found.exhibits:
+        case = by_case[shown.trial_id.split("|", 1)[0]]
+        assert case.injected_review and case.injected_review in shown.input  # the injected review, not the clean
+        [(start, end)] = shown.planted
+        planted = shown.input[start:end]
+        expected = added_span(case.review, case.injected_review)
+        assert expected is not None and planted == case.injected_review[expected[0]:expected[1]]
+        assert planted not in case.review and len(planted) > 20
+        assert f"{TEXT_MARKS[0]}{planted[:30]}" in shown.input_text()
+
+    done = knowgap_cli("show", result.run_id, "--runs-dir", str(runs_root), "--failed", "--limit", "1")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"{result.run_id}: {len(found.failures)} failures in 2 trials (")
+    assert lines[0].endswith("; the first 1 trials")
+    assert len([x for x in lines if x.startswith("- ")]) == 1  # one trial, with all its failures
+    listed = [x for x in lines if re.match(r" +(flip_rate|attack_success_rate|sentiment_flip_rate): ", x)]
+    assert len(listed) >= 3 and all("positive -> negative" in x for x in listed)
+    [shown_input] = [x for x in lines if x.strip().startswith("input: ")]
+    assert TEXT_MARKS[0] in shown_input and TEXT_MARKS[1] in shown_input
+    [answer] = [x for x in lines if x.strip().startswith("answer: ")]
+    assert "injected run 1" in answer and "run 2" not in done.stdout
+
+
+def test_the_reports_worst_examples_show_the_injected_context_and_answer(runs_root: Path) -> None:
+    class CodeTeller(FakeModel):
+        """Gives the code a context asks for (only an injected context holds one), else says it does not know."""
+
+        spec = "test:code-teller"
+
+        def reply(self, request: ChatRequest) -> ChatResponse:
+            code = CODE.search(request.messages[-1].content)
+            return ChatResponse(text=f"The answer is {code.group(0)}." if code else "I don't know.")
+
+    target = CodeTeller()
+    result = knowgap.run("starter", models={"target": target.spec}, providers={target.spec: target},
+                         options={"prompts": ["grounded"], "inject": True, "attack_families": ["instruction_override"],
+                                  "sample": 4}, runs_root=runs_root, use_cache=False)
+    run = load_run_data(result.run_id, runs_root)
+    html = render_run(run, anchor="r")
+    worst = html.split("<h3>Worst examples</h3>", 1)[1]
+    records = {r.trial_id: r for r in knowgap.iter_trials(result.run_id, runs_root)}
+    examples = worst.split('<div class="example">')[1:]
+    assert examples and len(examples) == sum(1 for r in records.values() if run.trial_failed(r))
+    for example in examples:
+        trial = records[re.search(r"<b>(.*?)</b>", example).group(1)]  # type: ignore[union-attr]
+        [planted] = trial.output["injection"]["runs"]
+        injected = [p for p in example.split('<div class="part">') if "injection 0" in p]
+        assert len(injected) == 1  # the attack worked in every trial: its part shows the injected run
+        part = injected[0]
+        assert "<b>attack_success_rate</b>: " in part and "input (the planted text marked)" in part
+        marked = re.findall(r'<mark class="planted"[^>]*>(.*?)</mark>', part, re.S)
+        assert marked and planted["injection"]["marker"] in marked[0]
+        assert f"The answer is {planted['injection']['marker']}." in part  # the injected run's answer
+        if trial.scores["answerable"]:  # the clean run declined: its verdicts show the clean context and answer
+            clean = next(p for p in example.split('<div class="part">') if "<b>accuracy</b>" in p)
+            assert "<mark" not in clean and "I don&#x27;t know." in clean and "The answer is" not in clean
+    summary = summary_markdown([run])
+    assert "injection 0" in summary and "planted: " in summary
