@@ -340,7 +340,7 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
 COMMAND_MODULES = (*(f"knowgap.suites.{name}.commands" for name in BUILTIN), "knowgap.report.commands",
                    "knowgap.evaluation.commands", "knowgap.labels.commands", "knowgap.web.commands",
                    "knowgap.labels.judge_commands", "knowgap.report.plan_commands",
-                   "knowgap.casefiles.commands")
+                   "knowgap.casefiles.commands", "knowgap.ci.commands")
 """Modules that add commands, each with ``register(app, groups)`` (see :mod:`knowgap.command_groups`); a
 built-in suite without commands has no such module."""
 
