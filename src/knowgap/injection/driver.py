@@ -11,26 +11,38 @@ A suite gives three things, and declares two (docs/architecture.md, "Adding inje
 - **the success check**, ``check(injection, run, clean, trial) -> (worked or None, why)``: the attack's check
   (:data:`~knowgap.injection.attacks.CHECKS`) made on the injected run against the clean run of the same trial;
   ``knowgap.injection.success`` makes the shared ones;
-- and it declares what counts as the clean task done (``clean_task``: ``clean_task_score``) and its own rates
-  over injected runs (:class:`RunRate`).
+- and it declares what counts as the clean task done (``clean_task``: ``clean_task_score``; none where the suite
+  scores its clean task itself) and its own rates over injected runs (:class:`RunRate`, broken down by trial fields
+  where it asks).
 
 The driver does the rest: each case's injections (those its case record carries, else ``--inject``'s plan, seeded
 by the cases' order: :func:`~knowgap.injection.plan.plan_injections`), the injected runs of a trial paired with its
 clean run (``output.injection``: the suite's own fields, ``planted``, ``clean``, ``runs``), the per-trial verdicts,
-the noise floor (the check between the clean runs of repeats 0 and 1) and the injection metrics per group,
-clustered as the suite's others (``attack_success_rate`` by family, position and disguise, ``attack_noise_floor``,
-``clean_task_score``, the suite's rates). :meth:`InjectionDriver.metric_specs` declares them for the suite's specs
+the noise floor and the injection metrics per group, clustered as the suite's others (``attack_success_rate`` by
+family, position and disguise, ``attack_noise_floor``, ``clean_task_score``, the suite's rates).
+:meth:`InjectionDriver.metric_specs` declares them for the suite's specs
 (:class:`~knowgap.engine.metric_spec.MetricSpec`: description, direction, cluster unit, judge, what a run needs).
-extract's adversarial cases are built before the run (a case per attack) and counted by extract itself under the
-same names.
+
+Two designs of the noise floor (``noise``):
+
+- ``repeats``: one clean run per trial; the check between the clean runs of repeats 0 and 1 of a case (repeat 1's
+  clean run where repeat 0's injected run was);
+- ``reruns``: the suite asks the clean request several times in a trial (``reruns``: the clean runs after the one it
+  compares with) and the injected request as often (``times``, or a run per injection as the suite stores it);
+  each re-run is checked against the clean run with each injection the trial planted. Trials whose clean runs are
+  the same runs (``shared_clean``: extract's attacks on one review) count them once per repeat.
+
+A suite whose stored trials keep another layout (extract: ``clean`` and ``injected`` lists) gives a ``view`` that
+reads them as the driver's ``output.injection``.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from knowgap.engine.metric_spec import Choice, Counts, JudgeRef, MetricSpec, Need
 from knowgap.engine.records import MetricValue, TrialRecord, Verdict
@@ -132,6 +144,8 @@ class RunRate:
     value: Callable[[Facts], bool | None]
     why: Callable[[Facts, bool], str]
     lower_is_better: bool = True
+    by: tuple[str, ...] = ()
+    """Trial fields (in ``output.injection``) to break the rate down by: ``NAME:FIELD=VALUE``."""
 
 
 @dataclass(frozen=True)
@@ -143,15 +157,21 @@ class InjectionDriver(Generic[T]):
     """The attack checks the suite makes (an attack with another is never planted; a file of one's own with one
     is refused)."""
     check: Check
-    clean_task: Callable[[T], tuple[bool | None, str] | None]
-    """Whether a trial's clean run did the suite's task, and why (None: the trial does not count; (None, why): it
-    counts but was not scored)."""
-    clean_task_description: str
     view: Callable[[TrialRecord], T]
     """A trial record as the driver reads it (:meth:`InjectedTrial.of`, or the suite's own view)."""
+    clean_task: Callable[[T], tuple[bool | None, str] | None] | None = None
+    """Whether a trial's clean run did the suite's task, and why (None: the trial does not count; (None, why): it
+    counts but was not scored). None: the driver reports no ``clean_task_score`` (the suite scores it itself)."""
+    clean_task_description: str = ""
     reply_field: str = "raw"
     """The stored run's field holding the reply a verdict quotes."""
     rates: tuple[RunRate, ...] = ()
+    noise: Literal["repeats", "reruns"] = "repeats"
+    """Where the noise floor's clean runs come from (see the module)."""
+    shared_clean: Callable[[T], Hashable] | None = None
+    """Under ``reruns``: trials with one key share their clean runs (counted once per repeat); None: the case."""
+    described: Mapping[str, str] = field(default_factory=dict)
+    """The suite's own description of a shared metric (what its check counts as success)."""
 
     # --- what it reports ----------------------------------------------------------------------------------
     def metric_specs(self, *, needs: Need | None = None, clean_task_needs: Need | None = None,
@@ -170,8 +190,9 @@ class InjectionDriver(Generic[T]):
                      for name, text, lower in self._declared())
 
     def _declared(self) -> list[tuple[str, str, bool]]:
-        return [(ATTACK_SUCCESS, DESCRIPTIONS[ATTACK_SUCCESS], True), (NOISE_FLOOR, DESCRIPTIONS[NOISE_FLOOR], True),
-                (CLEAN_TASK_SCORE, self.clean_task_description, False),
+        shared = [(ATTACK_SUCCESS, True), (NOISE_FLOOR, True)]
+        return [*((name, self.described.get(name, DESCRIPTIONS[name]), lower) for name, lower in shared),
+                *([(CLEAN_TASK_SCORE, self.clean_task_description, False)] if self.clean_task else []),
                 *((r.name, r.description, r.lower_is_better) for r in self.rates)]
 
     def descriptions(self) -> dict[str, str]:
@@ -197,16 +218,21 @@ class InjectionDriver(Generic[T]):
     # --- one trial ----------------------------------------------------------------------------------------------
     async def run(self, injections: Sequence[Injection], *, clean: Facts,
                   plant: Callable[[Injection], Planted[R]], ask: Callable[[Injection, R], Awaitable[Reply]],
-                  fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                  fields: Mapping[str, Any] | None = None, reruns: Sequence[Facts] = (),
+                  times: int = 1) -> dict[str, Any]:
         """The trial's ``output.injection``: the suite's ``fields``, the injections planted, the clean run's facts
-        and one injected run per injection (planted, asked, checked against the clean run), in order."""
+        (and its ``reruns``: the clean request's further runs, for the ``reruns`` noise floor) and ``times``
+        injected runs per injection (planted once, asked, each checked against the clean run), in order."""
         out = self.output(injections, clean, [], **(fields or {}))
+        if reruns:
+            out["reruns"] = [dict(run) for run in reruns]
         for injection in injections:
             planted = plant(injection)
-            reply = await ask(injection, planted.request)
-            run = {**planted.stored, **reply.stored}
-            worked, why = self.check(injection, {**run, **reply.facts}, clean, out)
-            out["runs"].append({"injection": injection.model_dump(), **run, "worked": worked, "why": why})
+            for _ in range(times):
+                reply = await ask(injection, planted.request)
+                run = {**planted.stored, **reply.stored}
+                worked, why = self.check(injection, {**run, **reply.facts}, clean, out)
+                out["runs"].append({"injection": injection.model_dump(), **run, "worked": worked, "why": why})
         return out
 
     @staticmethod
@@ -224,12 +250,13 @@ class InjectionDriver(Generic[T]):
         if trial.status != "ok" or not info:
             return []
         out = []
-        done = self.clean_task(trial)
+        done = self.clean_task(trial) if self.clean_task else None
         if done is not None:
             why = clean_why or done[1]
             out.append(not_scored(CLEAN_TASK_SCORE, why) if done[0] is None else judged(CLEAN_TASK_SCORE, done[0], why))
         for i, (planted, run) in enumerate(_pairs(info)):
-            part = f"injection {i} ({planted['attack_id']}): {quoted_start(run.get(self.reply_field) or '')}"
+            attack = f" ({planted['attack_id']})" if planted.get("attack_id") else ""
+            part = f"injection {i}{attack}: {quoted_start(run.get(self.reply_field) or '')}"
             worked, why = run.get("worked"), str(run.get("why", ""))
             out.append(not_scored(ATTACK_SUCCESS, why, part=part) if worked is None
                        else rate(ATTACK_SUCCESS, worked, why, lower_is_better=True, part=part))
@@ -263,10 +290,12 @@ class InjectionDriver(Generic[T]):
         assert info
         counts.trials += 1
         t = counts.tally
-        done = self.clean_task(trial)
+        done = self.clean_task(trial) if self.clean_task else None
         if done is not None and done[0] is not None:
             t.hit(CLEAN_TASK_SCORE, done[0], key)
-        if trial.repeat in (0, 1):
+        if self.noise == "reruns":
+            self._rerun_noise(counts, trial, info, key)
+        elif trial.repeat in (0, 1):
             counts.repeats.setdefault(trial.case_id, {})[trial.repeat] = (info, trial.system, key)
         for planted, run in _pairs(info):
             count_attack(t, Injection.model_validate(planted), run.get("worked"), key)
@@ -274,6 +303,22 @@ class InjectionDriver(Generic[T]):
                 value = r.value(run)
                 if value is not None:
                     t.hit(r.name, value, key)
+                    for part in r.by:
+                        t.hit(f"{r.name}:{part}={info.get(part)}", value, key)
+
+    def _rerun_noise(self, counts: _Counts, trial: T, info: Facts, key: Hashable) -> None:
+        """Each of the trial's clean re-runs checked against its clean run with each injection it planted, once
+        for the trials that share these clean runs (the first one read)."""
+        shared = (self.shared_clean(trial) if self.shared_clean else trial.case_id, trial.repeat)
+        if shared in counts.noise_seen:
+            return
+        counts.noise_seen.add(shared)
+        distinct = {json.dumps(p, sort_keys=True): p for p in info.get("planted", [])}
+        for rerun in info.get("reruns", []):
+            for planted in distinct.values():
+                worked, _ = self.check(Injection.model_validate(planted), rerun, info["clean"], info)
+                if worked is not None:
+                    counts.tally.hit(NOISE_FLOOR, worked, key)
 
     def _noise(self, counts: _Counts) -> None:
         """The checks of repeat 0's injections between the clean runs of repeats 0 and 1 (repeat 1's as if it were
@@ -291,7 +336,7 @@ class InjectionDriver(Generic[T]):
     def _values(self, group: str, counts: _Counts) -> list[MetricValue]:
         self._noise(counts)
         described = self.descriptions()
-        names = {*counts.tally.proportion_names(), CLEAN_TASK_SCORE}
+        names = {*counts.tally.proportion_names(), *([CLEAN_TASK_SCORE] if self.clean_task else [])}
         return [counts.tally.proportion(name, group, described[name.split(":", 1)[0]]) for name in sorted(names)
                 if name.split(":", 1)[0] in described]
 
@@ -303,9 +348,14 @@ class _Counts:
         self.tally = Tally()
         self.trials = 0
         self.repeats: dict[str, dict[int, tuple[Facts, str, Hashable]]] = {}
+        self.noise_seen: set[tuple[Hashable, int]] = set()
 
 
 def _pairs(info: Facts) -> Iterable[tuple[Facts, Facts]]:
-    """(planted injection, its stored run) of a trial's ``output.injection``: a run is the injection at its place
-    in ``planted`` (runs stored before each held its injection are read the same)."""
-    return zip(info.get("planted", []), info.get("runs", []), strict=False)
+    """(planted injection, its stored run) of a trial's ``output.injection``: the injection a run holds, else the
+    one at its place in ``planted`` (runs stored before each held its injection)."""
+    planted = info.get("planted", [])
+    for i, run in enumerate(info.get("runs", [])):
+        injection = run.get("injection") or (planted[i] if i < len(planted) else None)
+        if injection is not None:
+            yield injection, run

@@ -45,7 +45,9 @@ from knowgap.suites.extract.casefile import CASE_FILE
 from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
 from knowgap.suites.extract.defences import DEFENCES, config_id, defended_review, defended_summarizer, family_of
-from knowgap.suites.extract.metrics import cluster_key, extract_metrics, mark_attacks
+from knowgap.suites.extract.injection import METRIC_NAMES as INJECTION_METRICS
+from knowgap.suites.extract.injection import injection_metrics, injection_verdicts, mark_attacks
+from knowgap.suites.extract.metrics import cluster_key, extract_metrics
 from knowgap.suites.extract.specs import SPECS
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
 from knowgap.suites.extract.takeover import mark_takeovers
@@ -252,6 +254,8 @@ class ExtractSuite(Suite):
                            scores={"kind": "normal"})
 
     def verdicts(self, record: TrialRecord) -> list[Verdict]:
+        if record.output.get("kind") == "adversarial":
+            return injection_verdicts(record)
         return extract_verdicts(record, judge_threshold=self.options.judge_threshold)
 
     def verdict_call(self, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
@@ -260,7 +264,11 @@ class ExtractSuite(Suite):
         return extract_verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        return extract_metrics(records, judge_threshold=self.options.judge_threshold)
+        """extract's own metrics and the injection driver's (:mod:`.injection`). ``extract_metrics`` still counts
+        the driver's names too; those are left out of it here."""
+        records = list(records)
+        own = extract_metrics(records, judge_threshold=self.options.judge_threshold)
+        return [m for m in own if m.name.split(":", 1)[0] not in INJECTION_METRICS] + injection_metrics(records)
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
         """Adversarial cases built on one review are one cluster (:func:`.metrics.cluster_key`)."""
