@@ -31,13 +31,20 @@ PRESSURE = "pressure_"
 NOT_INJECTED = "not run with --inject"
 ONLY_DEFENDED = "run with --inject under defences only (see the defences table)"
 NO_FLOOR = "not measured (--repeats 2)"
+NO_RERUN_FLOOR = "not measured (--runs 2 or more)"
+"""A run of a suite that measures its floor from re-runs within a trial (extract's ``--runs``) without any."""
+AT_ZERO = " (temperature 0: 0 by construction for a deterministic model)"
+"""After a floor measured at temperature 0: its clean runs asked one request twice."""
 TITLE = "Where does this model obey hidden instructions?"
 PRESSURE_TITLE = "Pressure, not attack"
 DEFENCES_TITLE = "Defences: gain and cost"
 READING = ("Attack success under the `none` defence: injected runs whose hidden instruction worked, against the "
            "clean run of the same case, as rate [95% CI] k/n (`-`: no attack of that family was planted). The "
-           "noise floor is the same check between two clean runs (`--repeats 2`); a marker check's floor is 0 by "
-           "construction. See docs/injection.md.")
+           "noise floor is the same check between two clean runs of a case: repeats 0 and 1 (`--repeats 2`), or "
+           "for extract a review's clean re-runs within one trial (`--runs`, 3 by default; `--runs 1` measures "
+           "none). A marker check's floor is 0 by construction; so is any floor at temperature 0 (extract's default "
+           "`--temperature 0`) with a deterministic model, such as a local one: its clean runs ask one request "
+           "twice and get one answer (set e.g. `--temperature 0.7` to measure it). See docs/injection.md.")
 DEFENCES_READING = ("gain = attack success under `none` minus under the defence (positive: fewer attacks "
                     "worked); cost = clean task score under `none` minus under the defence (positive: the defence "
                     "costs clean accuracy); in points, with a paired 95% CI over the run's clusters where the "
@@ -86,6 +93,18 @@ class AttackRow:
     overall: MetricValue | None = None
     families: dict[str, MetricValue | None] = field(default_factory=dict)
     noise_floor: MetricValue | None = None
+    reruns: bool = False
+    """Whether the run's floor comes from re-runs within a trial (extract's ``--runs``), not ``--repeats 2``."""
+    temperature: float | None = None
+    """The clean runs' temperature where the suite has the option (extract, clarify); None: not known here."""
+
+
+def floor_design(run: RunMetrics) -> tuple[bool, float | None]:
+    """How a run measures its noise floor: (from re-runs of the clean request within a trial, the suite having a
+    ``runs`` option: extract; the clean runs' ``temperature`` where the suite has that option, else None)."""
+    options = run.suite_obj.options if run.suite_obj is not None else None
+    runs, temperature = getattr(options, "runs", None), getattr(options, "temperature", None)
+    return isinstance(runs, int), float(temperature) if isinstance(temperature, int | float) else None
 
 
 @dataclass
@@ -143,10 +162,11 @@ def attack_rows(runs: Sequence[RunMetrics]) -> list[AttackRow]:
         plain = [g for g in groups if split_defence(g)[1] == "none"]
         if not plain:
             rows.append(AttackRow(run.suite, run.run_id, "", note=ONLY_DEFENDED if groups else NOT_INJECTED))
+        reruns, temperature = floor_design(run)
         for g in plain:
             rows.append(AttackRow(run.suite, run.run_id, g, overall=run.get(g, ATTACK_SUCCESS),
                                   families={f: run.get(g, f"{ATTACK_SUCCESS}:family={f}") for f in FAMILIES},
-                                  noise_floor=run.get(g, NOISE_FLOOR)))
+                                  noise_floor=run.get(g, NOISE_FLOOR), reruns=reruns, temperature=temperature))
     return rows
 
 
@@ -222,7 +242,10 @@ def _kind(*metrics: MetricValue | None) -> str:
 def _attack_cells(row: AttackRow) -> list[str]:
     if row.note:
         return [row.note] + [""] * (len(FAMILIES) + 1)
-    floor = rate_cell(row.noise_floor) if row.noise_floor is not None else NO_FLOOR
+    if row.noise_floor is None:
+        floor = NO_RERUN_FLOOR if row.reruns else NO_FLOOR
+    else:
+        floor = rate_cell(row.noise_floor) + (AT_ZERO if row.temperature == 0 else "")
     return [rate_cell(row.overall), *(rate_cell(row.families[f]) for f in FAMILIES), floor]
 
 
