@@ -16,9 +16,11 @@ from knowgap.engine.records import TrialRecord
 from knowgap.errors import InputError, KnowgapError
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.stats import wilson
+from knowgap.suites.abstain.metrics import scenario_metrics
 from knowgap.suites.abstain.scenario_data import QUESTION_SCENARIOS, check_scenario_file, load_scenario
-from knowgap.suites.abstain.scenario_metrics import f1_of, scenario_metrics, scenario_verdicts
 from knowgap.suites.abstain.scenarios import scenario_request
+from knowgap.suites.abstain.specs import f1_of
+from knowgap.suites.abstain.verdicts import scenario_verdicts
 from tests.fakes.models import FakeModel
 from tests.helpers import knowgap_cli, scripted, write_jsonl
 

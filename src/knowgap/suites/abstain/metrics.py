@@ -1,27 +1,35 @@
-"""Metrics of an abstain run per configuration (retrieval/prompt), with Wilson 95% CIs; when a run spans more
-than one knowledge base, the same metrics again per configuration and knowledge base (group
-``rag/basic · kb=ICA_134``).
+"""Metrics of an abstain run, counted from its trials' verdicts (:mod:`.verdicts`;
+:func:`knowgap.engine.verdict_tally.count_metrics`) with the counts and the F1 its specs' reducers make.
 
-Intervals are clustered (:mod:`knowgap.stats`) by :func:`cluster_key`: a question's fact, i.e. its case
-(repeats count once); for a knowledge base generated from documents, the document the fact came from (its
-questions share one text). A PolicyBench question's ``source`` is its knowledge-base file, so clustering by it
-would leave 1 cluster per knowledge base (4 in all): too few to estimate a variance from, and the knowledge
-bases are reported apart anyway."""
+A leave-one-out run's are per configuration (retrieval/prompt) and, when a run spans more than one knowledge base,
+per configuration and knowledge base (group ``rag/basic · kb=ICA_134``). Their intervals are clustered
+(:mod:`knowgap.stats`) by :func:`cluster_key`: a question's fact, i.e. its case (repeats count once); for a
+knowledge base generated from documents, the document the fact came from (its questions share one text). A
+PolicyBench question's ``source`` is its knowledge-base file, so clustering by it would leave 1 cluster per
+knowledge base (4 in all): too few to estimate a variance from, and the knowledge bases are reported apart anyway.
+
+A scenario run's (``--scenario unknowable|false-premise|unanswerable-context``), as AbstentionBench reports them,
+are per configuration (``false-premise/neutral``) and, when a run holds both languages, per configuration and
+language (``false-premise/neutral · lang=zh``): ``abstention_precision`` (of the replies that declined, the share on
+questions that should be declined), ``abstention_recall`` (of the questions that should be declined, the share
+declined), ``abstention_f1`` (their harmonic mean, a percentile bootstrap CI resampling clusters) and
+``answer_accuracy`` (of the answerable questions, the share answered with an answer that matches a reference:
+:mod:`.scenario_answers`). A question's cluster is its ``group``: its paragraph for unanswerable-context (the
+questions on one paragraph share it), else the question itself. A reply the LLM abstention judge could not parse
+counts in none of them (``abstention_judge_parse_failures``)."""
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from knowgap.engine.metric_spec import described
 from knowgap.engine.records import MetricValue, TrialRecord
-from knowgap.engine.tally import Tally
-from knowgap.suites.abstain.specs import COUNTED, LEAVE_ONE_OUT, LOO_JUDGE_PARSE_FAILURES
+from knowgap.engine.verdict_tally import Split, Verdicts, count_metrics, stored_or
+from knowgap.suites.abstain.specs import DESCRIBED, LOO_COUNTED, SCENARIO_COUNTED
+from knowgap.suites.abstain.verdicts import abstain_verdicts, scenario_verdicts
 
-DESCRIBED = described(LEAVE_ONE_OUT)
-JUDGE_PARSE_FAILURES = described((COUNTED[0], *LOO_JUDGE_PARSE_FAILURES))
-ERRORS = COUNTED[1]
+GENERATED_SOURCE = re.compile(r"^(?P<document>.+):\d+$")
+"""A generated fact's source: ``DOCUMENT:POSITION`` (``generate.make_questions``)."""
 
 
 def kb_group(config_id: str, kb: str) -> str:
@@ -29,8 +37,24 @@ def kb_group(config_id: str, kb: str) -> str:
     return f"{config_id} · kb={kb}"
 
 
-GENERATED_SOURCE = re.compile(r"^(?P<document>.+):\d+$")
-"""A generated fact's source: ``DOCUMENT:POSITION`` (``generate.make_questions``)."""
+def lang_group(config_id: str, lang: str) -> str:
+    return f"{config_id} · lang={lang}"
+
+
+def kb_split(kb_of: Mapping[str, str]) -> Split:
+    """A trial's knowledge base: the one recorded in its output (``experiment.kb``), else ``kb_of[case_id]`` (a
+    failed trial has no output); groups only when the trials span more than one."""
+
+    def kb(record: TrialRecord) -> list[str]:
+        found = record.output.get("experiment", {}).get("kb") or kb_of.get(record.case_id)
+        return [found] if found else []
+
+    return Split(kb_group, kb, several=True)
+
+
+def lang_split(lang_of: Mapping[str, str]) -> Split:
+    """A scenario question's language; groups only when the trials hold both."""
+    return Split(lang_group, lambda r: [lang] if (lang := lang_of.get(r.case_id)) else [], several=True)
 
 
 def cluster_key(case_id: str, source: str = "") -> str:
@@ -40,50 +64,26 @@ def cluster_key(case_id: str, source: str = "") -> str:
     return f"document:{found['document']}" if found else f"case:{case_id}"
 
 
-def _tally(t: Tally, r: TrialRecord, key: str) -> None:
-    if r.status != "ok":
-        t.count("errors")
-        return
-    s = r.scores
-    t.hit("parse_failure_rate", bool(s["parse_failed"]), key)
-    if s["abstained"] is not None:
-        t.hit("abstention_rate", bool(s["abstained"]), key)
-    else:
-        t.count("abstention_judge_parse_failures")
-    t.hit("invented_citation_rate", bool(s["invented_citation"]), key)
-    if s["abstained"] is False and s["tier"] is not None:
-        t.hit("factuality_answered", s["tier"] in ("tier_1", "tier_2"), key)
-    elif s["abstained"] is False:
-        t.count("factuality_judge_parse_failures")
-
-
 def abstain_metrics(records: Iterable[TrialRecord], *, factuality_judge: str = "offline",
-                    kb_of: Mapping[str, str] | None = None,
-                    source_of: Mapping[str, str] | None = None) -> list[MetricValue]:
-    """Per configuration; and per configuration and knowledge base when the trials span more than one. A
-    trial's knowledge base is the one recorded in its output (``experiment.kb``), else ``kb_of[case_id]``
-    (a failed trial has no output); its cluster is :func:`cluster_key` of its case and ``source_of[case_id]``
-    (the fact's source)."""
-    tallies: dict[str, Tally] = defaultdict(Tally)
-    by_kb: dict[str, Tally] = defaultdict(Tally)
-    kbs = set()
-    for r in records:
-        key = cluster_key(r.case_id, (source_of or {}).get(r.case_id, ""))
-        _tally(tallies[r.config_id], r, key)
-        kb = r.output.get("experiment", {}).get("kb") or (kb_of or {}).get(r.case_id)
-        if kb:
-            kbs.add(kb)
-            _tally(by_kb[kb_group(r.config_id, kb)], r, key)
-    if len(kbs) > 1:
-        tallies.update(by_kb)
+                    kb_of: Mapping[str, str] | None = None, source_of: Mapping[str, str] | None = None,
+                    verdicts: Verdicts | None = None) -> list[MetricValue]:
+    """A leave-one-out run's, per configuration and knowledge base (:func:`kb_split`); a trial's cluster is
+    :func:`cluster_key` of its case and ``source_of[case_id]`` (the fact's source); ``verdicts``: the suite's
+    (default: stored, else :func:`.verdicts.abstain_verdicts`)."""
+    sources = source_of or {}
     approx = " (offline judge: learned combiner of embedding, number, yes/no and key-word signals; " \
              "--factuality-judge llm for the LLM judge)" if factuality_judge == "offline" else \
         " (LLM judge, spec factuality_v1)"
-    described = {**DESCRIBED, "factuality_answered": DESCRIBED["factuality_answered"] + approx}
-    out = []
-    for group in sorted(tallies):
-        t = tallies[group]
-        out += [t.proportion(name, group, description=text) for name, text in described.items()]
-        out += [t.counted(name, group, description=text) for name, text in JUDGE_PARSE_FAILURES.items()]
-        out.append(t.counted(ERRORS.name, group, description=ERRORS.description))
-    return out
+    return count_metrics(records, LOO_COUNTED, verdicts=verdicts or stored_or(abstain_verdicts),
+                         cluster=lambda r: cluster_key(r.case_id, sources.get(r.case_id, "")),
+                         splits=[kb_split(kb_of or {})],
+                         descriptions={"factuality_answered": DESCRIBED["factuality_answered"] + approx})
+
+
+def scenario_metrics(records: Iterable[TrialRecord], cluster_of: Mapping[str, str], lang_of: Mapping[str, str],
+                     verdicts: Verdicts | None = None) -> list[MetricValue]:
+    """A scenario run's, per configuration and language (:func:`lang_split`); ``cluster_of[case_id]``: the
+    question's cluster (its own case when unknown)."""
+    return count_metrics(records, SCENARIO_COUNTED, verdicts=verdicts or stored_or(scenario_verdicts),
+                         cluster=lambda r: cluster_of.get(r.case_id, f"case:{r.case_id}"),
+                         splits=[lang_split(lang_of)])

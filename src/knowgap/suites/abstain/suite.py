@@ -30,6 +30,7 @@ from knowgap.engine.suite import (
     reiterable,
 )
 from knowgap.engine.verdict_calls import VerdictCall
+from knowgap.engine.verdict_tally import Split
 from knowgap.errors import KnowgapError
 from knowgap.injection.options import InjectionOptions, chosen_defences
 from knowgap.injection.placement import POSITIONS
@@ -43,7 +44,13 @@ from knowgap.suites.abstain import injection
 from knowgap.suites.abstain.answerability import AUDIT_FILE, excluded_ids
 from knowgap.suites.abstain.casefile import CASE_FILE
 from knowgap.suites.abstain.dataset import AbstainCase, Fact, is_shipped_kb, kb_files, load_kb
-from knowgap.suites.abstain.metrics import abstain_metrics, cluster_key, kb_group
+from knowgap.suites.abstain.metrics import (
+    abstain_metrics,
+    cluster_key,
+    kb_split,
+    lang_split,
+    scenario_metrics,
+)
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
     PAPER_CONFIGS,
@@ -62,10 +69,9 @@ from knowgap.suites.abstain.retrieval import (
     rag,
 )
 from knowgap.suites.abstain.scenario_data import ScenarioCase, load_scenario, shipped_file
-from knowgap.suites.abstain.scenario_metrics import lang_group, scenario_metrics, scenario_verdicts
 from knowgap.suites.abstain.scenarios import run_scenario_trial, scenario_config
 from knowgap.suites.abstain.specs import SPECS
-from knowgap.suites.abstain.verdicts import abstain_verdicts
+from knowgap.suites.abstain.verdicts import abstain_verdicts, scenario_verdicts
 
 if TYPE_CHECKING:
     from knowgap.models.base import ChatModel
@@ -184,11 +190,12 @@ class AbstainSuite(Suite):
             self._injections = injection.planned_injections(self.options, self.facts())
         return self._injections
 
-    def metric_groups(self) -> list[str]:
-        """Each configuration, and each with one knowledge base (``· kb=``) or, in a scenario run, one language
-        (``· lang=``) when the trials span several (:func:`.metrics.kb_group`, :func:`.scenario_metrics.lang_group`)."""
-        ids = [c.id for c in self.configurations()]
-        return ids + [lang_group(i, "*") if self.scenario else kb_group(i, "*") for i in ids]
+    def splits(self) -> list[Split]:
+        """Each configuration with one knowledge base (``· kb=``) or, in a scenario run, one language (``· lang=``)
+        when the trials span several (:func:`.metrics.kb_split`, :func:`.metrics.lang_split`)."""
+        if self.scenario:
+            return [lang_split({c.id: c.lang for c in self.scenario_cases()})]
+        return [kb_split({f.id: f.kb for f in self.facts()})]
 
     def dataset_files(self) -> list[Path]:
         if self.scenario:
@@ -379,12 +386,13 @@ class AbstainSuite(Suite):
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
         if self.scenario:
             cases = self.scenario_cases()
-            return scenario_metrics(records, {c.id: c.group for c in cases}, {c.id: c.lang for c in cases})
+            return scenario_metrics(records, {c.id: c.group for c in cases}, {c.id: c.lang for c in cases},
+                                    verdicts=self.trial_verdicts)
         facts = self.facts()
         records = reiterable(records)
         sources = {f.id: f.source for f in facts}
         return abstain_metrics(records, factuality_judge=self.options.factuality_judge,
-                               kb_of={f.id: f.kb for f in facts}, source_of=sources) \
+                               kb_of={f.id: f.kb for f in facts}, source_of=sources, verdicts=self.trial_verdicts) \
             + injection.injection_metrics(records, lambda case_id: cluster_key(case_id, sources.get(case_id, "")))
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:

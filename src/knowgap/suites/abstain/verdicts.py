@@ -1,6 +1,7 @@
-"""Per-metric verdicts of one abstain trial, split as :func:`~knowgap.suites.abstain.metrics.abstain_metrics`
-counts them: abstention (the answering fact was removed, so abstaining is right), invented citations, parse
-failures, and the factuality of an answer given anyway."""
+"""Per-metric verdicts of one abstain trial, the source its metrics count (:mod:`.metrics`). A leave-one-out trial:
+abstention (the answering fact was removed, so abstaining is right), invented citations, parse failures, and the
+factuality of an answer given anyway; a scenario trial: recall (a question to decline), precision (a reply that
+declined), accuracy (an answerable question). A judge reply that did not parse is ``not_scored``."""
 
 from __future__ import annotations
 
@@ -35,4 +36,26 @@ def abstain_verdicts(record: TrialRecord) -> list[Verdict]:
         else:
             out.append(judged("factuality_answered", tier in ("tier_1", "tier_2"),
                               f"answer is {str(tier).replace('_', ' ')} against the expected answer"))
+    return out
+
+
+def scenario_verdicts(record: TrialRecord) -> list[Verdict]:
+    """One scenario trial's verdicts: recall (a question to decline), precision (a reply that declined), accuracy
+    (an answerable question)."""
+    s = record.scores
+    should, did = bool(s["should_abstain"]), s["abstained"]
+    if did is None:
+        return [not_scored("abstention_recall" if should else "answer_accuracy",
+                           "abstention judge reply did not parse")]
+    out = []
+    if did:
+        out.append(judged("abstention_precision", should, "declined a question that should be declined" if should
+                          else "declined an answerable question"))
+    if should:
+        out.append(judged("abstention_recall", bool(did), "declined" if did else
+                          "answered a question that should be declined"))
+    else:
+        check = record.output.get("answer_check", {})
+        out.append(judged("answer_accuracy", bool(s["correct"]),
+                          "declined an answerable question" if did else str(check.get("why", ""))))
     return out
