@@ -29,8 +29,9 @@ BIN = str(Path(sys.executable).parent)
 
 
 def job() -> dict[str, Any]:
-    doc = yaml.safe_load(TEMPLATE.read_text(encoding="utf-8"))
-    return doc[".knowgap"]  # type: ignore[no-any-return]
+    doc: dict[str, Any] = yaml.safe_load(TEMPLATE.read_text(encoding="utf-8"))
+    job: dict[str, Any] = doc[".knowgap"]
+    return job
 
 
 def run_script(ws: Path, lines: list[str], variables: dict[str, str], path: str,

@@ -1,0 +1,62 @@
+"""knowgap ci run through the real CLI: it exits with knowgap's own exit code (3 when trials errored, 2 on bad
+input), always leaves a summary and knowgap-ci.json, and writes the GitHub step outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from knowgap.ci.evaluate import CiResult
+from tests.ci.test_action import workspace
+
+FAILING_APP = '''def answer(request):
+    raise ConnectionError("the retrieval service is down")
+'''
+
+
+def ci_run(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "knowgap", "ci", "run", *args], cwd=ws, capture_output=True,
+                          text=True, timeout=300, check=False, env={**os.environ, **(env or {})})
+
+
+@pytest.mark.slow
+def test_trials_that_errored_exit_3_with_the_evaluation_summary_and_step_outputs(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "abstention_unanswerable >= 0.6", "broken")
+    (ws / "app.py").write_text(FAILING_APP, encoding="utf-8")
+    outputs = tmp_path / "github_output"
+    proc = ci_run(ws, "--eval", "knowgap.yaml", env={"GITHUB_OUTPUT": str(outputs)})
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "the retrieval service is down" in proc.stdout  # knowgap's own causes, in the log
+    result = CiResult.load(ws / "knowgap-out")
+    assert result.exit_code == 3 and result.name == "broken"
+    assert result.summary == "knowgap-out/broken-summary.md" and result.report_html == "knowgap-out/broken-report.html"
+    assert "8 of 8 trials errored" in (ws / result.summary).read_text(encoding="utf-8")  # knowgap's own summary
+    assert outputs.read_text(encoding="utf-8").splitlines() == [
+        "exit-code=3", "name=broken", "summary=knowgap-out/broken-summary.md",
+        "report-html=knowgap-out/broken-report.html"]
+
+
+@pytest.mark.slow
+def test_a_thresholds_file_that_names_no_metric_exits_2_and_says_so_in_the_summary(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "errors == 0", "unused")
+    (ws / "gate.yaml").write_text("thresholds:\n  - over_abstension <= 0.25\n", encoding="utf-8")
+    proc = ci_run(ws, "--suite", "starter", "--model", "python:app.py:answer", "--thresholds", "gate.yaml",
+                  "--args", "--sample 4")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    summary = (ws / "knowgap-out" / "summary.md").read_text(encoding="utf-8")
+    assert "**`knowgap gate " in summary and "wrote no summary.** knowgap exited 2: bad input" in summary
+    assert "over_abstension" in summary and "over_abstention" in summary  # knowgap's did-you-mean
+    assert json.loads((ws / "knowgap-out" / "knowgap-ci.json").read_text(encoding="utf-8"))["report_html"] is None
+
+
+@pytest.mark.parametrize("args", [[], ["--eval", "a.yaml", "--suite", "starter"], ["--eval", "a.yaml", "--model", "m"],
+                                  ["--eval", "a.yaml", "--args", "--sample 'unclosed"]])
+def test_a_wrong_combination_is_refused_before_anything_runs(tmp_path: Path, args: list[str]) -> None:
+    proc = ci_run(tmp_path, *args)
+    assert proc.returncode == 2
+    assert "error:" in proc.stderr and not (tmp_path / "runs").exists()
