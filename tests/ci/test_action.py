@@ -15,7 +15,7 @@ import pytest
 
 from knowgap.ci.note import marker
 from tests.ci.action_runner import ActionRun, load, run_action
-from tests.ci.fake_forge import Forge, fake_forge
+from tests.fakes.forge_api import Forge, fake_forge
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.server

@@ -15,7 +15,7 @@ import pytest
 from knowgap.ci import github
 from knowgap.ci.evaluate import CiResult
 from knowgap.ci.note import marker
-from tests.ci.fake_forge import PAGE, Forge, fake_forge
+from tests.fakes.forge_api import PAGE, Forge, fake_forge
 
 pytestmark = pytest.mark.server
 

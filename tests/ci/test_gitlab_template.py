@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from knowgap.ci.note import marker
-from tests.ci.fake_forge import Forge, fake_forge
 from tests.ci.test_action import stub_python, workspace
+from tests.fakes.forge_api import Forge, fake_forge
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.server
