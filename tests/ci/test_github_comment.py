@@ -63,8 +63,9 @@ def test_first_run_posts_then_later_runs_update_that_comment(tmp_path: Path) -> 
                                                       "Details: [run 4242](https://github.example/acme/widgets/"
                                                       "actions/runs/4242).")
         assert len(forge.thread(f"{REPO}#7")) == 2 * PAGE + 6
-        # every run read all three pages to find it (the Link header's rel="next")
-        assert sum(1 for r in forge.requests if r.method == "GET") == 3 * 3
+        # every run read all three pages to find it (the Link header's rel="next"); the one that created it read
+        # them once more, to catch a run that raced it
+        assert sum(1 for r in forge.requests if r.method == "GET") == 3 * 4
         assert all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in forge.requests)
     # the job summary got each run's summary
     text = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
@@ -84,6 +85,18 @@ def test_a_quote_of_the_comment_is_not_taken_for_it_and_names_keep_apart(tmp_pat
         assert len(bodies) == 3
         assert "nightly two" in bodies[1] and "smoke one" in bodies[2]
         assert [r.method for r in forge.writes()] == ["POST", "POST", "PATCH"]
+
+
+def test_two_runs_that_race_leave_one_comment(tmp_path: Path) -> None:
+    with fake_forge(TOKEN) as forge:
+        env = github_env(tmp_path, forge, pr_event())
+        # the other run posted its comment after this run listed the comments and before it posted its own
+        forge.before_post.append(f"{marker('nightly')}\nthe other run's summary")
+        outcome = github.publish("this run's summary", name="nightly", exit_code=0, env=env)
+        [comment] = ours(forge, "nightly")
+        assert "this run's summary" in str(comment["body"])
+        assert outcome.posted is not None and outcome.posted.id == comment["id"]
+        assert [r.method for r in forge.writes()] == ["POST", "DELETE", "PATCH"]
 
 
 def test_an_issue_comment_event_on_a_pull_request_comments_there(tmp_path: Path) -> None:

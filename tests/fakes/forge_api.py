@@ -40,6 +40,8 @@ class Forge:
     requests: list[Request] = field(default_factory=list)
     fail: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
     """METHOD -> (status, JSON body) to answer instead of doing it."""
+    before_post: list[str] = field(default_factory=list)
+    """Bodies another job posts just before the next POST is handled (a race between two runs)."""
     next_id: int = 1000
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -106,6 +108,11 @@ def _handler(forge: Forge) -> type[BaseHTTPRequestHandler]:
                     return
                 if self.command == "POST":
                     with forge.lock:
+                        for other in forge.before_post:
+                            forge.next_id += 1
+                            forge.thread(key).append({"id": forge.next_id, "body": other,
+                                                      "user": {"login": "knowgap-bot"}})
+                        forge.before_post.clear()
                         forge.next_id += 1
                         item = {"id": forge.next_id, "body": body["body"], "user": {"login": "knowgap-bot"},
                                 "html_url": f"{forge.url}/{key}#issuecomment-{forge.next_id}"}
@@ -113,17 +120,22 @@ def _handler(forge: Forge) -> type[BaseHTTPRequestHandler]:
                     self._send(201, item)
                     return
             one = _GH_ONE.match(parts.path) or _GL_ONE.match(parts.path)
-            if one is not None and self.command in ("PATCH", "PUT"):
+            if one is not None and self.command in ("PATCH", "PUT", "DELETE"):
                 wanted = int(one.group(one.lastindex or 0))
                 for items in forge.comments.values():
                     for item in items:
                         if item["id"] == wanted:
+                            if self.command == "DELETE":
+                                items.remove(item)
+                                self.send_response(204)
+                                self.end_headers()
+                                return
                             item["body"] = body["body"]
                             self._send(200, item)
                             return
             self._send(404, {"message": "Not Found"})
 
-        do_GET = do_POST = do_PATCH = do_PUT = _handle
+        do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle
 
     return Handler
 

@@ -71,14 +71,25 @@ def upsert_note(api: ForgeApi, *, list_path: str, create_path: str, update_path:
     one comment per evaluation, however many times the job runs (a quote of it starts with ``>``, not the
     marker, and is never taken for it)."""
     mark = marker(name)
-    existing = [c for c in api.pages(list_path)
-                if isinstance(c, dict) and str(c.get("body") or "").startswith(mark)]
+
+    def ours() -> list[dict[str, Any]]:
+        return [c for c in api.pages(list_path) if isinstance(c, dict) and str(c.get("body") or "").startswith(mark)]
+
+    existing = ours()
     if existing:
         target = existing[0]
         answer, _ = api.request(update_method, update_path(target["id"]), {"body": body})
         return Posted("updated", target["id"], _url(answer))
     answer, _ = api.request("POST", create_path, {"body": body})
-    return Posted("created", answer.get("id") if isinstance(answer, dict) else None, _url(answer))
+    created = answer.get("id") if isinstance(answer, dict) else None
+    # Another run of the same job may have created one between our list and our POST: the oldest stays, so the
+    # later of two racing runs removes its own and writes into the oldest (both forges list oldest first).
+    again = ours()
+    if len(again) > 1 and created is not None and again[0]["id"] != created:
+        api.request("DELETE", update_path(created))
+        answer, _ = api.request(update_method, update_path(again[0]["id"]), {"body": body})
+        return Posted("updated", again[0]["id"], _url(answer))
+    return Posted("created", created, _url(answer))
 
 
 def _url(answer: Any) -> str | None:
