@@ -99,6 +99,15 @@ def test_two_runs_that_race_leave_one_comment(tmp_path: Path) -> None:
         assert [r.method for r in forge.writes()] == ["POST", "DELETE", "PATCH"]
 
 
+def test_the_token_never_follows_a_next_page_link_to_another_host(tmp_path: Path) -> None:
+    with fake_forge(TOKEN) as forge, fake_forge(TOKEN) as elsewhere:
+        forge.seed(f"{REPO}#7", [f"comment {i}" for i in range(PAGE + 1)])
+        forge.next_base = elsewhere.url
+        outcome = github.publish("s", name="n", exit_code=0, env=github_env(tmp_path, forge, pr_event()))
+        assert elsewhere.requests == [] and forge.writes() == []
+    assert outcome.warning is not None and f"is outside {forge.url}: {elsewhere.url}/repos/" in outcome.warning
+
+
 def test_an_issue_comment_event_on_a_pull_request_comments_there(tmp_path: Path) -> None:
     with fake_forge(TOKEN) as forge:
         env = github_env(tmp_path, forge, {"issue": {"number": 12, "pull_request": {"url": "x"}}}, "issue_comment")

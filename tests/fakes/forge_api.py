@@ -42,6 +42,8 @@ class Forge:
     """METHOD -> (status, JSON body) to answer instead of doing it."""
     before_post: list[str] = field(default_factory=list)
     """Bodies another job posts just before the next POST is handled (a race between two runs)."""
+    next_base: str | None = None
+    """Where the Link header sends the next page (default: this server)."""
     next_id: int = 1000
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -102,7 +104,7 @@ def _handler(forge: Forge) -> type[BaseHTTPRequestHandler]:
                     items = forge.thread(key)[(page - 1) * PAGE:page * PAGE]
                     headers = {}
                     if page * PAGE < len(forge.thread(key)):
-                        nxt = f"{forge.url}{parts.path}?per_page={PAGE}&page={page + 1}"
+                        nxt = f"{forge.next_base or forge.url}{parts.path}?per_page={PAGE}&page={page + 1}"
                         headers["Link"] = f'<{nxt}>; rel="next", <{forge.url}{parts.path}?page=1>; rel="first"'
                     self._send(200, items, headers)
                     return

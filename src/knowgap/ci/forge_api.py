@@ -89,6 +89,10 @@ class ForgeApi:
             items.extend(page)
             match = _NEXT.search(headers.get("link", ""))
             url = match.group(1) if match else None
+            if url is not None and url.startswith(("http://", "https://")) and \
+                    not url.startswith(self.base.rstrip("/") + "/"):
+                # the token goes with every request: never to a host the server names
+                raise ForgeApiError(self._mask(f"{self.what}: the next page of {path} is outside {self.base}: {url}"))
         return items
 
 
