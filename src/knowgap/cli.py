@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
-from knowgap.command_groups import CommandGroups, GroupedCommands
+from knowgap.command_groups import CommandGroups
 from knowgap.engine.outcome import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TRIAL_ERRORS, error_report, status_text
 from knowgap.engine.records import Manifest, MetricValue
 from knowgap.errors import KnowgapError
@@ -39,8 +39,7 @@ if TYPE_CHECKING:
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
-app = typer.Typer(name="knowgap", cls=GroupedCommands, no_args_is_help=True, add_completion=False,
-                  rich_markup_mode="rich",
+app = typer.Typer(name="knowgap", no_args_is_help=True, add_completion=False, rich_markup_mode="rich",
                   help="Test whether LLM systems know the limits of what they were given.\n\n"
                        "Example: [bold]knowgap run starter --model local:qwen2.5-0.5b --sample 4[/bold]")
 
@@ -346,8 +345,15 @@ COMMAND_MODULES = (*(f"knowgap.suites.{name}.commands" for name in BUILTIN), "kn
 built-in suite without commands has no such module."""
 
 
+def _run(*args: Any, **kwargs: Any) -> Any:
+    """``knowgap.run``, the API imported when a command first runs a suite (``knowgap --help`` loads no engine)."""
+    from knowgap import api
+
+    return api.run(*args, **kwargs)
+
+
 def _register_commands() -> None:
-    groups = CommandGroups(judge=judge_app, generate=generate_app)
+    groups = CommandGroups(judge=judge_app, generate=generate_app, run=_run)
     for module_name in COMMAND_MODULES:
         try:
             module = importlib.import_module(module_name)

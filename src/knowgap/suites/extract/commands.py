@@ -91,7 +91,6 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
         Example: knowgap extract-matrix --summarizer local:qwen2.5-0.5b --summarizer local:qwen2.5-1.5b
         --judge local:qwen2.5-1.5b --sample 10
         """
-        from knowgap import api
         from knowgap.errors import KnowgapError
         from knowgap.suites.extract.matrix import run_matrix
 
@@ -103,7 +102,7 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
                 prices[spec] = (float(pin), float(pout))
             except ValueError:
                 raise KnowgapError(f"--price {item!r}: expected SPEC=IN/OUT, e.g. openai:gpt-4o=2.5/10") from None
-        rows = run_matrix(summarizer, judge_model, run=api.run, options={"sample": sample, "runs": runs},
+        rows = run_matrix(summarizer, judge_model, run=groups.run, options={"sample": sample, "runs": runs},
                           prices=prices, runs_root=runs_dir, seed=seed)
         table = Table(title="extract · summarizer x judge", title_justify="left")
         columns = list(rows[0]) if rows else []
