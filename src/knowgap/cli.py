@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
-from knowgap.command_groups import CommandGroups
+from knowgap.command_groups import CommandGroups, GroupedCommands
 from knowgap.engine.outcome import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TRIAL_ERRORS, error_report, status_text
 from knowgap.engine.records import Manifest, MetricValue
 from knowgap.errors import KnowgapError
@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
-app = typer.Typer(name="knowgap", no_args_is_help=True, add_completion=False, rich_markup_mode="rich",
+app = typer.Typer(name="knowgap", cls=GroupedCommands, no_args_is_help=True, add_completion=False,
+                  rich_markup_mode="rich",
                   help="Test whether LLM systems know the limits of what they were given.\n\n"
                        "Example: [bold]knowgap run starter --model local:qwen2.5-0.5b --sample 4[/bold]")
 
