@@ -37,6 +37,7 @@ from knowgap.engine.suite import (
     TrialResult,
 )
 from knowgap.engine.verdict_calls import VerdictCall, nth_target, target_calls
+from knowgap.engine.verdict_tally import Split
 from knowgap.errors import KnowgapError
 from knowgap.judges.clarification import clarification_signals
 from knowgap.models.structured import ParseFailure
@@ -60,7 +61,7 @@ from knowgap.suites.clarify.judging import (
     parse_verdict,
     silent_failure_spec,
 )
-from knowgap.suites.clarify.metrics import clarify_metrics
+from knowgap.suites.clarify.metrics import LANGUAGES, clarify_metrics
 from knowgap.suites.clarify.pressure import Pressure, pressure_for, pressure_scores, pressured_query
 from knowgap.suites.clarify.prompts import (
     CORRECTNESS_VERSION,
@@ -312,7 +313,10 @@ class ClarifySuite(Suite):
         return super().verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        return clarify_metrics(records, self._cluster_keys())
+        return clarify_metrics(records, self._cluster_keys(), verdicts=self.trial_verdicts)
+
+    def splits(self) -> list[Split]:
+        return [LANGUAGES]
 
     def _cluster_keys(self) -> dict[str, str]:
         return {c.id: cluster_key(c) for c in self.cases() if isinstance(c, ClarifyCase)}
