@@ -86,7 +86,7 @@ def test_an_injected_runs_verdict_shows_that_run_and_the_attack(tmp_path: Path, 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith(f"{result.run_id}: {len(found.failures)} failures in 2 trials (")
-    assert lines[0].endswith("; the first 1 trials")
+    assert lines[0].endswith("; the first trial")
     assert len([x for x in lines if x.startswith("- ")]) == 1  # one trial, with all its failures
     listed = [x for x in lines if re.match(r" +(flip_rate|attack_success_rate|sentiment_flip_rate): ", x)]
     assert len(listed) >= 3 and all("positive -> negative" in x for x in listed)

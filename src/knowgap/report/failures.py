@@ -144,7 +144,8 @@ def failure_lines(found: FailureList, *, metric: str | None = None, limit: int |
     what = f" of {metric}" if metric else ""
     lines = [f"{found.run_id}: {found.total} failures{what} in {found.trials} trials"
              + (f" ({counts})" if counts and not metric else "")
-             + (f"; the first {limit} trials" if limit is not None and found.trials > limit else "")]
+             + (f"; the first {limit} trials" if limit is not None and found.trials > limit > 1 else "")
+             + ("; the first trial" if limit == 1 and found.trials > 1 else "")]
     trials: set[str] = set()
     parts: set[tuple[str, str | None]] = set()
     for f in found.failures:
