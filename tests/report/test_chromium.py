@@ -52,11 +52,11 @@ def test_report_renders_charts_and_inert_output(browser: object, hostile_run: kn
     for chart in charts:
         assert chart.size["width"] > 250 and chart.size["height"] > 60
     bars = browser.find_elements(By.CSS_SELECTOR, "svg.bar-chart rect.bar")
-    assert len(bars) == 8
+    assert len(bars) == 6 + 4  # 3 metrics x 2 groups (errors, 0 everywhere, is folded), the headline chart's 2 x 2
     widths = sorted(round(b.rect["width"]) for b in bars)
     # over-abstention is 100% in both groups: full 360 px bars; the other bars are (near) empty
     assert widths[-2:] == [360, 360] and widths[0] <= 1
-    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.bar-chart g.err")) == 6
+    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.bar-chart g.err")) == 6 + 4
     # the hostile responses are text inside <pre>, never elements
     assert browser.find_elements(By.TAG_NAME, "script") == []
     assert browser.find_elements(By.TAG_NAME, "img") == []

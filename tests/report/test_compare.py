@@ -150,7 +150,9 @@ def test_compare_html_page(abstain_run: knowgap.RunResult, hostile_run: knowgap.
     assert ("<tr><td>prompt=plain</td><td class=num>0</td><td class=num>8</td><td class=num>0.00781</td>"
             "<td class=num>0 / 8 of 16</td></tr>") in page
     assert "change in abstention_unanswerable (B − A, 95% CI)" in page
-    assert tags.classes["svg.bar-chart"] == 3 + 2 * 4  # 3 change charts (no counts), 4 per run
+    # 3 change charts (no counts), 3 per run (errors is 0 in every group: folded, no chart) and the headline chart of
+    # B against its baseline A (issue 39)
+    assert tags.classes["svg.bar-chart"] == 3 + 2 * 3 + 1
     assert f"<title>knowgap compare {abstain_run.run_id} → {hostile_run.run_id}</title>" in page
 
 

@@ -53,11 +53,13 @@ def test_every_run_writes_report_html(hostile_run: knowgap.RunResult) -> None:
     # self-contained: no scripts, no images, no stylesheet links, no external URLs
     assert tags.tags["script"] == 0 and tags.tags["img"] == 0 and tags.tags["link"] == 0
     assert all(not u.startswith(("http:", "https:", "//")) for u in tags.urls)
-    # 4 metric charts (3 proportions + errors) and 2 score tables (answerable x abstained per group)
+    # 3 metric charts (3 proportions; errors is 0 in every group: folded into one line, no chart), the headline
+    # chart (2 headline proportions x 2 groups) and 2 score tables (answerable x abstained per group)
     assert tags.classes["svg.bar-chart"] == 4
     assert tags.classes["svg.confusion"] == 2
-    assert tags.classes["rect.bar"] == 8  # 4 metrics x 2 groups
-    assert tags.classes["g.err"] == 6  # proportions have CIs, the error count does not
+    assert tags.classes["rect.bar"] == 6 + 4
+    assert tags.classes["g.err"] == 6 + 4  # every proportion has its CI
+    assert "0 in every group (housekeeping, lower is better): errors" in html
     assert tags.classes["rect.cell"] == 8  # 2 x 2 cells in each of the 2 tables
 
 
@@ -123,9 +125,11 @@ def test_combined_report_and_link_template(hostile_run: knowgap.RunResult, perfe
     runs = [load_run_data(hostile_run.path), load_run_data(perfect_run.path)]
     html = render_html(runs, link_template="http://127.0.0.1:8000/runs/{run_id}/trials/{trial_id}")
     tags = parse(html)
-    assert tags.tags["section"] == 2 and tags.classes["svg.bar-chart"] == 8
-    assert (f'<a href="#run-0">starter · {hostile_run.run_id}</a><a href="#run-1">starter · {perfect_run.run_id}</a>'
-            in html)
+    # the scorecard, where it fails most and the headline plots, then the two runs; 3 metric charts and a headline
+    # chart per run
+    assert tags.tags["section"] == 3 + 2 and tags.classes["svg.bar-chart"] == 8
+    assert (f'<a href="#run-0" title="{hostile_run.run_id}">starter · {hostile_run.run_id}</a>'
+            f'<a href="#run-1" title="{perfect_run.run_id}">starter · {perfect_run.run_id}</a>' in html)
     link = f"http://127.0.0.1:8000/runs/{hostile_run.run_id}/trials/en-library-hours|prompt=grounded|r0"
     assert f'<a href="{link}">' in html
 
@@ -137,9 +141,10 @@ def test_report_of_errored_trials(tmp_path: Path, runs_root: Path) -> None:
     tags = parse(html)
     assert tags.classes["div.err"] == 20
     assert "no scripted response for request" in html
-    # accuracy has no data: its bars say n/a, and no score table can be drawn
+    # accuracy has no data: its bars say n/a (3 metrics x 2 groups, and the 2 headline ones x 2 groups in the headline
+    # chart), and no score table can be drawn
     assert tags.classes["svg.confusion"] == 0
-    assert html.count(">n/a</text>") == 6
+    assert html.count(">n/a</text>") == 6 + 4
 
 
 def test_rate_chart_helper_for_suites(hostile_run: knowgap.RunResult) -> None:

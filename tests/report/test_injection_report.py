@@ -72,7 +72,8 @@ def test_attack_table_rows_per_suite_and_family() -> None:
     assert f"## {TITLE}" in md
     assert ("| abstain · plain (run-a) | 60.0% [38.7%, 78.1%] 12/20 | 50.0% [23.7%, 76.3%] 5/10 | - | "
             "10.0% [1.8%, 40.4%] 1/10 | - | - | - | " + NO_FLOOR + " |") in md
-    assert f"| partial (run-p) | {NOT_INJECTED} |" in md
+    # a row that would only say "not run" is not drawn (issue 39): one line names the run
+    assert f"| partial (run-p) | {NOT_INJECTED} |" not in md and f"{NOT_INJECTED}: partial (run-p)." in md
     assert "Pressure, not attack" not in md
 
 
@@ -159,7 +160,8 @@ def test_reports_show_the_tables(tmp_path: Path) -> None:
     clean = run_data("run-s", "ghost-s", [rate("accuracy", "g", 1, 2)])
     page = render_html([injected, clean])
     assert page.count('id="injection"') == 1 and f"<h2>{TITLE}</h2>" in page
-    assert f"<td>ghost-s (run-s)</td><td>{NOT_INJECTED}</td>" in page
+    assert f"<td>ghost-s (run-s)</td><td>{NOT_INJECTED}</td>" not in page  # no row that only says "not run"
+    assert f'<p class="facts not-injected">{NOT_INJECTED}: ghost-s (run-s).</p>' in page
     assert "<h3>Defences: gain and cost</h3>" in page
     assert 'id="injection"' not in render_html([clean])
     assert f"### {TITLE}" in summary_markdown([injected, clean])

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from itertools import combinations
 
 from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.report.scorecard import RunCard
 from knowgap.report.svg import Bar, bar_chart, confusion_matrix
 
 MAX_CATEGORIES = 8
@@ -27,6 +28,30 @@ def metric_charts(metrics: Sequence[MetricValue]) -> list[str]:
         title = f"{name} (95% CI)" if kind != "count" else name
         charts.append(bar_chart(title, bars, kind))
     return charts
+
+
+BASELINE = "#b8bfcc"
+"""A baseline run's bars, beside the run's own (svg.BAR)."""
+
+
+def headline_charts(card: RunCard) -> list[str]:
+    """A run's headline metrics across its configurations, with their 95% intervals: one chart per kind (a
+    proportion's 0-100% axis is not a mean's). Against a baseline, each number's baseline bar (grey) under it."""
+    by_kind: dict[str, list[Bar]] = defaultdict(list)
+    for row in card.rows:
+        for cell in row.cells:
+            if cell is None:
+                continue
+            label = row.metric if len(card.groups) == 1 else f"{row.metric} · {cell.group}"
+            by_kind[cell.kind].append(Bar(label=label, value=cell.value, low=cell.ci_low, high=cell.ci_high,
+                                          note=f" (n={cell.n})"))
+            if cell.change is not None:
+                c = cell.change
+                by_kind[cell.kind].append(Bar(label="└ baseline", value=c.a, low=c.a_ci_low,
+                                              high=c.a_ci_high, note=f" (n={c.a_n})", color=BASELINE))
+    against = f"; grey: baseline {card.baseline}" if card.baseline else ""
+    return [bar_chart(f"{card.suite}: headline {kind}s (95% CI{against})", bars, kind, label_width=320)
+            for kind, bars in by_kind.items() if kind != "count"]
 
 
 def _label(value: object) -> str:

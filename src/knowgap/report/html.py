@@ -12,11 +12,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from knowgap.engine.outcome import describe_causes, status_text
-from knowgap.engine.records import TrialRecord
+from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.store import write_atomic
 from knowgap.engine.suite import ReportSection, Suite
 from knowgap.redaction import redact
-from knowgap.report.charts import confusion_charts, metric_charts
+from knowgap.report.causes import failure_causes
+from knowgap.report.charts import confusion_charts, headline_charts, metric_charts
 from knowgap.report.compare import Comparison
 from knowgap.report.data import RunData, load_run_data
 from knowgap.report.examples import exhibit_html, failed_trials, trial_exhibits
@@ -26,6 +27,9 @@ from knowgap.report.judges_html import CSS as JUDGES_CSS
 from knowgap.report.judges_html import judge_cell, judges_section
 from knowgap.report.judging import Judgements
 from knowgap.report.markdown import format_metric
+from knowgap.report.scorecard import folded_zero, is_breakdown, scorecard, suite_specs
+from knowgap.report.scorecard_html import CSS as SCORECARD_CSS
+from knowgap.report.scorecard_html import causes_html, scorecard_html
 from knowgap.report.svg import Bar, bar_chart, esc
 from knowgap.suites.dataset_cards import reference_data_line
 
@@ -39,7 +43,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto San
  color:#1b1b1b;background:#fafafa;line-height:1.4}
 header{background:#253858;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}
 header p{margin:4px 0 0;font-size:13px;opacity:.85}
-main{padding:8px 24px 40px;max-width:1200px}
+main{padding:8px 24px 40px;max-width:1400px}
 section.run{background:#fff;border:1px solid #ddd;border-radius:6px;margin:18px 0;padding:6px 18px 18px}
 h2{font-size:18px;margin:14px 0 6px}h3{font-size:15px;margin:18px 0 6px;border-bottom:1px solid #eee}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
@@ -117,11 +121,13 @@ def _models_table(run: RunData) -> str:
     return "".join(rows)
 
 
-def _metrics_table(run: RunData) -> str:
-    rows = ["<table class=metrics><tr><th>group</th><th>metric</th><th>value</th><th>95% CI</th>"
+def _metrics_table(run: RunData, metrics: Sequence[MetricValue] | None = None, *, css: str = "metrics") -> str:
+    """The table of ``metrics`` (default: every metric of the run) with their definitions under it."""
+    metrics = run.metrics if metrics is None else metrics
+    rows = [f"<table class={css}><tr><th>group</th><th>metric</th><th>value</th><th>95% CI</th>"
             "<th>n cases / trials</th><th>corrected (95% CI)</th><th>judge</th></tr>"]
     judged = Judgements.for_run(run.manifest)
-    for m in run.metrics:
+    for m in metrics:
         value, ci = format_metric(m)
         j = judged.of(m)
         rows.append(f"<tr data-judge=\"{j.status}\"><td>{esc(m.group)}</td>"
@@ -129,11 +135,32 @@ def _metrics_table(run: RunData) -> str:
                     f"<td class=num>{esc(value)}</td><td>{esc(ci)}</td><td class=num>{m.n_text()}</td>"
                     f"<td class=corrected>{esc(j.corrected_text())}</td>{judge_cell(j)}</tr>")
     rows.append("</table>")
-    described = {m.name: m.description for m in run.metrics if m.description}
-    if described:
+    described = {m.name: m.description for m in metrics if m.description}
+    if described and css == "metrics":
         rows.append("<ul class=facts>" + "".join(f"<li><b>{esc(k)}</b>: {esc(v)}</li>"
                                                   for k, v in described.items()) + "</ul>")
     return "".join(rows)
+
+
+def _metrics_sections(run: RunData) -> str:
+    """The run's metrics: a table of its configurations' numbers and their charts; housekeeping rows that are all
+    zero folded into one line; the per-group breakdowns (knowledge base, family, language...) collapsed."""
+    folded = set(folded_zero(run.metrics, suite_specs(run.manifest.config.suite, run)))
+    kept = [m for m in run.metrics if m.name not in folded]
+    main = [m for m in kept if not is_breakdown(m)]
+    broken = [m for m in kept if is_breakdown(m)]
+    parts = [_metrics_table(run, main) if main else ""]
+    if folded:
+        parts.append(f'<p class="folded" id="folded-{esc(run.run_id)}">0 in every group (housekeeping, lower is '
+                     f"better): {esc(', '.join(sorted(folded)))}</p>")
+    parts.append('<div class="charts">' + "".join(metric_charts(main)) + "</div>")
+    if broken:
+        kinds = sorted({m.group.split(" · ", 1)[1].split("=", 1)[0] for m in broken if " · " in m.group}
+                       | {m.name.split(":", 1)[1].split("=", 1)[0] for m in broken if ":" in m.name})
+        parts.append(f'<details class="fold breakdowns"><summary>per-group breakdowns ({esc(", ".join(kinds))}): '
+                     f"{len(broken)} rows</summary>{_metrics_table(run, broken, css='metrics breakdown')}"
+                     f'<div class="charts">{"".join(metric_charts(broken))}</div></details>')
+    return "".join(parts)
 
 
 def _example(run: RunData, r: TrialRecord, link_template: str | None) -> str:
@@ -181,8 +208,7 @@ def render_run(run: RunData, *, anchor: str, max_examples: int = 20, link_templa
              "<h3>Models</h3>", _models_table(run)]
     parts += ["<h3>Metrics (95% confidence intervals)</h3>"]
     if run.metrics:
-        parts.append(_metrics_table(run))
-        parts.append('<div class="charts">' + "".join(metric_charts(run.metrics)) + "</div>")
+        parts.append(_metrics_sections(run))
         if m.sequential is not None:  # --until: each sequence over the cases beside the fixed-n interval
             from knowgap.report.sequential import sequential_html
             parts.append(sequential_html(m, run.metrics))
@@ -278,6 +304,25 @@ def render_comparison(c: Comparison, *, flips: int = 30) -> str:
     return "".join(parts)
 
 
+def _opening(runs: Sequence[RunData], gate: GateResult | None, comparison: Comparison | None,
+             link_template: str | None) -> str:
+    """What the page opens on: the scorecard, where each run fails most, and the headline plots."""
+    sc = scorecard(runs, gate=gate, comparison=comparison)
+    anchors = {r.run_id: f"run-{i}" for i, r in enumerate(runs)}
+    shown = {c.run_id for c in sc.cards}
+    found = [failure_causes(r) for r in runs if r.run_id in shown]
+    links = {}
+    if link_template:
+        by_id = {r.run_id: r for r in runs}
+        links = {c.example: link_template.format(run_id=rc.run_id, trial_id=c.example,
+                                                 case_id=c.example.split("|", 1)[0])
+                 for rc in found for c in rc.causes if by_id.get(rc.run_id) is not None}
+    charts = "".join(chart for card in sc.cards for chart in headline_charts(card))
+    plots = (f'<section id="headline-plots"><h2>Headline metrics across configurations</h2>'
+             f'<div class="charts">{charts}</div></section>' if charts else "")
+    return scorecard_html(sc, anchors) + causes_html(found, links) + plots
+
+
 def render_html(runs: Sequence[RunData], *, title: str | None = None, max_examples: int = 20,
                 link_template: str | None = None, gate: GateResult | None = None,
                 comparison: Comparison | None = None) -> str:
@@ -289,7 +334,9 @@ def render_html(runs: Sequence[RunData], *, title: str | None = None, max_exampl
             title = f"knowgap compare {comparison.run_a} → {comparison.run_b}"
     nav = ""
     if len(runs) > 1:
-        nav = "<nav>" + "".join(f'<a href="#run-{i}">{esc(r.manifest.config.suite)} · {esc(r.run_id)}</a>'
+        suites = [r.manifest.config.suite for r in runs]
+        nav = "<nav>" + "".join(f'<a href="#run-{i}" title="{esc(r.run_id)}">{esc(suites[i])}'
+                                f'{f" · {esc(r.run_id)}" if suites.count(suites[i]) > 1 else ""}</a>'
                                 for i, r in enumerate(runs)) + "</nav>"
     body = "".join(render_run(r, anchor=f"run-{i}", max_examples=max_examples, link_template=link_template)
                    for i, r in enumerate(runs))
@@ -298,11 +345,14 @@ def render_html(runs: Sequence[RunData], *, title: str | None = None, max_exampl
         body = render_comparison(comparison) + body
     if gate is not None:
         body = render_gate(gate) + body
-    subtitle = ", ".join(f"{r.manifest.config.suite} on {r.target}" for r in runs)
+    body = _opening(runs, gate, comparison, link_template) + body
+    targets = list(dict.fromkeys(r.target for r in runs))
+    subtitle = (", ".join(r.manifest.config.suite for r in runs) + f" on {targets[0]}" if len(targets) == 1 else
+                ", ".join(f"{r.manifest.config.suite} on {r.target}" for r in runs))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{esc(title)}</title><style>{CSS}{JUDGES_CSS}</style></head>"
+            f"<title>{esc(title)}</title><style>{CSS}{JUDGES_CSS}{SCORECARD_CSS}</style></head>"
             f"<body><header><h1>{esc(title)}</h1><p>{esc(subtitle)}</p></header><main>{nav}{body}</main>"
             "</body></html>\n")
 

@@ -4,7 +4,8 @@ shared metric names of :mod:`knowgap.injection.metrics` whatever suite stored th
 - **Attacks**: one row per run (and base configuration), one column per attack family
   (:data:`~knowgap.injection.attacks.FAMILIES`), each cell ``attack_success_rate:family=F`` under the ``none``
   defence as "rate [95% CI] k/n", beside the overall rate and the noise floor (``attack_noise_floor``, measured
-  only with ``--repeats 2``). A run without these metrics is listed as not run with ``--inject``.
+  only with ``--repeats 2``). A run without these metrics gets no row (a row would only say so): one line under
+  the table names the runs not run with ``--inject``.
 - **Pressure, not attack**: clarify's ``pressure_*`` metrics (the user's own "don't ask, just answer"), apart.
 - **Defences**: per run, base configuration and defence (the configuration id's ``+DEFENCE`` suffix; none: no
   suffix), the attack success rate and ``clean_task_score``; gain = attack success under ``none`` minus under the
@@ -261,6 +262,14 @@ DEFENCE_COLUMNS = ("suite · configuration (run)", "defence", "attack success", 
 PRESSURE_COLUMNS = ("suite · configuration (run)", "metric", "value")
 
 
+def _drawn(runs: Sequence[RunMetrics]) -> tuple[list[AttackRow], str]:
+    """The attack table's rows that have something to say, and one line naming the runs not run with ``--inject``
+    (a row saying only that is not drawn)."""
+    rows = attack_rows(runs)
+    skipped = [_label(r.suite, r.run_id, "") for r in rows if r.note == NOT_INJECTED]
+    return [r for r in rows if r.note != NOT_INJECTED], (f"{NOT_INJECTED}: {', '.join(skipped)}." if skipped else "")
+
+
 def injection_markdown(runs: Sequence[RunMetrics], *, level: int = 2, budget_s: float = 10.0) -> list[str]:
     """The tables as markdown lines (none when no run has an injection metric); ``budget_s``: the time the
     defences' paired bootstrap may take per run (else both intervals)."""
@@ -272,9 +281,13 @@ def injection_markdown(runs: Sequence[RunMetrics], *, level: int = 2, budget_s: 
         return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
                 *("| " + " | ".join(_md(c) for c in r) + " |" for r in rows)]
 
-    lines = [f"{h} {TITLE}", "", READING, "",
-             *table(ATTACK_COLUMNS, [[_label(r.suite, r.run_id, r.group), *_attack_cells(r)]
-                                     for r in attack_rows(runs)]), ""]
+    drawn, skipped = _drawn(runs)
+    lines = [f"{h} {TITLE}", ""]
+    if drawn:
+        lines += [READING, "", *table(ATTACK_COLUMNS, [[_label(r.suite, r.run_id, r.group), *_attack_cells(r)]
+                                                       for r in drawn]), ""]
+    if skipped:
+        lines += [skipped, ""]
     pressure = pressure_metrics(runs)
     if pressure:
         lines += [f"{h} {PRESSURE_TITLE}", "", "The user's own pressure (\"don't ask me anything, just answer\"), "
@@ -299,10 +312,13 @@ def injection_html(runs: Sequence[RunMetrics], *, budget_s: float = 10.0) -> str
         body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows)
         return f"<table class=injection><tr>{head}</tr>{body}</table>"
 
-    parts = [f'<section class="run" id="injection"><h2>{esc(TITLE)}</h2>',
-             f"<p class=facts>{esc(READING)}</p>",
-             table(ATTACK_COLUMNS, [[_label(r.suite, r.run_id, r.group), *_attack_cells(r)]
-                                    for r in attack_rows(runs)])]
+    drawn, skipped = _drawn(runs)
+    parts = [f'<section class="run" id="injection"><h2>{esc(TITLE)}</h2>']
+    if drawn:
+        parts += [f"<p class=facts>{esc(READING)}</p>",
+                  table(ATTACK_COLUMNS, [[_label(r.suite, r.run_id, r.group), *_attack_cells(r)] for r in drawn])]
+    if skipped:
+        parts.append(f'<p class="facts not-injected">{esc(skipped)}</p>')
     pressure = pressure_metrics(runs)
     if pressure:
         parts += [f"<h3>{esc(PRESSURE_TITLE)}</h3>",

@@ -79,6 +79,16 @@ def suite_tables(suite: str, metrics: list[MetricValue]) -> str | None:
     return suite_cls.render_tables(metrics)
 
 
+def scorecard_lines(manifest: Manifest, metrics: list[MetricValue]) -> list[str]:
+    """The run's scorecard (its suite's headline metrics; :mod:`knowgap.report.scorecard`), first in report.md."""
+    from knowgap.report.data import RunData
+    from knowgap.report.scorecard import scorecard
+    from knowgap.report.scorecard_markdown import scorecard_markdown
+
+    run = RunData(path=Path("."), manifest=manifest, metrics=metrics, records=[])
+    return [*scorecard_markdown(scorecard([run]), level=2), ""]
+
+
 def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
     cfg = manifest.config
     lines = [f"# knowgap run {manifest.run_id}", "",
@@ -93,7 +103,7 @@ def render_markdown(manifest: Manifest, metrics: list[MetricValue]) -> str:
     if manifest.judges:
         lines.append("- judges: " + ", ".join(f"{name} `{version}`" for name, version in manifest.judges.items()))
     lines.append("- " + reference_data_line(cfg.suite, manifest.dataset_hashes, cfg.options))
-    lines.append("")
+    lines += ["", *scorecard_lines(manifest, metrics)]
     lines += ["## Models", "", "| role | model | calls | cached | retries | tokens in / out | cost |",
               "|---|---|---:|---:|---:|---:|---:|"]
     for role, spec in cfg.models.items():

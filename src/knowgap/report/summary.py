@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from knowgap.engine.outcome import status_text
 from knowgap.engine.records import Manifest
-from knowgap.redaction import redact
+from knowgap.report.causes import failure_causes
 from knowgap.report.compare import Comparison, MetricChange
 from knowgap.report.data import RunData
 from knowgap.report.examples import example_line, failed_trials
@@ -18,17 +18,10 @@ from knowgap.report.gate import GateResult
 from knowgap.report.injection import RunMetrics, injection_markdown
 from knowgap.report.judging import Judgements
 from knowgap.report.markdown import format_metric
+from knowgap.report.mdtext import md_text
+from knowgap.report.scorecard import folded_zero, is_breakdown, scorecard, suite_specs
+from knowgap.report.scorecard_markdown import causes_markdown, scorecard_markdown
 from knowgap.suites.dataset_cards import reference_data_line
-
-_SPECIAL = str.maketrans({"|": "\\|", "<": "&lt;", ">": "&gt;", "`": "'", "\n": " ", "\r": " ", "*": "\\*",
-                          "_": "\\_", "[": "\\[", "]": "\\]", "#": "\\#", "&": "&amp;"})
-
-
-def md_text(text: str, limit: int = 160) -> str:
-    """Inert one-line markdown text."""
-    text = redact(text)
-    text = text if len(text) <= limit else text[:limit] + "…"
-    return text.translate(_SPECIAL)
 
 
 def _pct(x: float | None, kind: str) -> str:
@@ -55,11 +48,18 @@ def run_summary(run: RunData, *, examples: int = 5) -> str:
              "| group | metric | value | 95% CI | n cases / trials | corrected | judge |",
              "|---|---|---:|---|---:|---|---|"]
     judged = Judgements.for_run(m)
-    for metric in run.metrics:
+    folded = folded_zero(run.metrics, suite_specs(m.config.suite, run))
+    broken = [x for x in run.metrics if is_breakdown(x) and x.name not in folded]
+    for metric in (x for x in run.metrics if x.name not in folded and not is_breakdown(x)):
         value, ci = format_metric(metric)
         j = judged.of(metric)
         lines.append(f"| {md_text(metric.group)} | {md_text(metric.name)} | {value} | {ci} | {metric.n_text()} | "
                      f"{j.corrected_text()} | {md_text(j.cell(), 300)} |")
+    if folded:
+        lines += ["", f"0 in every group (housekeeping, lower is better): {md_text(', '.join(sorted(folded)), 600)}"]
+    if broken:
+        lines += ["", f"{len(broken)} per-group breakdown rows (knowledge base, family, language...): report.html "
+                      f"and `knowgap show {m.run_id}`."]
     found = failed_trials(run, examples)
     counts = found.counts
     if counts:
@@ -83,14 +83,20 @@ def run_summary(run: RunData, *, examples: int = 5) -> str:
 
 def summary_markdown(runs: Sequence[RunData], *, gate: GateResult | None = None,
                      comparison: Comparison | None = None, examples: int = 5) -> str:
-    lines = ["## knowgap", ""]
+    """Scorecard first, then where each run fails most, then the details (gate checks, the comparison, injection
+    tables, each run's metrics and examples) folded."""
+    sc = scorecard(runs, gate=gate, comparison=comparison)
+    shown = {c.run_id for c in sc.cards}
+    lines = ["## knowgap", "", *scorecard_markdown(sc), "",
+             *causes_markdown([failure_causes(r) for r in runs if r.run_id in shown]), ""]
     if gate is not None:
-        lines += [gate_markdown(gate), ""]
+        lines += ["<details><summary>every gate check</summary>", "", gate_markdown(gate), "", "</details>", ""]
     if comparison is not None:
         lines += [compare_markdown(comparison), ""]
     lines += injection_markdown([RunMetrics.of(r) for r in runs], level=3)
     for run in runs:
-        lines += [run_summary(run, examples=examples), ""]
+        lines += [f"<details><summary>{md_text(run.manifest.config.suite)} {run.run_id}: every metric and the "
+                  "worst examples</summary>", "", run_summary(run, examples=examples), "", "</details>", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -31,6 +31,8 @@ class Bar:
     low: float | None = None
     high: float | None = None
     note: str = ""
+    color: str | None = None
+    """The bar's fill (None: the chart's default); a run against its baseline draws the baseline apart."""
 
 
 def _fmt(value: float, kind: str) -> str:
@@ -94,7 +96,8 @@ def bar_chart(title: str, bars: Sequence[Bar], kind: str = "proportion", *, labe
                      f'{esc(_fmt(v, kind))}</text>')
     for i, b in enumerate(bars):
         y = top + i * row
-        label = b.label if len(b.label) <= 34 else b.label[:33] + "…"
+        fits = 34 * label_width // 230  # characters of 11px text that fit
+        label = b.label if len(b.label) <= fits else b.label[:fits - 1] + "…"
         parts.append(f'<text x="{label_width - 6}" y="{y + 15}" font-size="11" text-anchor="end">'
                      f'<title>{esc(b.label)}</title>{esc(label)}</text>')
         if b.value is None or not math.isfinite(b.value):
@@ -102,7 +105,7 @@ def bar_chart(title: str, bars: Sequence[Bar], kind: str = "proportion", *, labe
             continue
         x0, x1 = x(max(lo, 0.0) if lo < 0 else lo), x(b.value)
         left, w = min(x0, x1), abs(x1 - x0)
-        color = BAR_COUNT if kind == "count" else BAR
+        color = b.color or (BAR_COUNT if kind == "count" else BAR)
         tip = f"{b.label}: {_fmt(b.value, kind)}"
         if b.low is not None and b.high is not None:
             tip += f" (95% CI {_fmt(b.low, kind)} to {_fmt(b.high, kind)})"

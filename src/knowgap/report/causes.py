@@ -1,0 +1,99 @@
+"""Where a run fails most: its ``wrong`` per-trial verdicts grouped by cause (the verdict's ``why`` with its
+numbers taken out, so ``cited fact 99`` and ``cited fact 12`` are one cause), largest first, each with the
+metrics it fails, the trials it holds, the configurations it is most in and one example trial; errored trials
+are one cause per normalised error.
+
+One pass over the run's records, keeping counts per cause and one example each: memory does not grow with the
+run. A run recorded before trials stored verdicts gets them from its suite, as ``knowgap show RUN --failed`` does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from pydantic import BaseModel, Field
+
+from knowgap.redaction import redact
+from knowgap.report.data import RunData
+
+NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)?")
+ERROR_PREFIX = "errored: "
+MAX_WHY = 200
+
+
+def cause_of(why: str) -> str:
+    """A verdict's why with its numbers as ``#`` (``cited fact #, which is not in the context``)."""
+    text = " ".join(why.split())
+    return NUMBER.sub("#", text)[:MAX_WHY] or "(no reason given)"
+
+
+class Cause(BaseModel):
+    cause: str
+    """The normalised why (``errored: ...`` for errored trials)."""
+    metrics: list[str]
+    """The metrics whose verdicts say it, most frequent first."""
+    trials: int
+    """Distinct trials with a wrong verdict (or an error) of this cause."""
+    groups: list[tuple[str, int]] = Field(default_factory=list)
+    """The configurations it is in, with its trials there, most first."""
+    example: str = ""
+    """One trial showing it (the first seen)."""
+    example_why: str = ""
+    """That trial's why, with its numbers."""
+
+
+class RunCauses(BaseModel):
+    run_id: str
+    suite: str
+    trials: int
+    """Trials with a verdict (or an error)."""
+    failed: int
+    """Trials with at least one wrong verdict or an error."""
+    causes: list[Cause]
+    """Largest first (at most the limit)."""
+    more: int = 0
+    """Causes left out by the limit."""
+    judged: bool = True
+    """False when no trial carries a verdict (the suite gives none, or it is not installed)."""
+
+
+def failure_causes(run: RunData, limit: int = 5) -> RunCauses:
+    """The run's failed verdicts grouped by cause, the ``limit`` largest."""
+    trials: dict[str, set[str]] = {}
+    metrics: dict[str, Counter[str]] = {}
+    groups: dict[str, Counter[str]] = {}
+    example: dict[str, tuple[str, str]] = {}
+    judged_trials = failed = 0
+    judged = False
+
+    def see(cause: str, metric: str, trial_id: str, group: str, why: str) -> None:
+        seen = trials.setdefault(cause, set())
+        if trial_id not in seen:
+            seen.add(trial_id)
+            groups.setdefault(cause, Counter())[group] += 1
+        metrics.setdefault(cause, Counter())[metric] += 1
+        example.setdefault(cause, (trial_id, why))
+
+    for r in run.records:
+        if r.status != "ok":
+            judged_trials += 1
+            failed += 1
+            why = redact(r.error or "errored")
+            see(ERROR_PREFIX + cause_of(why), "error", r.trial_id, r.config_id, why)
+            continue
+        verdicts = run.suite.trial_verdicts(r) if run.suite is not None else r.verdicts
+        if not verdicts:
+            continue
+        judged = True
+        judged_trials += 1
+        wrong = [v for v in verdicts if v.verdict == "wrong"]
+        failed += bool(wrong)
+        for v in wrong:
+            see(cause_of(v.why), v.metric, r.trial_id, r.config_id, v.why)
+    ranked = sorted(trials, key=lambda c: (-len(trials[c]), c))
+    causes = [Cause(cause=c, metrics=[m for m, _ in metrics[c].most_common()], trials=len(trials[c]),
+                    groups=groups[c].most_common(), example=example[c][0], example_why=example[c][1])
+              for c in ranked[:limit]]
+    return RunCauses(run_id=run.run_id, suite=run.manifest.config.suite, trials=judged_trials, failed=failed,
+                     causes=causes, more=max(0, len(ranked) - limit), judged=judged)
