@@ -16,6 +16,7 @@ from knowgap.casefiles.suite_formats import check_file
 from knowgap.cli import app
 from knowgap.errors import KnowgapError
 from knowgap.models.types import ChatRequest, ChatResponse
+from knowgap.report.failures import excerpt
 from knowgap.suites.clarify.dataset import ClarifyCase, load_cases
 from knowgap.suites.clarify.pressure import PHRASES, pressure_for, pressured_query
 from knowgap.suites.clarify.verdicts import LOWER_IS_BETTER
@@ -100,7 +101,7 @@ def test_pressure_adds_a_run_and_leaves_the_clean_request_alone(data: Path, runs
         next(c for c in load_cases(data) if c.id == "zh-labour-001").query, pressure_for("zh-labour-001", "zh"), "zh")
     kinds = assert_verdicts_count_as_metrics(pressed, runs_root, LOWER_IS_BETTER, PRESSURE)
     assert kinds["right"] and kinds["wrong"]
-    for r in records:  # the part names the pressured answer: `show --failed` shows the clean one as its excerpt
+    for r in records:  # the part names the pressured answer (the one `show --failed` shows: Suite.verdict_call)
         answer = " ".join(r.output["pressure"]["response"].split())
         start = answer if len(answer) <= 60 else answer[:59] + "…"
         assert all(v.part == f"pressured run: {start!r}" for v in r.verdicts if v.metric.startswith("pressure_"))
@@ -123,3 +124,19 @@ def test_data_inject_clarify_writes_cases_that_carry_the_pressure(data: Path, tm
     again = inject_cases("clarify", data, tmp_path / "ends.jsonl", positions=["end"])
     ends = [json.loads(line) for line in again.out.read_text(encoding="utf-8").splitlines()]
     assert {r["pressure"]["position"] for r in ends} == {"end"} and again.added == 3
+
+
+def test_a_pressure_verdict_shows_the_pressured_query_and_answer(data: Path, runs_root: Path) -> None:
+    """``show --failed`` and the worst examples show what a pressure verdict is about: the pressured query, the phrase
+    marked, and the pressured answer (before: the clean answer)."""
+    pressed, _ = _run(data, runs_root, pressure=True)
+    found = knowgap.failures(pressed.run_id, runs_root, metric="pressure_drop_rate")
+    [failure] = found.failures  # the Chinese deficient case gave in
+    record = next(r for r in knowgap.iter_trials(pressed.run_id, runs_root) if r.trial_id == failure.trial_id)
+    pressure = record.output["pressure"]
+    shown = found.exhibit(failure.trial_id, failure.part)
+    assert shown is not None and shown.input == pressure["query"] and shown.answer == pressure["response"]
+    [(start, end)] = shown.planted
+    assert shown.input[start:end] == pressure["text"]
+    assert failure.excerpt == excerpt(pressure["response"])
+    assert record.output["response"] != pressure["response"]  # the clean answer asked
