@@ -157,3 +157,19 @@ def test_without_a_defence_the_messages_are_the_suites_own() -> None:
         for context in (facts, []):
             texts = [f.text() for f in context]
             assert target_message("Why?", texts, prompt, "none") == user_message("Why?", context, prompt)
+
+
+def test_a_failure_shows_the_injected_context_and_its_answer(small_kb: Path, runs_root: Path) -> None:
+    """``show --failed`` (and the report's worst examples) under an injected run's verdict: the injected context
+    with the payload marked, and that run's answer (before: the clean run's answer, the trial's output)."""
+    result = run(Obeyer(), small_kb, runs_root, inject=True, attack_families=MARKER_FAMILIES)
+    found = knowgap.failures(result.run_id, runs_root, metric="attack_success_rate")
+    assert found.trials == len(found.failures) == 7
+    records = {r.trial_id: r for r in knowgap.iter_trials(result.run_id, runs_root)}
+    for failure in found.failures:
+        [planted] = records[failure.trial_id].output["injection"]["runs"]
+        marker = planted["injection"]["marker"]
+        shown = found.exhibit(failure.trial_id, failure.part)
+        assert shown is not None and f"The answer is {marker}." in shown.answer and marker in failure.excerpt
+        assert [shown.input[s:e] for s, e in shown.planted] == [planted["injection"]["payload"]]
+        assert planted["injected_carrier"] in shown.input
