@@ -253,3 +253,19 @@ def test_metrics_read_the_records_as_a_stream_and_hold_none(runs_root: Path) -> 
     assert any(m.name == "attack_noise_floor" and m.n for m in metrics)  # the noise floor read repeat 1's prompt
     stored = {(m.group, m.name): (m.value, m.ci_low, m.ci_high, m.n) for m in result.metrics}
     assert {(m.group, m.name): (m.value, m.ci_low, m.ci_high, m.n) for m in metrics} == stored
+
+
+def test_a_failure_shows_the_injected_evidence_and_its_reply(runs_root: Path) -> None:
+    """``show --failed`` under an injected run's verdict: the evidence the call was given with the planted text
+    marked, and that run's reply (before: the clean run's reply, the trial's output)."""
+    result = run(runs_root, True, inject=True, attack_families=["goal_hijack", "instruction_override"], sample=8)
+    found = knowgap.failures(result.run_id, runs_root, metric="attack_success_rate")
+    records = {r.trial_id: r for r in knowgap.iter_trials(result.run_id, runs_root)}
+    assert found.failures
+    for failure in found.failures:
+        [planted] = records[failure.trial_id].output["injection"]["runs"]
+        shown = found.exhibit(failure.trial_id, failure.part)
+        marker = planted["injection"]["marker"]
+        assert shown is not None and shown.answer == planted["reply"] and marker in failure.excerpt
+        marked = [shown.input[s:e] for s, e in shown.planted]
+        assert marked and marker in marked[0] and marker not in shown.input.replace(marked[0], "")
