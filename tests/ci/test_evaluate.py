@@ -54,6 +54,18 @@ def test_a_thresholds_file_that_names_no_metric_exits_2_and_says_so_in_the_summa
     assert json.loads((ws / "knowgap-out" / "knowgap-ci.json").read_text(encoding="utf-8"))["report_html"] is None
 
 
+def test_an_evaluation_without_a_markdown_summary_gets_one_saying_why(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "abstention_unanswerable >= 0.6", "quiet")
+    with (ws / "knowgap.yaml").open("a", encoding="utf-8") as f:
+        f.write("report: {markdown: null}\n")
+    proc = ci_run(ws, "--eval", "knowgap.yaml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = (ws / "knowgap-out" / "summary.md").read_text(encoding="utf-8")
+    assert "**`knowgap eval knowgap.yaml` wrote no summary (its report.markdown is off).** knowgap exited 0" in summary
+    assert "gate passed" in summary  # knowgap's own last lines
+    assert CiResult.load(ws / "knowgap-out").report_html == "knowgap-out/quiet-report.html"
+
+
 @pytest.mark.parametrize("args", [[], ["--eval", "a.yaml", "--suite", "starter"], ["--eval", "a.yaml", "--model", "m"],
                                   ["--eval", "a.yaml", "--args", "--sample 'unclosed"]])
 def test_a_wrong_combination_is_refused_before_anything_runs(tmp_path: Path, args: list[str]) -> None:

@@ -91,12 +91,12 @@ def _stream(cmd: Sequence[str]) -> tuple[int, list[str]]:
     return code, list(tail)
 
 
-def _fallback_summary(path: Path, what: str, code: int, tail: list[str]) -> None:
+def _fallback_summary(path: Path, what: str, code: int, tail: list[str], why: str = "") -> None:
     """A summary for a run that wrote none: what ran, the exit code's meaning, the last lines of its output."""
     fence = "```"
     text = "\n".join(redact(line) for line in tail).replace(fence, "'''")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"## knowgap\n\n**`{what}` wrote no summary.** {exit_line(code)}\n\n"
+    path.write_text(f"## knowgap\n\n**`{what}` wrote no summary{why}.** {exit_line(code)}\n\n"
                     f"{fence}\n{text}\n{fence}\n", encoding="utf-8")
 
 
@@ -128,8 +128,9 @@ def run_eval_file(eval_file: str, *, out_dir: Path, runs_dir: Path, extra: Seque
         if config.report.html:
             html = out_dir / config.report.html.format(name=config.name)
     if summary is None or not summary.is_file():
+        why = " (its report.markdown is off)" if config is not None and not config.report.markdown else ""
         summary = out_dir / SUMMARY
-        _fallback_summary(summary, f"knowgap eval {eval_file}", code, tail)
+        _fallback_summary(summary, f"knowgap eval {eval_file}", code, tail, why)
     runs = [str(p) for p in _new_runs(runs_dir, before)]
     return CiResult(exit_code=code, name=label or Path(eval_file).stem, summary=str(summary),
                     report_html=str(html) if html is not None and html.is_file() else None, runs=runs)
