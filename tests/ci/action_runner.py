@@ -35,6 +35,9 @@ class StepRun:
 class ActionRun:
     steps: list[StepRun]
     outputs: dict[str, dict[str, str]]
+    """Each step's outputs, by step id."""
+    action_outputs: dict[str, str]
+    """The action's own outputs (its ``outputs:`` evaluated after the steps)."""
 
     @property
     def returncode(self) -> int:
@@ -125,4 +128,6 @@ def run_action(action: Path, *, inputs: dict[str, str], github: dict[str, str], 
             ctx.data["steps"][step["id"]] = {"outputs": outputs}
         if proc.returncode != 0:
             break  # a failed step ends the job (no step here says if: always())
-    return ActionRun(steps=runs, outputs={k: v["outputs"] for k, v in ctx.data["steps"].items()})
+    declared_outputs = doc.get("outputs") or {}
+    return ActionRun(steps=runs, outputs={k: v["outputs"] for k, v in ctx.data["steps"].items()},
+                     action_outputs={k: ctx.interpolate(str(v["value"])) for k, v in declared_outputs.items()})

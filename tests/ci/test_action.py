@@ -88,7 +88,8 @@ def test_a_passing_gate_passes_the_job_with_summary_comment_and_artifact(tmp_pat
     upload = job.step("Upload the HTML report")
     assert upload.with_ == {"name": "knowgap-report", "path": "knowgap-out/ci-pass-report.html"}
     assert (ws / upload.with_["path"]).read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
-    assert job.outputs["run"]["exit-code"] == "0"
+    assert job.action_outputs == {"exit-code": "0", "summary": "knowgap-out/ci-pass-summary.md",
+                                  "report-html": "knowgap-out/ci-pass-report.html"}
     assert "knowgap: passed" in job.step("Gate").stdout
     assert TOKEN not in job.output
     # the install step: pip first, then knowgap from the action's own checkout at the pinned versions
