@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from knowgap.ci.note import marker
 from tests.ci.action_runner import ActionRun, load, run_action
@@ -180,6 +183,25 @@ def test_a_knowgap_version_is_installed_as_given(tmp_path: Path) -> None:
     assert job.returncode == 0, job.output
     calls = (tmp_path / "pip-calls.txt").read_text(encoding="utf-8").splitlines()
     assert calls[1] == "-m pip install --disable-pip-version-check knowgap==0.1.0"
+
+
+def scripts() -> list[tuple[str, str]]:
+    """(where, script) of every shell script the action and the GitLab template run."""
+    found = [(f"action.yml: {s['name']}", str(s["run"])) for s in load(ACTION)["runs"]["steps"] if "run" in s]
+    template = yaml.safe_load((REPO / "ci" / "gitlab" / "knowgap.gitlab-ci.yml").read_text(encoding="utf-8"))
+    lines = template[".knowgap"]["script"]
+    found += [(f"knowgap.gitlab-ci.yml: script[{i}]", str(line)) for i, line in enumerate(lines)]
+    return found
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="needs Debian's shellcheck (.ci/run installs it)")
+@pytest.mark.parametrize(("where", "script"), scripts(), ids=[w for w, _ in scripts()])
+def test_every_script_passes_shellcheck(tmp_path: Path, where: str, script: str) -> None:
+    path = tmp_path / "step.sh"
+    path.write_text(script, encoding="utf-8")
+    proc = subprocess.run(["shellcheck", "--shell=bash", str(path)], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 0, f"{where}:\n{proc.stdout}"
 
 
 def test_every_action_it_uses_is_pinned_to_a_commit_and_no_script_expands_an_expression() -> None:
