@@ -86,9 +86,11 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def run_action(action: Path, *, inputs: dict[str, str], github: dict[str, str], env: dict[str, str], cwd: Path,
-               path_for: dict[str, str] | None = None, only: list[str] | None = None) -> ActionRun:
+               path_for: dict[str, str] | None = None, only: list[str] | None = None,
+               step_outputs: dict[str, dict[str, str]] | None = None) -> ActionRun:
     """Run the action's steps in ``cwd``. ``env`` is the job's environment (the GITHUB_* variables);
-    ``path_for`` gives a step (by name) its own PATH; ``only`` runs just the named steps."""
+    ``path_for`` gives a step (by name) its own PATH; ``only`` runs just the named steps, with ``step_outputs``
+    standing for the outputs of the steps left out (by step id)."""
     doc = load(action)
     declared = doc.get("inputs", {})
     unknown = set(inputs) - set(declared)
@@ -96,6 +98,7 @@ def run_action(action: Path, *, inputs: dict[str, str], github: dict[str, str], 
     ctx = Context({}, github)
     ctx.data["inputs"] = {k: ctx.interpolate(str(spec.get("default", ""))) for k, spec in declared.items()}
     ctx.data["inputs"].update(inputs)
+    ctx.data["steps"].update({k: {"outputs": v} for k, v in (step_outputs or {}).items()})
     runs: list[StepRun] = []
     for index, step in enumerate(doc["runs"]["steps"]):
         name = step.get("name", f"step {index}")

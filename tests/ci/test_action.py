@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from knowgap.ci.evaluate import CiResult
 from knowgap.ci.note import marker
 from tests.ci.action_runner import ActionRun, load, run_action
 from tests.fakes.forge_api import Forge, fake_forge
@@ -170,6 +171,29 @@ def test_a_suite_with_a_thresholds_file_on_a_push_writes_only_the_job_summary(tm
     assert (ws / "knowgap-out" / "report.html").is_file()
     summary = (tmp_path / "step_summary.md").read_text(encoding="utf-8")
     assert "gate: FAILED ❌" in summary and "(2 of 2 checks)" in summary and "python:app.py:answer" in summary
+
+
+def test_comment_false_writes_only_the_job_summary(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "errors == 0", "x")
+    out = ws / "knowgap-out"
+    out.mkdir()
+    (out / "summary.md").write_text("## knowgap\n\nthe summary\n", encoding="utf-8")
+    CiResult(exit_code=0, name="x", summary="knowgap-out/summary.md", report_html=None, runs=[]).save(out)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7}}), encoding="utf-8")
+    step_summary = tmp_path / "step_summary.md"
+    step_summary.touch()
+    with fake_forge(TOKEN) as forge:
+        job = run_action(ACTION, inputs={"comment": "false"}, github={"action_path": str(REPO), "token": TOKEN},
+                         env={"GITHUB_API_URL": forge.url, "GITHUB_REPOSITORY": GITHUB_REPO,
+                              "GITHUB_EVENT_PATH": str(event), "GITHUB_STEP_SUMMARY": str(step_summary)},
+                         cwd=ws, path_for={"Job summary and pull request comment": f"{BIN}:/usr/bin:/bin"},
+                         only=["Job summary and pull request comment"],
+                         step_outputs={"run": {"summary": "knowgap-out/summary.md", "exit-code": "0"}})
+        assert forge.requests == []
+    assert job.returncode == 0 and not job.steps[0].skipped, job.output
+    assert "pull request comment: off" in job.output
+    assert "the summary" in step_summary.read_text(encoding="utf-8")
 
 
 def test_a_knowgap_version_is_installed_as_given(tmp_path: Path) -> None:
