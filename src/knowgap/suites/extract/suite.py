@@ -46,11 +46,10 @@ from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
 from knowgap.suites.extract.defences import DEFENCES, config_id, defended_review, defended_summarizer, family_of
 from knowgap.suites.extract.injection import METRIC_NAMES as INJECTION_METRICS
-from knowgap.suites.extract.injection import injection_metrics, injection_verdicts, mark_attacks
+from knowgap.suites.extract.injection import injection_metrics, injection_verdicts, mark_injected
 from knowgap.suites.extract.metrics import cluster_key, extract_metrics
 from knowgap.suites.extract.specs import SPECS
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
-from knowgap.suites.extract.takeover import mark_takeovers
 from knowgap.suites.extract.verdict_calls import extract_verdict_call
 from knowgap.suites.extract.verdicts import extract_verdicts
 
@@ -234,8 +233,7 @@ class ExtractSuite(Suite):
         if case.kind == "adversarial":
             assert case.injected_review is not None
             injected = await self._runs(ctx, summarizer, defended_review(case.injected_review, defence), case.id)
-            mark_takeovers(case.review, case.injected_review, clean, injected)
-            mark_attacks(clean, injected)
+            mark_injected(case.review, case.injected_review, clean, injected)
             family = case.attack_family or family_of(case.attack_id)  # the case's own, else the shipped library's
             return TrialResult(output={"kind": "adversarial", "base_id": case.base_id, "attack_type": case.attack_type,
                                        "attack_id": case.attack_id, "family": family,
