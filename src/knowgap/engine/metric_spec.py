@@ -48,12 +48,12 @@ class JudgeRef(Protocol):
 class Reducer(Protocol):
     """How one group's trials make a metric that is not a count of verdicts (:mod:`knowgap.engine.reducers`):
     ``observe`` sees each trial of the group (a :class:`~knowgap.engine.verdict_tally.Seen`) with the group's
-    :class:`~knowgap.engine.tally.Tally` to keep what it needs in; ``metric`` gives the group's value of metric
-    ``name`` (a :class:`~knowgap.engine.records.MetricValue`), or None to report none in this group."""
+    :class:`~knowgap.engine.tally.Tally` to keep what it needs in; ``metrics`` gives the group's values of metric
+    ``name`` (:class:`~knowgap.engine.records.MetricValue`: one, its breakdowns ``name:KEY=VALUE``, or none)."""
 
     def observe(self, name: str, tally: Any, seen: Any) -> None: ...
 
-    def metric(self, name: str, tally: Any, group: str, description: str) -> Any: ...
+    def metrics(self, name: str, tally: Any, group: str, description: str) -> list[Any]: ...
 
 
 @dataclass(frozen=True)

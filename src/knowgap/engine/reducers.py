@@ -10,7 +10,11 @@ group's metric. Each reducer keeps what it needs in the group's :class:`~knowgap
 - :class:`Count`: a count (errors, judge replies that did not parse); :data:`ERRORED` counts errored trials and
   :func:`not_scored` the ``not_scored`` verdicts of some metrics;
 - :class:`Share`: a proportion of a true/false score that is deliberately no verdict (it says nothing right or
-  wrong about the model: clarify's ``citation_rate``, a judge's own parse-failure rate).
+  wrong about the model: clarify's ``citation_rate``, a judge's own parse-failure rate);
+- :class:`Shown`: another reducer's metric, reported only where some trial shows it (a judge that ran).
+
+Whether a metric with no observation in a group is reported at all is ``always`` of
+:func:`~knowgap.engine.verdict_tally.count_metrics`.
 """
 
 from __future__ import annotations
@@ -42,17 +46,19 @@ class Mean:
     value: Callable[[Seen], float | None] | None = None
     seed: int | Callable[[str], int] = 0
     unbounded: bool = False
+    scale: Callable[[float], float] | None = None
+    """Maps each score before the mean (a 1-5 rating onto 0-1)."""
 
     def observe(self, name: str, tally: Tally, seen: Seen) -> None:
         if not seen.ok or (self.when is not None and not self.when(seen.scores)):
             return
         value = self.value(seen) if self.value is not None else seen.scores.get(self.score or name)
         if value is not None and _number(value):
-            tally.add(name, float(value), seen.cluster)
+            tally.add(name, self.scale(float(value)) if self.scale else float(value), seen.cluster)
 
-    def metric(self, name: str, tally: Tally, group: str, description: str) -> MetricValue:
+    def metrics(self, name: str, tally: Tally, group: str, description: str) -> list[MetricValue]:
         seed = self.seed(name) if callable(self.seed) else self.seed
-        return tally.mean(name, group, description=description, seed=seed, unbounded=self.unbounded)
+        return [tally.mean(name, group, description=description, seed=seed, unbounded=self.unbounded)]
 
 
 @dataclass(frozen=True)
@@ -69,24 +75,31 @@ class Statistic:
         if seen.ok and (item := self.item(seen)) is not None:
             tally.keep(name, item, seen.cluster)
 
-    def metric(self, name: str, tally: Tally, group: str, description: str) -> MetricValue:
+    def metrics(self, name: str, tally: Tally, group: str, description: str) -> list[MetricValue]:
         items, keys = tally.items.get(name, ([], []))
         lo, hi = cluster_bootstrap(items, keys, self.stat, reps=self.reps, seed=self.seed) or (None, None)
-        return MetricValue(name=name, group=group, value=self.stat(items) if items else None, ci_low=lo, ci_high=hi,
-                           n=len(items), n_cases=len(set(keys)), kind="mean", description=description)
+        return [MetricValue(name=name, group=group, value=self.stat(items) if items else None, ci_low=lo,
+                            ci_high=hi, n=len(items), n_cases=len(set(keys)), kind="mean", description=description)]
 
 
 @dataclass(frozen=True)
 class Count:
-    """A count: ``counted(seen)`` summed over every trial of the group (errored ones too)."""
+    """A count: ``counted(seen)`` summed over every trial of the group (errored ones too). Its n is the count, or,
+    with ``out_of``, the number of trials ``out_of(seen)`` holds for (the trials it was counted among)."""
 
     counted: Callable[[Seen], int | bool]
+    out_of: Callable[[Seen], bool] | None = None
 
     def observe(self, name: str, tally: Tally, seen: Seen) -> None:
         tally.count(name, int(self.counted(seen)))
+        if self.out_of is not None:
+            tally.count(f"{name} (out of)", int(self.out_of(seen)))
 
-    def metric(self, name: str, tally: Tally, group: str, description: str) -> MetricValue:
-        return tally.counted(name, group, description=description)
+    def metrics(self, name: str, tally: Tally, group: str, description: str) -> list[MetricValue]:
+        made = tally.counted(name, group, description=description)
+        if self.out_of is not None:
+            made.n = tally.counts[f"{name} (out of)"]
+        return [made]
 
 
 ERRORED = Count(lambda seen: not seen.ok)
@@ -113,5 +126,26 @@ class Share:
         if isinstance(value, bool):
             tally.hit(name, value, seen.cluster)
 
-    def metric(self, name: str, tally: Tally, group: str, description: str) -> MetricValue:
-        return tally.proportion(name, group, description=description)
+    def metrics(self, name: str, tally: Tally, group: str, description: str) -> list[MetricValue]:
+        return [tally.proportion(name, group, description=description)]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """``reducer``'s metric, reported only in a group where some finished trial ``shows`` it (a score that is there,
+    even without a value: a judge that ran) or whose name ``group`` accepts."""
+
+    reducer: Any
+    shows: Callable[[Seen], bool]
+    group: Callable[[str], bool] | None = None
+
+    def observe(self, name: str, tally: Tally, seen: Seen) -> None:
+        self.reducer.observe(name, tally, seen)
+        if seen.ok and self.shows(seen):
+            tally.count(f"{name} (shown)")
+
+    def metrics(self, name: str, tally: Tally, group: str, description: str) -> list[MetricValue]:
+        if tally.counts[f"{name} (shown)"] or (self.group is not None and self.group(group)):
+            made: list[MetricValue] = self.reducer.metrics(name, tally, group, description)
+            return made
+        return []

@@ -74,6 +74,13 @@ def stored_or(derive: Verdicts) -> Verdicts:
     return verdicts
 
 
+def groups_of(record: TrialRecord, splits: Sequence[Split]) -> list[str]:
+    """The groups ``record`` counts in: its configuration's, then one per value of each split (before a split
+    that needs ``several`` values is dropped for a run that has one)."""
+    return [record.config_id] + [split.label(record.config_id, value) for split in splits
+                                 for value in dict.fromkeys(split.values(record))]
+
+
 class _Counter:
     """The proportions counted from verdicts and the reducers' metrics, by name, of the specs given."""
 
@@ -115,13 +122,12 @@ class _Counter:
                     continue
                 text = descriptions.get(name, texts.get(name, spec.description))
                 if spec.reducer is not None:
-                    m = spec.reducer.metric(name, tally, group, text)
+                    made: list[MetricValue] = spec.reducer.metrics(name, tally, group, text)
                 elif spec.kind == "proportion":
-                    m = tally.proportion(name, group, description=text)
+                    made = [tally.proportion(name, group, description=text)]
                 else:
                     continue
-                if m is not None and (m.kind == "count" or m.n or always(name)):
-                    out.append(m)
+                out += [m for m in made if m.kind == "count" or m.n or always(m.name)]
         return out
 
 
@@ -134,8 +140,9 @@ def count_metrics(records: Iterable[TrialRecord], specs: Sequence[MetricSpec], *
 
     ``verdicts(record)``: the trial's verdicts (``suite.trial_verdicts``, or :func:`stored_or`); ``cluster(record)``:
     its cluster key; ``splits``: the groups besides each configuration; ``scores(record)``: the scores reducers
-    read (default: the record's); ``always``: the proportions and means reported in a group that has no
-    observation of them (value None, n 0), None for every one (counts are always reported); ``descriptions``:
+    read (default: the record's); ``always``: the proportions and means reported (when their reducer makes them) in
+    a group that has no observation of them (value None, n 0), None for every one (counts are always reported);
+    ``descriptions``:
     a description in place of the spec's. Groups come each configuration (sorted) followed by its splits' groups;
     metrics in the order of ``specs``."""
     counter = _Counter(specs)

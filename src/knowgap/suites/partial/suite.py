@@ -30,6 +30,7 @@ from knowgap.engine.suite import (
 )
 from knowgap.engine.tools import Protocol, resolve_protocol, run_tool_loop
 from knowgap.engine.verdict_calls import VerdictCall
+from knowgap.engine.verdict_tally import Split
 from knowgap.errors import KnowgapError
 from knowgap.injection import (
     Injection,
@@ -193,12 +194,18 @@ class PartialSuite(Suite):
     def _views(self) -> list[str]:
         return self.options.views or (["budget"] if self.options.budget is not None else ["full", "authorized"])
 
+    def splits(self) -> list[Split]:
+        """Each configuration by restriction dimension and by scenario family (``· dim=``, ``· family=``)."""
+        return partial_metrics.splits(self._case_map())
+
     def metric_groups(self) -> list[str]:
-        """Each configuration, alone and by scenario family and by dimension (``· family=``, ``· dim=``), and the
-        sufficiency pre-test's groups (``pretest · ...``) when both the full and the authorized view run."""
-        ids = [c.id for c in self.configurations()]
-        out = ids + [f"{i} · {part}=*" for i in ids for part in ("family", "dim")]
-        return out + (["pretest · *"] if {"full", "authorized"} <= set(self._views()) else [])
+        """The configurations and their splits, and the sufficiency pre-test's groups (``pretest · ...``) when both
+        the full and the authorized view run."""
+        both = {"full", "authorized"} <= set(self._views())
+        return super().metric_groups() + (["pretest · *"] if both else [])
+
+    def _case_map(self) -> dict[str, PartialCase]:
+        return {c.id: c for c in self.cases() if isinstance(c, PartialCase)}
 
     def configurations(self) -> list[Configuration]:
         views = self._views()
@@ -422,12 +429,11 @@ class PartialSuite(Suite):
         return injected_call(record, verdict, DRIVER.reply_field) or super().verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        cases = {c.id: c for c in self.cases() if isinstance(c, PartialCase)}
-        return partial_metrics.compute(records, cases, self.options.pretest())
+        return partial_metrics.compute(records, self._case_map(), self.options.pretest(), verdicts=self.trial_verdicts)
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
         """The roles of one task are one cluster (:func:`.metrics.cluster_key`)."""
-        cases = {c.id: c for c in self.cases() if isinstance(c, PartialCase)}
+        cases = self._case_map()
         return {r.case_id: partial_metrics.cluster_key(r, cases) for r in records}
 
     @classmethod

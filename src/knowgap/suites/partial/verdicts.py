@@ -1,7 +1,7 @@
-"""Per-metric verdicts of one partial trial, over the trials each metric of
-:func:`~knowgap.suites.partial.metrics.compute` counts: decisions (against the oracle for the agent's view and
-against the full data), completeness awareness, unsafe completeness (insufficient views), leaks and invented
-evidence; in runs with --inject or --defences, the clean task score and each injected run's outcome."""
+"""Per-metric verdicts of one partial trial, the source of its rates (:func:`~knowgap.suites.partial.metrics.compute`
+counts them): decisions (against the oracle for the agent's view and against the full data), completeness
+awareness, unsafe completeness (insufficient views), leaks and invented evidence; in runs with --inject or
+--defences, the clean task score and each injected run's outcome."""
 
 from __future__ import annotations
 
