@@ -3,10 +3,13 @@ input), always leaves a summary and knowgap-ci.json, and writes the GitHub step 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -64,6 +67,47 @@ def test_an_evaluation_without_a_markdown_summary_gets_one_saying_why(tmp_path: 
     assert "**`knowgap eval knowgap.yaml` wrote no summary (its report.markdown is off).** knowgap exited 0" in summary
     assert "gate passed" in summary  # knowgap's own last lines
     assert CiResult.load(ws / "knowgap-out").report_html == "knowgap-out/quiet-report.html"
+
+
+SLOW_APP = '''import time
+
+
+def answer(request):
+    time.sleep(60)
+    return "I don't know."
+'''
+
+
+@pytest.mark.slow
+def test_a_cancelled_job_stops_the_run_and_exits_130_even_where_sigint_is_ignored(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, "abstention_unanswerable >= 0.6", "cancelled")
+    (ws / "app.py").write_text(SLOW_APP, encoding="utf-8")
+    # a job started in the background by a non-interactive shell ignores SIGINT, and so do its children
+    proc = subprocess.Popen([sys.executable, "-m", "knowgap", "ci", "run", "--eval", "knowgap.yaml"], cwd=ws,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline = time.monotonic() + 60
+        while not list((ws / "runs").glob("*/run.lock")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert list((ws / "runs").glob("*/run.lock")), "the run never started"
+        time.sleep(1.0)  # the calls are in flight (each sleeps 60 s)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)  # what a runner sends a cancelled job
+        output, _ = proc.communicate(timeout=45)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the job, knowgap eval included
+        proc.wait()
+    assert proc.returncode == 130, output
+    assert time.monotonic() - sent < 45
+    result = CiResult.load(ws / "knowgap-out")
+    assert result.exit_code == 130 and result.report_html is None
+    summary = (ws / result.summary).read_text(encoding="utf-8")
+    assert "knowgap exited 130: interrupted: resume the run." in summary
+    assert "continue with knowgap resume starter-" in summary  # knowgap's own last words, kept
+    [run] = result.runs
+    assert json.loads((ws / run / "manifest.json").read_text(encoding="utf-8"))["status"] == "interrupted"
 
 
 @pytest.mark.parametrize("args", [[], ["--eval", "a.yaml", "--suite", "starter"], ["--eval", "a.yaml", "--model", "m"],

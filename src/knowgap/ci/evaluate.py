@@ -80,13 +80,22 @@ def _stream(cmd: Sequence[str]) -> tuple[int, list[str]]:
     with subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           encoding="utf-8", errors="replace") as proc:
         assert proc.stdout is not None
-        try:
+
+        def copy() -> None:
+            assert proc.stdout is not None
             for line in proc.stdout:
                 sys.stdout.write(line)
                 sys.stdout.flush()
                 tail.append(line.rstrip("\n"))
-        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (knowgap's CLI handles it as Ctrl-C): stop the run as one
-            proc.send_signal(signal.SIGINT)
+
+        try:
+            copy()
+        except KeyboardInterrupt:
+            # Ctrl-C, or SIGTERM (a cancelled job; knowgap's CLI handles it as Ctrl-C): the run stops the same way,
+            # its finished trials stored. It gets SIGTERM, not SIGINT: a job started in the background by a
+            # non-interactive shell ignores SIGINT, and so do its children.
+            proc.send_signal(signal.SIGTERM)
+            copy()  # its last words: the resume command
         code = proc.wait()
     return code, list(tail)
 
