@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/engine_overhead.py [--trials 20000] [--json OUT] [--profile]
     .venv/bin/python benchmarks/engine_overhead.py --otel [--otel-rounds 3] [--trials 5000]
+        [--otel-latency-ms 20 --otel-concurrency 16]
 
 knowgap side: ``knowgap.run`` on a tiny suite (N synthetic cases x 1 configuration, one
 ``ctx.generate("target", ...)`` per trial) with an InstantModel passed through ``providers=``, into a real
@@ -24,7 +25,8 @@ the trial and its call) go through the SDK's OTLP/HTTP exporter to a real receiv
 (tests/fakes/otlp_receiver.py, which decodes every body and counts its spans), and the run returns only after its
 spans were flushed, so the time includes exporting them. Reported: the median ms per trial of each side, the ratio
 on / off (end to end and execution phase), the added ms per trial, and the spans the receiver got of those ended.
-The instant model is the worst case: with a model that takes any time, exporting happens while it answers.
+The instant model is the worst case; ``--otel-latency-ms L --otel-concurrency C`` measures the same with a model
+that answers after L ms, C trials in flight (exporting then happens while the model answers).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from _shared import INSTANT_SPEC, MAX_TOKENS, SUITE, InstantModel, PhaseClock, c
 
 import knowgap
 from knowgap.engine.records import CallRecord, TrialRecord, utcnow
-from knowgap.models.types import ChatRequest
+from knowgap.models.types import ChatRequest, ChatResponse
 
 TARGET_OVERHEAD_MS = 0.5
 
@@ -80,14 +82,27 @@ def run_baseline(n: int, work: Path) -> dict[str, Any]:
     return {"mode": "baseline (bare loop)", "trials": n, "wall_s": wall, "exec_s": wall, "bytes": size}
 
 
+class SlowModel(InstantModel):
+    """The instant model's answer after ``latency_s`` (an awaited sleep, as a network call waits)."""
+
+    def __init__(self, latency_s: float) -> None:
+        super().__init__()
+        self.latency_s = latency_s
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        await asyncio.sleep(self.latency_s)
+        return await super().chat(request)
+
+
 def run_knowgap(n: int, runs_root: Path, *, use_cache: bool, mode: str, home: Path,
-                otel: bool = False) -> dict[str, Any]:
+                otel: bool = False, latency_s: float = 0.0, concurrency: int | None = None) -> dict[str, Any]:
     os.environ["KNOWGAP_HOME"] = str(home)  # the response cache lives in KNOWGAP_HOME/cache.sqlite
     PhaseClock.reset()
-    model = InstantModel()
+    model = SlowModel(latency_s) if latency_s else InstantModel()
     t0 = time.perf_counter()
     result = knowgap.run(SUITE, models={"target": INSTANT_SPEC}, providers={INSTANT_SPEC: model},
-                         options={"n": n}, use_cache=use_cache, runs_root=runs_root, progress=False, otel=otel)
+                         options={"n": n}, use_cache=use_cache, runs_root=runs_root, progress=False, otel=otel,
+                         concurrency=concurrency)
     wall = time.perf_counter() - t0
     assert result.manifest.trials_ok == n, result.manifest
     assert PhaseClock.first_trial is not None and PhaseClock.metrics_start is not None
@@ -113,8 +128,10 @@ def _received(port: int) -> int:
         return int(answer.read())
 
 
-def otel_pairs(n: int, work: Path, rounds: int) -> dict[str, Any]:
-    """Cache-off runs without and with otel=True, alternated ``rounds`` times, spans to a receiver process."""
+def otel_pairs(n: int, work: Path, rounds: int, latency_s: float = 0.0,
+               concurrency: int | None = None) -> dict[str, Any]:
+    """Cache-off runs without and with otel=True, alternated ``rounds`` times, spans to a receiver process; the
+    model answers at once, or after ``latency_s`` with ``concurrency`` trials in flight."""
     port = _free_port()
     receiver = subprocess.Popen([sys.executable, str(RECEIVER), "--port", str(port)])
     os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{port}"
@@ -135,7 +152,8 @@ def otel_pairs(n: int, work: Path, rounds: int) -> dict[str, Any]:
             for side, rows in ((False, off), (True, on)) if i % 2 == 0 else ((True, on), (False, off)):
                 before = _received(port)
                 row = run_knowgap(n, work / f"otel-{i}-{side}", use_cache=False, home=work / f"home-otel-{i}-{side}",
-                                  mode=f"cache off, otel {'on' if side else 'off'}", otel=side)
+                                  mode=f"cache off, otel {'on' if side else 'off'}", otel=side, latency_s=latency_s,
+                                  concurrency=concurrency)
                 row["spans_received"] = _received(port) - before
                 rows.append(row)
     finally:
@@ -175,19 +193,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--otel", action="store_true",
                         help="only measure --otel: cache-off runs without and with otel=True, alternated")
     parser.add_argument("--otel-rounds", type=int, default=3, help="pairs of runs with --otel (default 3)")
+    parser.add_argument("--otel-latency-ms", type=float, default=0.0,
+                        help="with --otel: the model answers after this many ms (default 0: at once)")
+    parser.add_argument("--otel-concurrency", type=int, default=None,
+                        help="with --otel: trials in flight at once (default: the model's own limit)")
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="knowgap-bench-"))
     n = args.trials
     if args.otel:
         try:
-            result = otel_pairs(n, work, args.otel_rounds)
+            result = otel_pairs(n, work, args.otel_rounds, args.otel_latency_ms / 1000, args.otel_concurrency)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         ratio = result["on_ms_per_trial"] / result["off_ms_per_trial"]
         exec_ratio = result["on_exec_ms_per_trial"] / result["off_exec_ms_per_trial"]
-        print(f"--otel on vs off: {n:,} trials (instant model, cache off), {args.otel_rounds} pairs alternated, "
-              f"medians; load average {os.getloadavg()[0]:.2f}")
+        model = f"model answering after {args.otel_latency_ms:g} ms" if args.otel_latency_ms else "instant model"
+        print(f"--otel on vs off: {n:,} trials ({model}, concurrency {args.otel_concurrency or 'default'}, cache "
+              f"off), {args.otel_rounds} pairs alternated, medians; load average {os.getloadavg()[0]:.2f}")
         print_table(["side", "ms/trial", "exec ms/trial", "trials/s"],
                     [("otel off", result["off_ms_per_trial"], result["off_exec_ms_per_trial"],
                       1000 / result["off_ms_per_trial"]),
@@ -197,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
               f"ms a trial, flush included), {exec_ratio:.3f} in the execution phase; spans received per run "
               f"{result['spans_received']} of {result['spans_per_run']:,}")
         write_json(args.json, {"benchmark": "engine_overhead --otel", "ratio": ratio, "exec_ratio": exec_ratio,
+                               "latency_ms": args.otel_latency_ms, "concurrency": args.otel_concurrency,
                                "load_average": os.getloadavg(), **result})
         return 0
     rows: list[dict[str, Any]] = []

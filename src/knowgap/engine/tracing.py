@@ -3,11 +3,12 @@
 Spans follow the OpenTelemetry GenAI semantic conventions (semconv 1.37+: ``gen_ai.provider.name``; the older
 ``gen_ai.system`` is set too). A trial is an ``invoke_workflow`` span named ``invoke_workflow knowgap.SUITE`` with
 the run, suite, case, configuration and trial ids and, when it ends, its status and each verdict
-(``knowgap.verdict.METRIC`` = right / wrong / not_scored, and a ``gen_ai.evaluation.result`` event per verdict).
+(``knowgap.verdict.METRIC`` = right / wrong / not_scored; attributes, not span events: the conventions'
+``gen_ai.evaluation.result`` is a Logs API event, and a span event per verdict cost about 30% more per trial).
 A model call is a ``chat`` span named ``chat MODEL`` (kind CLIENT, INTERNAL for in-process models) with the
 provider, model, request settings, token usage, finish reason, role, cache hit and attempts; its timing is the
 call's. No prompt, answer or verdict reason is exported unless ``content`` (``--otel-content``) is on; then they go
-in ``gen_ai.input.messages`` / ``gen_ai.output.messages`` / ``gen_ai.evaluation.explanation``, redacted like
+in ``gen_ai.input.messages`` / ``gen_ai.output.messages`` / ``knowgap.verdict_reason.METRIC``, redacted like
 everything else (:mod:`knowgap.redaction`). Every string attribute is redacted.
 
 Spans go through the official SDK's OTLP/HTTP exporter in a batch processor (a background thread), which reads
@@ -222,23 +223,15 @@ class RunTracer:
         for verdict in record.verdicts:
             by_metric.setdefault(verdict.metric, []).append(verdict)
         for metric, verdicts in by_metric.items():
-            key = f"knowgap.verdict.{metric}"
-            if len(verdicts) == 1 and verdicts[0].part is None:
-                attributes[key] = verdicts[0].verdict
-            else:  # a verdict per part of the trial (an extract case's runs, a turn): in part order
-                attributes[key] = [v.verdict for v in verdicts]
+            one = len(verdicts) == 1 and verdicts[0].part is None
+            # a verdict per part of the trial (an extract case's runs, a turn): a list, in part order
+            attributes[f"knowgap.verdict.{metric}"] = verdicts[0].verdict if one else [v.verdict for v in verdicts]
+            if not one:
                 attributes[f"knowgap.verdict_part.{metric}"] = [redact(v.part or "") for v in verdicts]
+            if self.content:  # the reason may quote the answer
+                reasons = [redact(v.why) for v in verdicts]
+                attributes[f"knowgap.verdict_reason.{metric}"] = reasons[0] if one else reasons
         span.set_attributes(attributes)  # one call: the SDK takes a lock per call
-        for verdict in record.verdicts:
-            event: dict[str, Any] = {"gen_ai.evaluation.name": verdict.metric,
-                                     "gen_ai.evaluation.score.label": verdict.verdict}
-            if verdict.verdict != "not_scored":
-                event["gen_ai.evaluation.score.value"] = 1.0 if verdict.verdict == "right" else 0.0
-            if verdict.part is not None:
-                event[K + "verdict.part"] = redact(verdict.part)
-            if self.content and verdict.why:
-                event["gen_ai.evaluation.explanation"] = redact(verdict.why)
-            span.add_event("gen_ai.evaluation.result", event)
 
     # model calls ------------------------------------------------------------------------------
     async def call(self, model: ChatModel, role: str, request: ChatRequest,
@@ -299,7 +292,7 @@ class RunTracer:
         kind = self._trace.SpanKind.INTERNAL if prefix in IN_PROCESS else self._trace.SpanKind.CLIENT
         return _Model(name=f"chat {name}", kind=kind, attributes={
             "gen_ai.operation.name": "chat", "gen_ai.provider.name": provider, "gen_ai.system": provider,
-            "gen_ai.request.model": name, K + "model.spec": redact(spec), K + "run.id": self.run_id})
+            "gen_ai.request.model": name, K + "model.spec": redact(spec)})
 
     # the end ----------------------------------------------------------------------------------
     def close(self, timeout_s: float = 30.0) -> None:
