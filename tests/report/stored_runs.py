@@ -5,6 +5,7 @@ without a model: a single run, a comparison, and a demo-style report of several 
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 from pathlib import Path
 
@@ -17,9 +18,10 @@ DEMO = ("starter", "abstain-loo", "clarify", "partial", "extract")
 
 
 def stored_run(name: str, runs_root: Path) -> RunData:
-    """Stored run ``name`` copied under ``runs_root`` (trials unzipped), its metrics written, loaded for reporting."""
+    """Stored run ``name`` copied under ``runs_root`` into a folder named by its run id (trials unzipped), its metrics
+    written, loaded for reporting."""
     source = FIXTURES / "runs" / name
-    target = runs_root / name
+    target = runs_root / json.loads((source / "manifest.json").read_text(encoding="utf-8"))["run_id"]
     target.mkdir(parents=True)
     shutil.copy(source / "manifest.json", target / "manifest.json")
     with gzip.open(source / "trials.jsonl.gz", "rb") as src, (target / "trials.jsonl").open("wb") as dst:

@@ -79,7 +79,8 @@ def bar_chart(title: str, bars: Sequence[Bar], kind: str = "proportion", *, labe
         return label_width + (min(max(v, lo), hi) - lo) / (hi - lo) * plot_width
 
     parts = [f'<svg class="chart bar-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}">',
+             f'viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}" '
+             'font-family="system-ui, sans-serif">',
              f'<title>{esc(title)}</title>',
              f'<text x="4" y="16" class="chart-title" font-weight="bold" font-size="13">{esc(title)}</text>']
     # axis with ticks

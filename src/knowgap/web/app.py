@@ -44,6 +44,11 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
                     headers=headers, media_type="application/json; charset=utf-8")
 
 
+def svg_response(svg: str) -> Response:
+    """An SVG chart drawn by the report code (every text in it escaped), shown by the page as an image."""
+    return Response(redact(svg).encode("utf-8"), media_type="image/svg+xml; charset=utf-8")
+
+
 def _static(name: str) -> Response:
     file = STATIC / name
     if "/" in name or name.startswith(".") or not file.is_file():
@@ -82,9 +87,14 @@ def _routes(view: RunsView, limits: BodyLimits) -> list[Route]:
         Route("/static/{name}", lambda r: _static(str(r.path_params["name"]))),
         Route("/api/runs", lambda r: json_response(view.runs())),
         Route("/api/compare", lambda r: json_response(view.compare(q(r, "a"), q(r, "b")))),
+        Route("/api/compare/scorecard", lambda r: json_response(view.compare_scorecard(q(r, "a"), q(r, "b")))),
+        Route("/api/compare/headline.svg",
+              lambda r: svg_response(view.headline_svg(q(r, "b"), q(r, "kind"), baseline=q(r, "a")))),
         Route("/api/runs/{run_id}", lambda r: json_response(view.run(run_id(r)))),
         Route("/api/runs/{run_id}/trials", lambda r: json_response(view.trials(run_id(r), q(r, "field")))),
         Route("/api/runs/{run_id}/failures", lambda r: json_response(view.failures(run_id(r)))),
+        Route("/api/runs/{run_id}/scorecard", lambda r: json_response(view.scorecard(run_id(r)))),
+        Route("/api/runs/{run_id}/headline.svg", lambda r: svg_response(view.headline_svg(run_id(r), q(r, "kind")))),
         Route("/api/runs/{run_id}/trial", lambda r: json_response(view.trial(run_id(r), q(r, "id")))),
         Route("/api/runs/{run_id}/rubric", lambda r: json_response(view.rubric(run_id(r), q(r, "name") or None))),
         Route("/api/runs/{run_id}/agreement",

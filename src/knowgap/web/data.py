@@ -16,12 +16,20 @@ from knowgap.labels.records import field_kind, verdict_key
 from knowgap.labels.reference import References
 from knowgap.labels.rubric import check_rubric_label, judge_points, rubric_report, run_rubrics
 from knowgap.labels.store import LabelStore, parse_value
+from knowgap.report.causes import failure_causes
+from knowgap.report.charts import headline_charts
+from knowgap.report.compare import Comparison, compare_runs
 from knowgap.report.data import RunData, load_suite
 from knowgap.report.failures import list_failures
 from knowgap.report.judging import Judgements
+from knowgap.report.scorecard import RunCard, folded_zero, is_breakdown, scorecard, suite_specs
 
 FAILURES_SHOWN = 500
 """The most failures a run's page lists (the count per metric covers them all)."""
+COMPARE_REPS = 500
+COMPARE_BUDGET_S = 20.0
+"""The comparison's bootstrap on the compare page: resamples, and the time they may take (else the analytic
+fallback, which the method line names)."""
 
 
 def _judgement(judged: Judgements, metric: MetricValue) -> dict[str, Any]:
@@ -32,6 +40,11 @@ def _judgement(judged: Judgements, metric: MetricValue) -> dict[str, Any]:
             "corrected": j.corrected_text()}
 
 
+def _kinds(card: RunCard) -> list[str]:
+    """The kinds a card's headline plots are drawn for, in the order :func:`headline_charts` draws them."""
+    return list(dict.fromkeys(c.kind for row in card.rows for c in row.cells if c is not None and c.kind != "count"))
+
+
 class RunsView:
     """Read access to the runs folder, with each run's trials cached until trials.jsonl changes."""
 
@@ -40,6 +53,7 @@ class RunsView:
         self._cache: dict[str, tuple[tuple[int, int], dict[str, TrialRecord]]] = {}
         self._references: dict[str, References] = {}
         self._rubrics: dict[str, tuple[RubricSpec, ...]] = {}
+        self._comparisons: dict[tuple[str, str], tuple[tuple[int, int], tuple[int, int], Comparison]] = {}
 
     def store(self, run_id: str) -> LabelStore:
         if "/" in run_id or run_id.startswith("."):
@@ -89,14 +103,67 @@ class RunsView:
                                  if r.scores.get(f) is not None}) for f in fields}
         manifest = rs.current_manifest()
         judged = Judgements.for_run(manifest)
+        metrics = rs.read_metrics()
         return {"manifest": manifest.model_dump(mode="json"), "status_text": status_text(manifest),
                 "error_lines": error_report(manifest),
-                "metrics": [m.model_dump() | {"judgement": _judgement(judged, m)} for m in rs.read_metrics()],
+                "metrics": [m.model_dump() | {"judgement": _judgement(judged, m), "breakdown": is_breakdown(m)}
+                            for m in metrics],
+                "folded": folded_zero(metrics, suite_specs(manifest.config.suite)),
                 "fields": fields, "categories": categories,
                 "configs": sorted({r.config_id for r in records.values()}),
                 "samples": [{"name": s.name, "field": s.field, "trial_ids": s.trial_ids} for s in store.samples()],
                 "annotators": store.annotators(),
                 "rubrics": [r.model_dump(mode="json") for r in self.rubrics(run_id)]}
+
+    def run_data(self, run_id: str) -> RunData:
+        """The run as the reports read it (its trials from this view's cache)."""
+        rs = self.store(run_id).run_store()
+        manifest = rs.current_manifest()
+        return RunData(path=rs.path, manifest=manifest, metrics=rs.read_metrics(),
+                       records=list(self.records(run_id).values()), suite=load_suite(manifest))
+
+    def scorecard(self, run_id: str) -> dict[str, Any]:
+        """What the run's page opens on (as report.html does): the scorecard of its headline metrics and where it
+        fails most (:mod:`knowgap.report.scorecard`, :mod:`knowgap.report.causes`), and the kinds of its headline
+        plots (``headline.svg?kind=``)."""
+        run = self.run_data(run_id)
+        sc = scorecard([run])
+        return {"scorecard": sc.model_dump(mode="json"), "causes": failure_causes(run).model_dump(mode="json"),
+                "plots": _kinds(sc.cards[0])}
+
+    def comparison(self, a: str, b: str) -> Comparison:
+        """``knowgap compare A B`` (cached until either run's trials change)."""
+        keys = tuple(self._key(r) for r in (a, b))
+        cached = self._comparisons.get((a, b))
+        if cached is not None and cached[:2] == keys:
+            return cached[2]
+        result = compare_runs(self.run_data(a), self.run_data(b), reps=COMPARE_REPS, budget_s=COMPARE_BUDGET_S)
+        self._comparisons[(a, b)] = (keys[0], keys[1], result)
+        return result
+
+    def compare_scorecard(self, a: str, b: str) -> dict[str, Any]:
+        """The compare page's top: B's scorecard against baseline A (each change, its CI and significance)."""
+        comparison = self.comparison(a, b)
+        sc = scorecard([self.run_data(a), self.run_data(b)], comparison=comparison)
+        return {"scorecard": sc.model_dump(mode="json"), "method": comparison.method,
+                "plots": _kinds(sc.cards[0]) if sc.cards else []}
+
+    def headline_svg(self, run_id: str, kind: str, baseline: str | None = None) -> str:
+        """The run's headline plot of one kind (against ``baseline`` when given), as an SVG document."""
+        if baseline is None:
+            card = scorecard([self.run_data(run_id)]).cards[0]
+        else:
+            comparison = self.comparison(baseline, run_id)
+            card = scorecard([self.run_data(baseline), self.run_data(run_id)], comparison=comparison).cards[0]
+        charts = [c for k, c in zip(_kinds(card), headline_charts(card), strict=True) if k == kind]
+        if not charts:
+            raise KnowgapError(f"run {run_id} has no headline {kind} to plot (kinds: {', '.join(_kinds(card))})")
+        return charts[0]
+
+    def _key(self, run_id: str) -> tuple[int, int]:
+        file = self.store(run_id).run_path / "trials.jsonl"
+        stat = file.stat() if file.exists() else None
+        return (stat.st_mtime_ns, stat.st_size) if stat else (0, 0)
 
     def failures(self, run_id: str) -> dict[str, Any]:
         """What went wrong: the run's wrong per-metric verdicts and errored trials (``knowgap show RUN --failed``)."""

@@ -132,7 +132,9 @@ async function showRun(runId, trialId) {
     el("div", { class: "panel" }, el("h2", {}, `${m.run_id} · ${m.config.suite} · ${m.config.models.target || ""}`),
       el("div", { class: "muted" }, "status ", el("span", { id: "run-status", class: `status ${m.status}` }, S.info.status_text || m.status), `; ${m.trials_ok} ok / ${m.trials_error} errors / ${m.trials_total} trials; started ${m.started_at}`),
       (S.info.error_lines || []).length ? el("div", { class: "banner", role: "alert" }, S.info.error_lines[0], el("ul", {}, S.info.error_lines.slice(1).map((l) => el("li", {}, l.trim())))) : null,
-      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length}${screens(S.info.metrics)})`), metricsTable(S.info.metrics)),
+      el("div", { id: "scorecard" }, el("p", { class: "muted" }, "loading the scorecard…")),
+      el("div", { id: "fails", class: "judged" }),
+      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length}${screens(S.info.metrics)})`), metricsBlock(S.info.metrics, S.info.folded || [])),
       // the judges' verdicts of every trial: closed while you label (a name is entered), hidden when blind
       el("details", { id: "failures-box", class: "judged", open: !annotator() }, el("summary", { title: "every wrong per-metric verdict: the judges' verdicts, so it starts closed while you label" }, "What went wrong"), el("div", { id: "failures" }, el("p", { class: "muted" }, "loading…")))),
     el("div", { class: "layout" },
@@ -142,6 +144,7 @@ async function showRun(runId, trialId) {
         el("div", { id: "agreement" }, el("h2", {}, "Agreement"))),
         el("div", { class: "panel", id: "detail" }, el("p", { class: "muted" }, "pick a trial")))));
   if (S.info.samples.length && !trialId) sampleSel.value = S.info.samples[S.info.samples.length - 1].name;
+  const scored = loadScorecard(runId);  // the page opens on it; the trials load meanwhile
   await loadRows();
   renderVerdictOptions();
   applyFilters();
@@ -151,6 +154,7 @@ async function showRun(runId, trialId) {
     if (i >= 0) await selectRow(i); else toast(`run ${runId} has no trial ${trialId}`);
   }
   await loadAgreement();
+  await scored;
 }
 
 // what went wrong: each wrong per-metric verdict (and errored trial), filtered by metric; a click opens the trial
@@ -194,6 +198,17 @@ function judgeCell(j) {  // the metric's judge: SCREEN (why), computed, or the j
 
 function nText(m) {  // "n cases / n trials" when clusters hold several trials (MetricValue.n_text)
   return m.kind === "count" || m.n_cases === null || m.n_cases === undefined || m.n_cases === m.n ? `${m.n}` : `${m.n_cases} / ${m.n}`;
+}
+
+// the run's metrics as report.html shows them: its configurations' numbers, housekeeping rows that are 0 in every
+// group folded into one line, the per-group breakdowns (knowledge base, family, language) collapsed
+function metricsBlock(metrics, folded) {
+  if (!metrics.length) return el("p", { class: "muted" }, "no metrics (unfinished run)");
+  const kept = metrics.filter((x) => !folded.includes(x.name));
+  const broken = kept.filter((x) => x.breakdown);
+  return [metricsTable(kept.filter((x) => !x.breakdown)),
+    folded.length ? el("p", { class: "hint", id: "folded" }, `0 in every group (housekeeping, lower is better): ${[...folded].sort().join(", ")}`) : null,
+    broken.length ? el("details", { id: "breakdowns" }, el("summary", {}, `per-group breakdowns: ${broken.length} rows`), metricsTable(broken)) : null];
 }
 
 function metricsTable(metrics) {
@@ -390,6 +405,80 @@ document.addEventListener("keydown", (ev) => {
   if (hit) { ev.preventDefault(); saveLabel(hit[1]); }
 });
 
+// ---------------------------------------------------------------- the scorecard (as report.html opens)
+const compactThreshold = (t) => t.split(" ").slice(-2).join(" ").replace(">=", "≥").replace("<=", "≤");
+function gateState(cell) {
+  const g = cell.gate || [];
+  if (!g.length) return "none";
+  if (g.some((x) => x.passed === false)) return "fail";
+  return g.some((x) => x.passed === null) ? "undecided" : "pass";
+}
+
+function scoreCell(cell, row) {
+  if (!cell) return el("td", { class: "cell empty" }, "–");
+  const c = cell.change;
+  const marks = (cell.gate || []).map((g) => el("span", { class: `gate ${g.passed === true ? "pass" : g.passed === false ? "fail" : "undecided"}`, title: `${g.threshold}: ${g.message}` },
+    `${g.passed === true ? "✓" : g.passed === false ? "✗" : "?"} ${compactThreshold(g.threshold)}`));
+  const change = c ? el("div", { class: `chg${c.significant ? (c.better === true ? " better" : c.better === false ? " worse" : "") + " sig" : ""}`, title: `B − A against baseline ${c.baseline}; p=${c.p_value === null ? "-" : Number(c.p_value).toPrecision(3)}` },
+    `${c.text} · ${c.significant === true ? "significant" : c.significant === false ? "not significant" : "no test"}`) : null;
+  return el("td", { class: "cell", dataset: { metric: row.metric, group: cell.group, gate: gateState(cell) } },
+    el("span", { class: "v" }, cell.value_text), " ", el("span", { class: "ci" }, cell.ci_text), " ", el("span", { class: "n" }, `n=${cell.n}`), marks, change);
+}
+
+function judgeBadge(row) {
+  const title = row.judge ? `${row.judge} — ${row.judge_reason}` : row.judge_reason;
+  if (row.judge_status === "computed") return el("span", { class: "label muted", title: title }, "computed");
+  const text = { screen: "SCREEN", unknown: "judge unknown", reportable: "✓ judge" }[row.judge_status] || row.judge_status;
+  return el("span", { class: `badge judge-${row.judge_status}`, title: title }, text);
+}
+
+function metricHead(row) {
+  return el("th", { class: "metric", title: row.description, dataset: { metric: row.metric, judge: row.judge_status } },
+    row.metric, " ", el("span", { class: "dir", title: row.lower_is_better ? "lower is better" : "higher is better" }, row.lower_is_better ? "↓" : "↑"), " ", judgeBadge(row));
+}
+
+function scoreTable(card) {
+  if (!card.rows.length) return el("p", { class: "muted" }, card.note);
+  if (card.groups.length > Math.max(3, card.rows.length))  // many configurations, few metrics: a row per configuration
+    return el("table", { class: "score" }, el("tr", {}, el("th", {}, "configuration"), card.rows.map(metricHead)),
+      card.groups.map((g, i) => el("tr", {}, el("th", {}, g), card.rows.map((r) => scoreCell(r.cells[i], r)))));
+  return el("table", { class: "score" }, el("tr", {}, el("th", {}, "metric"), card.groups.map((g) => el("th", {}, g))),
+    card.rows.map((r) => el("tr", {}, metricHead(r), r.cells.map((c) => scoreCell(c, r)))));
+}
+
+function scorecardBox(sc, plots) {
+  const g = sc.gate;
+  const verdict = g ? el("span", { class: `verdict ${g.passed ? "pass" : "fail"}`, id: "gate-verdict" }, g.passed ? `Gate passed: ${g.checks} checks` : `Gate FAILED: ${g.failed.length} of ${g.checks} checks`) : null;
+  return [el("div", { class: "head" }, el("h2", {}, "Scorecard"), verdict),
+    g && !g.passed ? el("p", { class: "failed-checks", title: g.failed.join("; ") }, `failed: ${g.failed.join("; ")}`) : null,
+    el("p", { class: "hint" }, "Headline metrics: value [95% CI] n (cases / trials) · ↑↓ better · ✓✗ the gate · SCREEN: the judge's accuracy is not established: not for reporting (hover for why)."),
+    el("div", { class: "cards" }, sc.cards.map((card) => el("div", { class: "card", dataset: { run: card.run_id, suite: card.suite } },
+      el("h3", {}, card.suite, " ", el("span", { class: "muted" }, card.run_id), card.baseline ? el("span", { class: "muted" }, ` against baseline ${card.baseline}`) : null),
+      scoreTable(card)))),
+    plots.length ? el("div", { class: "plots" }, plots.map(([src, kind]) => el("img", { src: src, alt: `headline ${kind}s with their 95% CIs`, class: "headline-plot" }))) : null];
+}
+
+function causesBox(rc) {
+  if (!rc.causes.length) return el("p", { class: "muted" }, rc.judged ? "no failed verdict" : "no per-trial verdicts");
+  return [el("h2", {}, "Where it fails most"),
+    el("p", { class: "hint" }, `${rc.failed} of ${rc.trials} trials failed at least one verdict; by cause (a trial counts once per cause):`),
+    el("table", { id: "causes" }, el("tr", {}, ["trials", "cause", "metrics", "most in", "example"].map((h) => el("th", {}, h))),
+      rc.causes.map((c) => el("tr", { class: "cause" }, el("td", { class: "num" }, c.trials), el("td", {}, c.cause), el("td", {}, c.metrics.join(", ")),
+        el("td", {}, c.groups.slice(0, 3).map(([g, n]) => `${g} (${n})`).join(", ")),
+        el("td", { title: c.example_why }, el("a", { href: `#/run/${encodeURIComponent(rc.run_id)}/${c.example}`, on: { click: (ev) => { if (S.run === rc.run_id) { ev.preventDefault(); openTrial(c.example); } } } }, c.example))))),
+    rc.more ? el("p", { class: "hint" }, `… and ${rc.more} smaller causes (What went wrong, below, lists every failure)`) : null];
+}
+
+async function loadScorecard(runId) {
+  let d;
+  try { d = await api(`/api/runs/${encodeURIComponent(runId)}/scorecard`); }
+  catch (e) { put($("#scorecard"), el("p", { class: "error" }, e.message)); return; }
+  if (S.run !== runId) return;
+  const plots = d.plots.map((k) => [`/api/runs/${encodeURIComponent(runId)}/headline.svg?kind=${encodeURIComponent(k)}`, k]);
+  put($("#scorecard"), scorecardBox(d.scorecard, plots));
+  put($("#fails"), causesBox(d.causes));
+}
+
 // ---------------------------------------------------------------- compare two runs
 async function showCompare(a, b) {
   $("#crumb").textContent = `compare ${a} · ${b}`;
@@ -405,10 +494,16 @@ async function showCompare(a, b) {
     const list = d.trials.filter((p) => !only.checked || differs(p));
     put(pairsBox, el("div", { class: "hint" }, `${list.length} trials`), ...list.map((p) => el("div", { class: "panel" }, el("strong", {}, p.key), el("div", { class: "cmp" }, side(p.a), side(p.b)))));
   }
-  put(view, el("div", { class: "panel" }, el("h2", {}, "Metrics side by side"),
+  put(view, el("div", { class: "panel", id: "scorecard" }, el("p", { class: "muted" }, "comparing the runs (a bootstrap over their cases)…")),
+    el("div", { class: "panel" }, el("h2", {}, "Metrics side by side"),
     el("table", { id: "cmp-metrics" }, el("tr", {}, el("th", {}, "group"), el("th", {}, "metric"), el("th", {}, `A: ${d.a.run_id} (${d.a.config.models.target || ""})`), el("th", {}, `B: ${d.b.run_id} (${d.b.config.models.target || ""})`)), d.metrics.map(mrow))),
     el("div", { class: "panel" }, el("h2", {}, "Trials side by side"), el("label", {}, only, " only trials that differ"), pairsBox));
   renderPairs();
+  let s;
+  try { s = await api(`/api/compare/scorecard?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`); }
+  catch (e) { put($("#scorecard"), el("p", { class: "error" }, e.message)); return; }
+  const plots = s.plots.map((k) => [`/api/compare/headline.svg?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}&kind=${encodeURIComponent(k)}`, k]);
+  put($("#scorecard"), scorecardBox(s.scorecard, plots), el("p", { class: "hint" }, s.method));
 }
 
 async function route() {

@@ -1,0 +1,79 @@
+"""`knowgap serve` opens a run and a comparison on the same decision as report.html (issue 39), in real headless
+Chromium at 1366x768: the scorecard of the run's headline metrics (value, 95% interval, n, the judge's badge; for a
+comparison each change from the baseline and whether it is significant), visible without scrolling, its headline
+plot drawn as an image, then where the run fails most. Screenshots of the top are kept under tmp_path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from knowgap.report import compare_runs
+from knowgap.report.causes import failure_causes
+from knowgap.report.data import RunData
+from knowgap.web.data import COMPARE_REPS
+from tests.report.stored_runs import stored_run
+from tests.report.test_scorecard_browser import HEIGHT, TOP, WIDTH, check_top, png_facts, set_viewport
+from tests.web.test_web_browser import browser, pytestmark, serve, wait  # noqa: F401 - fixtures and marks
+
+
+@pytest.fixture
+def served(runs_root: Path) -> Iterator[tuple[str, RunData, RunData]]:
+    """Two stored starter runs (two seeds of one system) served by the real CLI."""
+    a, b = stored_run("starter", runs_root), stored_run("starter-b", runs_root)
+    with serve(runs_root) as url:
+        yield url, a, b
+
+
+def top_of(driver: Any, url: str, cells: int, shot: Path, ready: str = "") -> dict[str, Any]:
+    """The page at ``url`` once its scorecard holds ``cells`` numbers (and ``ready`` matches), unscrolled, at
+    1366x768; its screenshot saved to ``shot``."""
+    set_viewport(driver, WIDTH, HEIGHT)
+    driver.get(url)
+    wait(driver, lambda d: d.execute_script("return document.querySelectorAll('#scorecard td.cell').length") == cells
+         and (not ready or d.execute_script(f"return document.querySelectorAll('{ready}').length") > 0), timeout=60)
+    wait(driver, lambda d: d.execute_script("return [...document.querySelectorAll('#scorecard img')]"
+                                            ".every((i) => i.complete && i.naturalWidth > 0)"))
+    top: dict[str, Any] = driver.execute_script(TOP)
+    assert (top["vw"], top["vh"], top["scrollY"]) == (WIDTH, HEIGHT, 0)
+    assert driver.save_screenshot(str(shot))
+    width, height, distinct = png_facts(shot)
+    assert (width, height) == (WIDTH, HEIGHT) and shot.stat().st_size > 30_000 and distinct > 100
+    return top
+
+
+def test_the_run_page_opens_on_its_scorecard(served: tuple[str, RunData, RunData], browser: Any,  # noqa: F811
+                                             tmp_path: Path) -> None:
+    url, run, _ = served
+    top = top_of(browser, f"{url}#/run/{run.run_id}", 4, tmp_path / "web-run-top.png", ready="#causes tr.cause")
+    check_top(top, [run], None)
+    plots = browser.execute_script("return [...document.querySelectorAll('#scorecard img.headline-plot')]"
+                                   ".map((i) => [i.naturalWidth, i.naturalHeight])")
+    assert len(plots) == 1 and plots[0][0] > 500 and plots[0][1] > 100
+    causes = failure_causes(run)
+    rows = browser.execute_script("return [...document.querySelectorAll('#causes tr.cause')]"
+                                  ".map((r) => [...r.cells].map((c) => c.textContent))")
+    assert [(int(r[0]), r[1], r[4]) for r in rows] == [(c.trials, c.cause, c.example) for c in causes.causes]
+    svg = httpx.get(f"{url}api/runs/{run.run_id}/headline.svg", params={"kind": "proportion"})
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    assert svg.text.startswith('<svg class="chart bar-chart"') and "<script" not in svg.text
+    assert httpx.get(f"{url}api/runs/{run.run_id}/headline.svg", params={"kind": "mean"}).status_code == 400
+
+
+def test_the_compare_page_opens_on_what_changed(served: tuple[str, RunData, RunData], browser: Any,  # noqa: F811
+                                                tmp_path: Path) -> None:
+    url, a, b = served
+    top = top_of(browser, f"{url}#/compare/{a.run_id}/{b.run_id}", 4, tmp_path / "web-compare-top.png")
+    check_top(top, [b], None)
+    expected = {(c.group, c.name): c for c in compare_runs(a, b, reps=COMPARE_REPS).changes}
+    for cell in top["cells"]:
+        [change] = cell["change"]
+        ch = expected[(cell["group"], cell["metric"])]
+        assert change["visible"] and ch.delta is not None
+        assert change["text"].startswith(f"{ch.delta * 100:+.1f} pp")
+        said = {True: " significant", False: "not significant", None: "no test"}[ch.significant]
+        assert change["text"].endswith(said)
