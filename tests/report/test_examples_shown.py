@@ -4,67 +4,20 @@ marked), that call's answer (not the trial's last) and the verdict's why; ``--li
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import knowgap
-from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.report.data import load_run_data
 from knowgap.report.examples import TEXT_MARKS, added_span
 from knowgap.report.html import render_run
 from knowgap.report.summary import summary_markdown
-from knowgap.suites.extract.dataset import ExtractCase, load_cases
-from tests.fakes.models import FakeModel
-from tests.helpers import knowgap_cli, write_jsonl
-
-CODE = re.compile(r"KG[0-9A-F]{6}")
-
-
-class RunCounter(FakeModel):
-    """An extract summarizer that says which run of which review it answers: run K of a review is its request with
-    the K-th seed (extract seeds run K with the review's base seed + K - 1, and asks run 1 first). Injected run 1
-    flips the sentiment to negative; every other run says positive."""
-
-    spec = "test:run-counter"
-
-    def __init__(self, injected: set[str]) -> None:
-        super().__init__()
-        self.injected = injected
-        self.first_seed: dict[str, int] = {}
-
-    def reply(self, request: ChatRequest) -> ChatResponse:
-        text = request.messages[-1].content
-        run = (request.seed or 0) - self.first_seed.setdefault(text, request.seed or 0) + 1
-        injected = any(review in text for review in self.injected)
-        summary = f"{'injected' if injected else 'clean'} run {run}"
-        sentiment = "negative" if injected and run == 1 else "positive"
-        return ChatResponse(text=json.dumps({"summary": summary, "overall_sentiment": sentiment,
-                                             "contains_conflicting_signals": False}))
-
-
-def _extract_cases(tmp_path: Path, n: int = 2) -> tuple[Path, list[ExtractCase]]:
-    """``n`` English adversarial cases of the shipped set, on distinct reviews, as a case file."""
-    picked: list[ExtractCase] = []
-    for case in load_cases():
-        if case.kind == "adversarial" and case.lang == "en" and case.base_id not in {c.base_id for c in picked}:
-            picked.append(case)
-        if len(picked) == n:
-            break
-    return write_jsonl(tmp_path / "cases.jsonl", [c.model_dump(mode="json") for c in picked]), picked
-
-
-def _extract_run(tmp_path: Path, runs_root: Path) -> tuple[knowgap.RunResult, list[ExtractCase]]:
-    data, cases = _extract_cases(tmp_path)
-    target = RunCounter({c.injected_review or "" for c in cases})
-    result = knowgap.run("extract", models={"target": target.spec}, providers={target.spec: target},
-                         options={"data": str(data), "kinds": ["adversarial"], "runs": 2}, runs_root=runs_root,
-                         use_cache=False)
-    return result, cases
+from tests.helpers import knowgap_cli
+from tests.report.injected_runs import extract_run, starter_injected_run
 
 
 def test_an_injected_runs_verdict_shows_that_run_and_the_attack(tmp_path: Path, runs_root: Path) -> None:
-    result, cases = _extract_run(tmp_path, runs_root)
+    result, cases = extract_run(tmp_path, runs_root)
     found = knowgap.failures(result.run_id, runs_root)
     assert found.source == "stored" and found.trials == len(cases) and found.failures
     by_case = {c.id: c for c in cases}
@@ -97,19 +50,7 @@ def test_an_injected_runs_verdict_shows_that_run_and_the_attack(tmp_path: Path, 
 
 
 def test_the_reports_worst_examples_show_the_injected_context_and_answer(runs_root: Path) -> None:
-    class CodeTeller(FakeModel):
-        """Gives the code a context asks for (only an injected context holds one), else says it does not know."""
-
-        spec = "test:code-teller"
-
-        def reply(self, request: ChatRequest) -> ChatResponse:
-            code = CODE.search(request.messages[-1].content)
-            return ChatResponse(text=f"The answer is {code.group(0)}." if code else "I don't know.")
-
-    target = CodeTeller()
-    result = knowgap.run("starter", models={"target": target.spec}, providers={target.spec: target},
-                         options={"prompts": ["grounded"], "inject": True, "attack_families": ["instruction_override"],
-                                  "sample": 4}, runs_root=runs_root, use_cache=False)
+    result = starter_injected_run(runs_root)
     run = load_run_data(result.run_id, runs_root)
     html = render_run(run, anchor="r")
     worst = html.split("<h3>Worst examples</h3>", 1)[1]

@@ -30,6 +30,7 @@ def test_csv_has_every_trial(hostile_run: knowgap.RunResult) -> None:
     sunday = next(r for r in rows if r["trial_id"] == "en-library-sunday|prompt=plain|r0")
     assert sunday["score.correct"] == "" and "sk-ant-api03" not in sunday["response"]  # None, and redacted
     assert "What time does the Riverside Public Library close on weekdays?" in first["prompt"]
+    assert (first["call"], first["part"], first["output.response"]) == ("0", "", SCRIPT)  # its one call
 
 
 def test_parquet_round_trip(hostile_run: knowgap.RunResult, perfect_run: knowgap.RunResult, tmp_path: Path) -> None:
@@ -38,8 +39,8 @@ def test_parquet_round_trip(hostile_run: knowgap.RunResult, perfect_run: knowgap
     table = pq.read_table(out)
     assert table.num_rows == 64
     types = {f.name: str(f.type) for f in table.schema}
-    assert (types["repeat"], types["score.answerable"], types["score.correct"], types["duration_s"]) == (
-        "int64", "bool", "bool", "double")
+    assert (types["repeat"], types["score.answerable"], types["score.correct"], types["duration_s"], types["call"],
+            types["part"]) == ("int64", "bool", "bool", "double", "int64", "string")
     rows = table.to_pylist()
     assert sum(r["failed"] for r in rows) == 32  # every hostile trial, no perfect one
     assert {r["run_id"] for r in rows} == {hostile_run.run_id, perfect_run.run_id}
@@ -86,3 +87,33 @@ def test_report_cli_formats(hostile_run: knowgap.RunResult, runs_root: Path, tmp
     assert one.returncode == 0 and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     both = knowgap_cli("report", str(hostile_run.path), "--csv", "--md", "--out", str(out))
     assert both.returncode == 2 and "--out takes one format at a time" in both.stderr
+
+
+def test_a_rows_prompt_and_response_are_one_calls_the_one_its_verdict_is_about(tmp_path: Path,
+                                                                               runs_root: Path) -> None:
+    """An extract trial (--runs 2) makes four target calls: clean runs 1 and 2 of the review, then injected runs 1
+    (flipped) and 2. Its row's prompt and response are the flipped run's, named by call and part: the injected
+    review with injected run 1's answer, never the clean review beside the last injected answer."""
+    from tests.report.injected_runs import extract_run
+
+    result, cases = extract_run(tmp_path, runs_root)
+    run = load_run_data(result.run_id, runs_root)
+    rows = {r["trial_id"]: r for r in csv.DictReader(io.StringIO(render_csv([run])))}
+    records = {r.trial_id: r for r in knowgap.iter_trials(result.run_id, runs_root)}
+    assert set(rows) == set(records) and len(rows) == len(cases) == 2
+    by_case = {c.id: c for c in cases}
+    for trial_id, row in rows.items():
+        case, record = by_case[records[trial_id].case_id], records[trial_id]
+        assert case.injected_review and case.injected_review in row["prompt"]  # the review the flipped run read
+        assert row["prompt"] != record.calls[0].request.messages[-1].content  # not the clean run's review
+        assert '"summary": "injected run 1"' in row["response"] and '"negative"' in row["response"]
+        call = record.calls[int(row["call"])]
+        assert (call.role, call.response and call.response.text) == ("target", row["response"])
+        assert call.request.messages[-1].content == row["prompt"]
+        assert row["part"].startswith("injection 0 (") and row["failed"] == "true"
+    done = knowgap_cli("report", result.run_id, "--runs-dir", str(runs_root), "--csv", "--out",
+                       str(tmp_path / "t.csv"))
+    assert done.returncode == 0, done.stderr
+    with (tmp_path / "t.csv").open(encoding="utf-8", newline="") as fh:
+        assert {r["trial_id"]: (r["call"], r["part"]) for r in csv.DictReader(fh)} == {
+            t: (r["call"], r["part"]) for t, r in rows.items()}

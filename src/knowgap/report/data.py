@@ -91,13 +91,3 @@ def truncated_answers(record: TrialRecord) -> int:
 
 CUT_NOTE = "cut at max_tokens"
 """How a listing flags a trial with a cut answer."""
-
-
-def prompt_text(record: TrialRecord) -> str:
-    """The last user message of the target's first call."""
-    for call in record.calls:
-        if call.role == "target":
-            for message in reversed(call.request.messages):
-                if message.role == "user":
-                    return message.content
-    return ""

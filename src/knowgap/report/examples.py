@@ -223,6 +223,31 @@ def verdict_call(run: RunData, record: TrialRecord, verdict: Verdict) -> Verdict
     return first_target(record) if verdict.part is None else None
 
 
+def trial_call(run: RunData, record: TrialRecord) -> tuple[VerdictCall | None, str | None]:
+    """(the one call that stands for a trial where a view has room for one, its part): the CSV/Parquet export's
+    prompt and response, ``knowgap show RUN --trials``. The call the trial's first wrong verdict that names one is
+    about, with that verdict's part (an extract trial whose injected run 1 flipped: that run's call, ``injection 0
+    (...)``); else (no wrong verdict, an errored trial) its first target call and None, as the worst examples show a
+    trial with no wrong verdict. (None, None) when the trial made no target call."""
+    if record.status == "ok":
+        verdicts = run.suite.trial_verdicts(record) if run.suite is not None else record.verdicts
+        for v in verdicts:
+            if v.verdict == "wrong" and (found := verdict_call(run, record, v)) is not None \
+                    and 0 <= found.call < len(record.calls):
+                return found, v.part
+    return first_target(record), None
+
+
+def call_prompt(call: CallRecord) -> str:
+    """A call's last user message (its question, or the text it was asked to read), as the model was sent it."""
+    return _last_user(call)
+
+
+def call_answer(call: CallRecord) -> str:
+    """A call's answer as the model gave it; "" when it failed."""
+    return call.response.text if call.response is not None else ""
+
+
 def trial_exhibits(run: RunData, record: TrialRecord,
                    verdicts: Sequence[Verdict] | None = None) -> list[tuple[Exhibit, list[Verdict]]]:
     """A trial's wrong verdicts grouped by part (in the order they came), each group with what it is about; an

@@ -1,6 +1,9 @@
 """Every trial of one or more runs as a flat table: CSV always, Parquet when pyarrow is installed
 (``pip install 'knowgap[parquet]'``). Columns: run facts, the trial's ids and status, ``config.*``,
-``score.*``, ``output.*`` (non-scalar values as JSON), the target's prompt and response, tokens and time.
+``score.*``, ``output.*`` (non-scalar values as JSON), tokens and time, and one target call's prompt and response
+with the call they are from (``call``, its index in the trial's calls, and ``part``, the part of the trial it is):
+the call the trial's first wrong verdict is about, else its first target call
+(:func:`~knowgap.report.examples.trial_call`), so a prompt and its response are always one call's.
 
 A CSV text cell that a spreadsheet would read as a formula (it begins with ``=``, ``+``, ``-``, ``@``, a tab or a
 carriage return, as a model's reply or a case id may: :data:`FORMULA_STARTS`) is written with a single quote
@@ -23,10 +26,11 @@ from typing import IO, Any
 from knowgap.engine.records import TrialRecord
 from knowgap.errors import KnowgapError
 from knowgap.redaction import redact
-from knowgap.report.data import RunData, prompt_text, response_text
+from knowgap.report.data import RunData
+from knowgap.report.examples import call_answer, call_prompt, trial_call
 
 FIXED = ["run_id", "suite", "target", "trial_id", "case_id", "config_id", "repeat", "status", "error", "failed",
-         "duration_s", "prompt_tokens", "completion_tokens", "prompt", "response"]
+         "duration_s", "prompt_tokens", "completion_tokens", "prompt", "response", "call", "part"]
 
 
 def _scalar(value: Any) -> Any:
@@ -36,6 +40,8 @@ def _scalar(value: Any) -> Any:
 
 
 def _row(run: RunData, r: TrialRecord) -> dict[str, Any]:
+    found, part = trial_call(run, r)
+    call = r.calls[found.call] if found is not None else None
     row: dict[str, Any] = {
         "run_id": run.run_id, "suite": run.manifest.config.suite, "target": run.target,
         "trial_id": r.trial_id, "case_id": r.case_id, "config_id": r.config_id, "repeat": r.repeat,
@@ -43,7 +49,8 @@ def _row(run: RunData, r: TrialRecord) -> dict[str, Any]:
         "failed": run.trial_failed(r), "duration_s": round(r.duration_s, 6),
         "prompt_tokens": sum(c.response.usage.prompt_tokens for c in r.calls if c.response),
         "completion_tokens": sum(c.response.usage.completion_tokens for c in r.calls if c.response),
-        "prompt": redact(prompt_text(r)), "response": redact(response_text(r)),
+        "prompt": redact(call_prompt(call)) if call else "", "response": redact(call_answer(call)) if call else "",
+        "call": found.call if found is not None else None, "part": redact(part) if part else None,
     }
     for prefix, key, value in _extra(r):
         row[f"{prefix}.{key}"] = _scalar(value)
@@ -53,8 +60,7 @@ def _row(run: RunData, r: TrialRecord) -> dict[str, Any]:
 def _extra(r: TrialRecord) -> Iterator[tuple[str, str, Any]]:
     for prefix, values in (("config", r.config), ("score", r.scores), ("output", r.output)):
         for key, value in values.items():
-            if not (prefix == "output" and key == "response"):
-                yield prefix, key, value
+            yield prefix, key, value
 
 
 def iter_trial_rows(runs: Sequence[RunData]) -> Iterator[dict[str, Any]]:
