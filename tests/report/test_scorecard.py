@@ -163,3 +163,24 @@ def test_report_md_opens_on_the_scorecard(runs_root: Path) -> None:
     text = render_markdown(run.manifest, run.metrics)
     assert text.index("## Scorecard") < text.index("## Models") < text.index("## Metrics")
     assert "| clarify `" in text and "element\\_f2 ↑" in text
+
+
+def test_a_run_stopped_by_its_own_gate_shows_its_decisions(tmp_path: Path, runs_root: Path) -> None:
+    from tests.engine.test_scripted_engine import perfect_file
+
+    file = perfect_file(tmp_path, runs_root)
+    result = knowgap.run("starter", models={"target": f"scripted:{file}"}, runs_root=runs_root, until="decided",
+                         thresholds=["accuracy >= 0.3", "over_abstention <= 0.5"])
+    run = load_run_data(result.path)
+    record = run.manifest.sequential
+    assert record is not None
+    decided = {(s.group, s.metric): s.decision for s in record.sequences if s.threshold}
+    assert decided and set(decided.values()) == {"pass"}  # every answer right: decided on a few cases
+    sc = scorecard([run])
+    assert sc.gate is not None and sc.gate.checks == len(decided) == 4 and sc.gate.passed
+    [card] = sc.cards
+    accuracy = next(r for r in card.rows if r.metric == "accuracy")
+    for cell in accuracy.cells:
+        assert cell is not None and [g.threshold for g in cell.gate] == ["accuracy >= 0.3"]
+        assert cell.gate_passed is True and cell.gate[0].message == "--until decided: pass"
+    assert '<span class="verdict pass" id="gate-verdict">Gate passed: 4 checks</span>' in render_html([run])

@@ -279,5 +279,18 @@ def scorecard(runs: Sequence[RunData], *, gate: GateResult | None = None,
     changes."""
     baseline = next((r for r in runs if comparison is not None and r.run_id == comparison.run_a), None)
     shown = [r for r in runs if r is not baseline or comparison is None or comparison.run_a == comparison.run_b]
-    return Scorecard(cards=[run_card(r, gate=gate, comparison=comparison, baseline=baseline) for r in shown],
-                     gate=gate_summary(gate) if gate is not None else None)
+    card = Scorecard(cards=[run_card(r, gate=gate, comparison=comparison, baseline=baseline) for r in shown])
+    card.gate = gate_summary(gate) if gate is not None else _sequences_summary(shown)
+    return card
+
+
+def _sequences_summary(runs: Sequence[RunData]) -> GateSummary | None:
+    """Without a gate, the verdict of the runs' own ``--until decided`` thresholds (None when they have none):
+    passed when the sequences decided every one of them pass."""
+    decided = [(r, s) for r in runs for s in (r.manifest.sequential.sequences if r.manifest.sequential else [])
+               if s.threshold and s.kind != "difference"]
+    if not decided:
+        return None
+    failed = [f"{s.threshold} [{s.group}]: --until decided: {s.decision}" + (f" ({r.run_id})" if len(runs) > 1 else "")
+              for r, s in decided if s.decision != "pass"]
+    return GateSummary(passed=not failed, checks=len(decided), failed=failed)

@@ -448,7 +448,7 @@ function scoreTable(card) {
 
 function scorecardBox(sc, plots) {
   const g = sc.gate;
-  const verdict = g ? el("span", { class: `verdict ${g.passed ? "pass" : "fail"}`, id: "gate-verdict" }, g.passed ? `Gate passed: ${g.checks} checks` : `Gate FAILED: ${g.failed.length} of ${g.checks} checks`) : null;
+  const verdict = g ? el("span", { class: `decision ${g.passed ? "pass" : "fail"}`, id: "gate-verdict" }, g.passed ? `Gate passed: ${g.checks} checks` : `Gate FAILED: ${g.failed.length} of ${g.checks} checks`) : null;
   return [el("div", { class: "head" }, el("h2", {}, "Scorecard"), verdict),
     g && !g.passed ? el("p", { class: "failed-checks", title: g.failed.join("; ") }, `failed: ${g.failed.join("; ")}`) : null,
     el("p", { class: "hint" }, "Headline metrics: value [95% CI] n (cases / trials) · ↑↓ better · ✓✗ the gate · SCREEN: the judge's accuracy is not established: not for reporting (hover for why)."),
