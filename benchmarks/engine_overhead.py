@@ -47,7 +47,17 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from _shared import INSTANT_SPEC, MAX_TOKENS, SUITE, InstantModel, PhaseClock, case_prompt, print_table, write_json
+from _shared import (
+    INSTANT_SPEC,
+    MAX_TOKENS,
+    SUITE,
+    BenchCase,
+    InstantModel,
+    PhaseClock,
+    case_prompt,
+    print_table,
+    write_json,
+)
 
 import knowgap
 from knowgap.engine.records import CallRecord, TrialRecord, utcnow
@@ -170,6 +180,57 @@ def otel_pairs(n: int, work: Path, rounds: int, latency_s: float = 0.0,
             "spans_received": [r["spans_received"] for r in on], "runs": off + on}
 
 
+def otel_span_costs(n: int, verdicts: int = 3) -> dict[str, float]:
+    """ms per trial to make a trial's spans through knowgap's RunTracer (a trial of ``verdicts`` verdicts and its
+    call, into a list) and to encode them with the OTLP exporter's own encoder, in this thread alone."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    from knowgap.engine.records import Verdict
+    from knowgap.engine.suite import Configuration, Trial
+    from knowgap.engine.tracing import RunTracer, TraceOptions
+
+    kept: list[ReadableSpan] = []
+
+    class Keep(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            kept.extend(spans)
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(Keep()))
+    tracer = RunTracer(TraceOptions(provider=provider), run_id="bench-overhead-1", suite=SUITE, version="bench")
+    model = InstantModel()
+    config = Configuration(id="prompt=plain")
+    request = ChatRequest.simple(case_prompt(0), max_tokens=MAX_TOKENS)
+    call = CallRecord(role="target", model=INSTANT_SPEC, request=request, response=model.response)
+    judged = [Verdict(metric=f"metric_{k}", verdict="right" if k % 2 else "wrong") for k in range(verdicts)]
+
+    async def one_call() -> CallRecord:
+        return call
+
+    async def one_trial(i: int) -> TrialRecord:
+        await tracer.call(model, "target", request, one_call())
+        return TrialRecord(trial_id=f"c{i:07d}|prompt=plain|r0", case_id=f"c{i:07d}", config_id="prompt=plain",
+                           calls=[call], verdicts=judged)
+
+    async def trials() -> None:
+        for i in range(n):
+            trial = Trial(case=BenchCase(id=f"c{i:07d}", prompt=""), config=config)
+            await tracer.trial(trial, one_trial(i))
+
+    t0 = time.perf_counter()
+    asyncio.run(trials())
+    made = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for start in range(0, len(kept), 512):
+        encode_spans(kept[start:start + 512]).SerializePartialToString()
+    encoded = time.perf_counter() - t0
+    tracer.close()
+    return {"make_ms_per_trial": 1000 * made / n, "encode_ms_per_trial": 1000 * encoded / n, "verdicts": verdicts}
+
+
 def profile_run(n: int, runs_root: Path, top: int) -> str:
     profiler = cProfile.Profile()
     profiler.enable()
@@ -206,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             result = otel_pairs(n, work, args.otel_rounds, args.otel_latency_ms / 1000, args.otel_concurrency)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+        result["spans"] = otel_span_costs(min(n, 3000))
         ratio = result["on_ms_per_trial"] / result["off_ms_per_trial"]
         exec_ratio = result["on_exec_ms_per_trial"] / result["off_exec_ms_per_trial"]
         model = f"model answering after {args.otel_latency_ms:g} ms" if args.otel_latency_ms else "instant model"
@@ -219,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\non / off: {ratio:.3f} end to end (+{result['on_ms_per_trial'] - result['off_ms_per_trial']:.3f} "
               f"ms a trial, flush included), {exec_ratio:.3f} in the execution phase; spans received per run "
               f"{result['spans_received']} of {result['spans_per_run']:,}")
+        costs = result["spans"]
+        print(f"a trial's spans (the trial with {costs['verdicts']} verdicts and its call), this thread alone: "
+              f"{costs['make_ms_per_trial']:.3f} ms to make, {costs['encode_ms_per_trial']:.3f} ms to encode")
         write_json(args.json, {"benchmark": "engine_overhead --otel", "ratio": ratio, "exec_ratio": exec_ratio,
                                "latency_ms": args.otel_latency_ms, "concurrency": args.otel_concurrency,
                                "load_average": os.getloadavg(), **result})
