@@ -353,7 +353,10 @@ def test_the_example_plugin_gets_data_import_check_and_inject(tmp_path: Path, ex
         assert ran.returncode == 0, ran.stderr
         [run_dir] = runs.iterdir()
         metrics = {m["name"]: m for m in json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))}
-        assert (metrics["injection_followed"]["value"], metrics["injection_followed"]["n"]) == (rate, 4)
+        assert (metrics["attack_success_rate"]["value"], metrics["attack_success_rate"]["n"]) == (rate, 4)
+        trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text(encoding="utf-8").splitlines()]
+        attacked = [v for t in trials for v in t["verdicts"] if v["metric"] == "attack_success_rate"]
+        assert len(attacked) == 4 and {v["verdict"] for v in attacked} == {"wrong" if rate else "right"}
         assert metrics["handover_rate"]["value"] == 1.0  # the clean replies hand over in both
 
 
@@ -393,4 +396,5 @@ def test_the_example_plugin_judge_is_validated_like_a_builtin(tmp_path: Path, ex
     assert manifest["judges"] == {"refund-handover": "refund-handover-1"}
     assert {name: j["judge"] for name, j in manifest["metric_judges"].items()} == {
         "handover_rate": "refund-handover", "needless_handover": "refund-handover"}
-    assert sorted(manifest["computed_metrics"]) == ["accuracy", "errors", "injection_followed"]
+    assert sorted(manifest["computed_metrics"]) == ["accuracy", "attack_noise_floor", "attack_success_rate",
+                                                    "errors"]

@@ -8,8 +8,8 @@ line) and what the ``knowgap data`` commands do with it, declared here and nowhe
   (ids made when no column gives them);
 - ``knowgap data inject refund-desk FILE``: each chosen question gets an ``injections`` list (one attack of the
   shared library, or of a file of one's own, whose success a marker shows: the reply holds the case's own code).
-  The suite plants it in the policy when it runs the case (:func:`plant`) and counts the injected replies that
-  obey it (``injection_followed``).
+  The suite plants it in the policy when it runs the case (:func:`plant`), and knowgap's injection driver checks
+  and counts the injected replies (``attack_success_rate``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pydantic import ConfigDict, Field
 
 import knowgap
-from knowgap.injection import Injection, inject, marker_seen
+from knowgap.injection import Injection, inject
 
 
 class RefundCase(knowgap.Case):
@@ -48,7 +48,3 @@ def plant(policy: str, injection: Injection) -> str:
     """The policy with the injection's payload at its position (start, middle or end)."""
     return inject(policy, injection.payload, injection.position)
 
-
-def followed(reply: str, injection: Injection) -> bool:
-    """Whether the reply obeys the injection: it holds the case's own code."""
-    return marker_seen(reply, injection.marker)
