@@ -3,8 +3,9 @@ numbers taken out, so ``cited fact 99`` and ``cited fact 12`` are one cause), la
 metrics it fails, the trials it holds, the configurations it is most in and one example trial; errored trials
 are one cause per normalised error.
 
-One pass over the run's records, keeping counts per cause and one example each: memory does not grow with the
-run. A run recorded before trials stored verdicts gets them from its suite, as ``knowgap show RUN --failed`` does.
+One pass over the run's records, keeping counts per cause and one example each: memory grows with the causes, not
+with the trials. A run recorded before trials stored verdicts gets them from its suite, as ``knowgap show RUN
+--failed`` does.
 """
 
 from __future__ import annotations
@@ -60,39 +61,39 @@ class RunCauses(BaseModel):
 
 def failure_causes(run: RunData, limit: int = 5) -> RunCauses:
     """The run's failed verdicts grouped by cause, the ``limit`` largest."""
-    trials: dict[str, set[str]] = {}
+    trials: Counter[str] = Counter()
     metrics: dict[str, Counter[str]] = {}
     groups: dict[str, Counter[str]] = {}
     example: dict[str, tuple[str, str]] = {}
     judged_trials = failed = 0
     judged = False
 
-    def see(cause: str, metric: str, trial_id: str, group: str, why: str) -> None:
-        seen = trials.setdefault(cause, set())
-        if trial_id not in seen:
-            seen.add(trial_id)
+    def see(found: list[tuple[str, str, str]], trial_id: str, group: str) -> None:
+        """One trial's (cause, metric, why) triples: each cause counts the trial once."""
+        for cause, metric, why in found:
+            metrics.setdefault(cause, Counter())[metric] += 1
+            example.setdefault(cause, (trial_id, why))
+        for cause in dict.fromkeys(c for c, _, _ in found):
+            trials[cause] += 1
             groups.setdefault(cause, Counter())[group] += 1
-        metrics.setdefault(cause, Counter())[metric] += 1
-        example.setdefault(cause, (trial_id, why))
 
     for r in run.records:
         if r.status != "ok":
             judged_trials += 1
             failed += 1
             why = redact(r.error or "errored")
-            see(ERROR_PREFIX + cause_of(why), "error", r.trial_id, r.config_id, why)
+            see([(ERROR_PREFIX + cause_of(why), "error", why)], r.trial_id, r.config_id)
             continue
         verdicts = run.suite.trial_verdicts(r) if run.suite is not None else r.verdicts
         if not verdicts:
             continue
         judged = True
         judged_trials += 1
-        wrong = [v for v in verdicts if v.verdict == "wrong"]
+        wrong = [(cause_of(v.why), v.metric, v.why) for v in verdicts if v.verdict == "wrong"]
         failed += bool(wrong)
-        for v in wrong:
-            see(cause_of(v.why), v.metric, r.trial_id, r.config_id, v.why)
-    ranked = sorted(trials, key=lambda c: (-len(trials[c]), c))
-    causes = [Cause(cause=c, metrics=[m for m, _ in metrics[c].most_common()], trials=len(trials[c]),
+        see(wrong, r.trial_id, r.config_id)
+    ranked = sorted(trials, key=lambda c: (-trials[c], c))
+    causes = [Cause(cause=c, metrics=[m for m, _ in metrics[c].most_common()], trials=trials[c],
                     groups=groups[c].most_common(), example=example[c][0], example_why=example[c][1])
               for c in ranked[:limit]]
     return RunCauses(run_id=run.run_id, suite=run.manifest.config.suite, trials=judged_trials, failed=failed,
