@@ -104,3 +104,30 @@ def test_a_metric_without_observations_is_reported_only_when_asked() -> None:
     names = {m.name for m in count_metrics(records, SPECS, verdicts=lambda r: r.verdicts, cluster=lambda r: r.case_id,
                                            always={"accuracy"})}
     assert names == {"accuracy", "leak_rate", "judge_parse_failures", "errors"}  # counts always
+
+
+def test_breakdowns_parts_and_metrics_shown_only_where_a_trial_shows_them() -> None:
+    from knowgap.engine.reducers import Count, CountBy, Means, Shown
+
+    specs = (
+        MetricSpec("accuracy", "proportion", "share right", by={"lang": lambda r: r.output["lang"]}),
+        MetricSpec("score", "mean", "score by label", reducer=Means(
+            lambda seen: [(None if seen.record.case_id == "a" else "other", float(seen.record.repeat))])),
+        MetricSpec("outcome", "count", "by outcome", cluster=None,
+                   reducer=CountBy(lambda seen: [(seen.record.output["lang"], 2)])),
+        MetricSpec("judged", "mean", "only where the judge ran", reducer=Shown(Mean("length"), lambda s: "judge" in
+                                                                                s.scores)),
+        MetricSpec("unparsed", "count", "of the finished trials", cluster=None,
+                   reducer=Count(lambda seen: seen.ok and seen.scores.get("cites") is not True,
+                                 out_of=lambda seen: seen.ok)),
+        MetricSpec("errors", "count", "failed trials, when any", cluster=None,
+                   reducer=Count(lambda seen: not seen.ok, nonzero=True)),
+    )
+    out = _by(count_metrics(RECORDS, specs, verdicts=lambda r: r.verdicts, cluster=lambda r: r.case_id))
+    assert [(m.name, m.n, m.value) for (g, _), m in out.items() if g == "c1" and m.name.startswith("accuracy")] == [
+        ("accuracy", 3, 2 / 3), ("accuracy:lang=en", 2, 1.0), ("accuracy:lang=zh", 1, 0.0)]
+    assert (out[("c1", "score")].n, out[("c1", "score:other")].n) == (2, 2)
+    assert (out[("c1", "outcome:en")].value, out[("c1", "outcome:zh")].value) == (8, 2)  # the errored trial too
+    assert ("c1", "judged") not in out  # no trial shows the judge ran
+    assert (out[("c1", "unparsed")].value, out[("c1", "unparsed")].n) == (3, 4)  # 3 of the 4 finished trials
+    assert out[("c1", "errors")].value == 1 and ("c2", "errors") not in out

@@ -124,6 +124,9 @@ class MetricSpec:
     reducer: Reducer | None = None
     """How it is made when it is not a count of verdicts (a mean, a statistic, a count); None: a proportion is
     counted from the verdicts of its name, another kind is made elsewhere (the injection driver)."""
+    by: Mapping[str, Callable[[Any], Any]] | None = None
+    """Breakdowns of a proportion counted from verdicts: each verdict also counts in ``NAME:KEY=VALUE``, VALUE
+    ``by[KEY](record)`` of its trial (``sentiment_accuracy:lang=zh``)."""
 
     def __post_init__(self) -> None:
         parts = _PART.findall(self.name)

@@ -5,10 +5,12 @@ A :class:`~knowgap.engine.metric_spec.MetricSpec` names its reducer (``reducer=M
 (:class:`~knowgap.engine.verdict_tally.Seen`) in the same pass that counts the verdicts, then asks it for the
 group's metric. Each reducer keeps what it needs in the group's :class:`~knowgap.engine.tally.Tally`.
 
-- :class:`Mean`: a numeric score's mean (cluster bootstrap interval);
+- :class:`Mean`: a numeric score's mean (cluster bootstrap interval); :class:`Means`: several values per trial, by
+  part (``judge_score:faithful``);
 - :class:`Statistic`: any function of the trials' items (an F1, an ECE), cluster bootstrap interval;
 - :class:`Count`: a count (errors, judge replies that did not parse); :data:`ERRORED` counts errored trials and
-  :func:`not_scored` the ``not_scored`` verdicts of some metrics;
+  :func:`not_scored` the ``not_scored`` verdicts of some metrics; :class:`CountBy`: counts by a part the data
+  names (``sentiment_confusion:positive->negative``);
 - :class:`Share`: a proportion of a true/false score that is deliberately no verdict (it says nothing right or
   wrong about the model: clarify's ``citation_rate``, a judge's own parse-failure rate);
 - :class:`Shown`: another reducer's metric, reported only where some trial shows it (a judge that ran).
@@ -19,7 +21,7 @@ Whether a metric with no observation in a group is reported at all is ``always``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +64,24 @@ class Mean:
 
 
 @dataclass(frozen=True)
+class Means:
+    """Means of several values per trial (a trial's runs), each of ``values(seen)``'s ``(part, value)`` into
+    ``NAME`` (part None) or ``NAME:PART`` (``judge_score:faithful``), over the group's finished trials; the
+    bootstrap resamples the trials' clusters."""
+
+    values: Callable[[Seen], Iterable[tuple[str | None, float]]]
+
+    def observe(self, name: str, tally: Tally, seen: Seen) -> None:
+        if seen.ok:
+            for part, value in self.values(seen):
+                tally.add(name if part is None else f"{name}:{part}", value, seen.cluster)
+
+    def metrics(self, name: str, tally: Tally, group: str, description: str) -> list[MetricValue]:
+        return [tally.mean(n, group, description=description) for n in sorted(tally.values)
+                if n == name or n.startswith(f"{name}:")]
+
+
+@dataclass(frozen=True)
 class Statistic:
     """``stat`` of the items ``item(seen)`` gives the group's finished trials (None: the trial gives none), with a
     percentile bootstrap 95% CI that resamples clusters (:func:`knowgap.stats.cluster_bootstrap`)."""
@@ -85,10 +105,12 @@ class Statistic:
 @dataclass(frozen=True)
 class Count:
     """A count: ``counted(seen)`` summed over every trial of the group (errored ones too). Its n is the count, or,
-    with ``out_of``, the number of trials ``out_of(seen)`` holds for (the trials it was counted among)."""
+    with ``out_of``, the number of trials ``out_of(seen)`` holds for (the trials it was counted among);
+    ``nonzero``: reported only where it is above 0."""
 
     counted: Callable[[Seen], int | bool]
     out_of: Callable[[Seen], bool] | None = None
+    nonzero: bool = False
 
     def observe(self, name: str, tally: Tally, seen: Seen) -> None:
         tally.count(name, int(self.counted(seen)))
@@ -96,10 +118,29 @@ class Count:
             tally.count(f"{name} (out of)", int(self.out_of(seen)))
 
     def metrics(self, name: str, tally: Tally, group: str, description: str) -> list[MetricValue]:
+        if self.nonzero and not tally.counts[name]:
+            return []
         made = tally.counted(name, group, description=description)
         if self.out_of is not None:
             made.n = tally.counts[f"{name} (out of)"]
         return [made]
+
+
+@dataclass(frozen=True)
+class CountBy:
+    """Counts by a part the data names (``sentiment_confusion:positive->negative``, ``tokens:judge``): each
+    ``(part, k)`` of ``counted(seen)`` adds k to ``NAME:PART``, over every trial of the group; every part seen is
+    reported (0 included), in sorted order."""
+
+    counted: Callable[[Seen], Iterable[tuple[str, int]]]
+
+    def observe(self, name: str, tally: Tally, seen: Seen) -> None:
+        for part, k in self.counted(seen):
+            tally.count(f"{name}:{part}", k)
+
+    def metrics(self, name: str, tally: Tally, group: str, description: str) -> list[MetricValue]:
+        return [tally.counted(n, group, description=description) for n in sorted(tally.counts)
+                if n.startswith(f"{name}:")]
 
 
 ERRORED = Count(lambda seen: not seen.ok)
@@ -114,15 +155,21 @@ def not_scored(metrics: Collection[str]) -> Count:
 @dataclass(frozen=True)
 class Share:
     """The share of the group's finished trials ``when`` selects whose true/false score ``score`` is true (trials
-    whose score is not a bool are left out), for a proportion that is no verdict on the model."""
+    whose score is not a bool are left out), or of the outcomes ``outcomes(seen)`` gives (one per run), for a
+    proportion that is no verdict on the model."""
 
-    score: str
+    score: str | None = None
     when: Callable[[Scores], bool] | None = None
+    outcomes: Callable[[Seen], Iterable[bool]] | None = None
 
     def observe(self, name: str, tally: Tally, seen: Seen) -> None:
         if not seen.ok or (self.when is not None and not self.when(seen.scores)):
             return
-        value = seen.scores.get(self.score)
+        if self.outcomes is not None:
+            for outcome in self.outcomes(seen):
+                tally.hit(name, outcome, seen.cluster)
+            return
+        value = seen.scores.get(self.score or name)
         if isinstance(value, bool):
             tally.hit(name, value, seen.cluster)
 

@@ -40,6 +40,8 @@ class Tally:
         self.keys: dict[str, list[Hashable]] = {}
         self.counts: Counter[str] = Counter()
         self.items: dict[str, tuple[list[Any], list[Hashable]]] = {}
+        self.marks: set[Hashable] = set()
+        """What a reducer noted it has counted (observations several trials share, counted once)."""
         self._alone = count()
 
     def _key(self, cluster: Hashable | None) -> Hashable:

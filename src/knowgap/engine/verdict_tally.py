@@ -37,6 +37,9 @@ class Seen:
     scores: Mapping[str, Any]
     verdicts: Sequence[Verdict]
     cluster: Hashable
+    context: Mapping[str, Any]
+    """What a reducer may need of the run beyond the trial (its options: a threshold), as :func:`count_metrics`
+    got it."""
 
     @property
     def ok(self) -> bool:
@@ -102,7 +105,10 @@ class _Counter:
                 continue
             spec = self.counted(v.metric)
             if spec is not None:
-                tally.hit(v.metric, (v.verdict == "wrong") == spec.lower_is_better, seen.cluster)
+                counts = (v.verdict == "wrong") == spec.lower_is_better
+                tally.hit(v.metric, counts, seen.cluster)
+                for key, value in (spec.by or {}).items():
+                    tally.hit(f"{v.metric}:{key}={value(seen.record)}", counts, seen.cluster)
         for name, spec in self.reduced:
             assert spec.reducer is not None
             spec.reducer.observe(name, tally, seen)
@@ -110,6 +116,9 @@ class _Counter:
     def names(self, spec: MetricSpec, tally: Tally) -> list[str]:
         if spec.family and spec.members is None:  # an open family: the names its trials gave
             return [n for n in tally.proportion_names() if spec.matches(n)]
+        if spec.by:  # each name, then its breakdowns the trials gave
+            return [x for n in spec.names() for x in
+                    (n, *(b for b in tally.proportion_names() if b.startswith(f"{n}:")))]
         return spec.names()
 
     def metrics(self, tally: Tally, group: str, only: frozenset[str] | None, always: Callable[[str], bool],
@@ -135,16 +144,18 @@ def count_metrics(records: Iterable[TrialRecord], specs: Sequence[MetricSpec], *
                   cluster: Callable[[TrialRecord], Hashable], splits: Sequence[Split] = (),
                   scores: Callable[[TrialRecord], Mapping[str, Any]] | None = None,
                   always: Iterable[str] | None = None,
-                  descriptions: Mapping[str, str] | None = None) -> list[MetricValue]:
+                  descriptions: Mapping[str, str] | None = None,
+                  context: Mapping[str, Any] | None = None) -> list[MetricValue]:
     """The metrics of ``specs`` per group, from one pass over ``records``.
 
     ``verdicts(record)``: the trial's verdicts (``suite.trial_verdicts``, or :func:`stored_or`); ``cluster(record)``:
     its cluster key; ``splits``: the groups besides each configuration; ``scores(record)``: the scores reducers
     read (default: the record's); ``always``: the proportions and means reported (when their reducer makes them) in
     a group that has no observation of them (value None, n 0), None for every one (counts are always reported);
-    ``descriptions``:
-    a description in place of the spec's. Groups come each configuration (sorted) followed by its splits' groups;
-    metrics in the order of ``specs``."""
+    ``descriptions``: a description in place of the spec's; ``context``: what reducers may read of the run (its
+    threshold).
+    Groups come each configuration (sorted) followed by its splits' groups; metrics in the order of ``specs``, a
+    name's breakdowns after it."""
     counter = _Counter(specs)
     tallies: dict[str, Tally] = {}
     configs: set[str] = set()
@@ -152,7 +163,7 @@ def count_metrics(records: Iterable[TrialRecord], specs: Sequence[MetricSpec], *
     for record in records:
         ok = record.status == "ok"
         seen = Seen(record, (scores(record) if scores and ok else record.scores), verdicts(record) if ok else (),
-                    cluster(record))
+                    cluster(record), context or {})
         configs.add(record.config_id)
         counter.observe(tallies.setdefault(record.config_id, Tally()), seen)
         for split, values in zip(splits, found, strict=True):

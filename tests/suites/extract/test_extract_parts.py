@@ -8,15 +8,22 @@ from typing import Any
 
 import pytest
 
-from knowgap.engine.records import TrialRecord
+from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.models.structured import ParseFailure
 from knowgap.stats import wilson
+from knowgap.suites.extract import ExtractSuite
 from knowgap.suites.extract.attacks import disguise, extract_attacks, inject
 from knowgap.suites.extract.claims_judge import DECOMPOSE_SYSTEM, judge_faithfulness
 from knowgap.suites.extract.dataset import load_cases
-from knowgap.suites.extract.metrics import extract_metrics, newcombe_diff
+from knowgap.suites.extract.metrics import newcombe_diff
 from knowgap.suites.extract.summarizer import SCHEMA, Extraction, Summarizer
 from tests.fakes.models import Replies
+
+
+def extract_metrics(records: list[TrialRecord]) -> list[MetricValue]:
+    """The suite's metrics of ``records`` (its own, counted from their verdicts, and the injection driver's)."""
+    return ExtractSuite(ExtractSuite.Options.model_validate({})).metrics(records)
+
 
 GOOD = '{"summary": "Great food.", "overall_sentiment": "positive", "contains_conflicting_signals": false}'
 

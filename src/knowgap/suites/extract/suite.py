@@ -36,8 +36,10 @@ from knowgap.engine.suite import (
     Trial,
     TrialContext,
     TrialResult,
+    reiterable,
 )
 from knowgap.engine.verdict_calls import VerdictCall
+from knowgap.engine.verdict_tally import Split
 from knowgap.errors import InputError, KnowgapError, parse_choices
 from knowgap.models.structured import ParseFailure
 from knowgap.suites import register
@@ -45,9 +47,8 @@ from knowgap.suites.extract.casefile import CASE_FILE
 from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
 from knowgap.suites.extract.defences import DEFENCES, config_id, defended_review, defended_summarizer, family_of
-from knowgap.suites.extract.injection import METRIC_NAMES as INJECTION_METRICS
 from knowgap.suites.extract.injection import injection_metrics, injection_verdicts, mark_injected
-from knowgap.suites.extract.metrics import cluster_key, extract_metrics
+from knowgap.suites.extract.metrics import above_noise, cluster_key, extract_counted
 from knowgap.suites.extract.specs import SPECS
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
 from knowgap.suites.extract.verdict_calls import extract_verdict_call
@@ -108,8 +109,8 @@ class ExtractSuite(Suite):
         super().__init__(options)
         self._checker: Any = None
 
-    def metric_groups(self) -> list[str]:
-        return [c.id for c in self.configurations()]  # one group per configuration, no breakdown
+    def splits(self) -> list[Split]:
+        return []  # one group per configuration; a breakdown is in the metric's name
 
     def dataset_files(self) -> list[Path]:
         files = [Path(self.options.data) if self.options.data else CASES_FILE]
@@ -262,11 +263,12 @@ class ExtractSuite(Suite):
         return extract_verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        """extract's own metrics and the injection driver's (:mod:`.injection`). ``extract_metrics`` still counts
-        the driver's names too; those are left out of it here."""
-        records = list(records)
-        own = extract_metrics(records, judge_threshold=self.options.judge_threshold)
-        return [m for m in own if m.name.split(":", 1)[0] not in INJECTION_METRICS] + injection_metrics(records)
+        """extract's own metrics (:func:`.metrics.extract_counted`), the injection driver's (:mod:`.injection`) and
+        the flip rate above the noise floor comparing two of them."""
+        records = reiterable(records)
+        out = extract_counted(records, judge_threshold=self.options.judge_threshold, verdicts=self.trial_verdicts)
+        driven = injection_metrics(records)
+        return out + driven + above_noise(driven)
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
         """Adversarial cases built on one review are one cluster (:func:`.metrics.cluster_key`)."""
