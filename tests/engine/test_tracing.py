@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -204,9 +206,13 @@ def test_otel_without_the_sdk_names_the_extra_and_makes_no_run(tmp_path: Path, k
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
-def test_otel_content_alone_is_refused(tmp_path: Path, runs_root: Path) -> None:
+def test_otel_content_alone_and_otel_with_ray_are_refused_before_any_run(tmp_path: Path, runs_root: Path) -> None:
     with pytest.raises(KnowgapError, match="give --otel too"):
         knowgap.run("starter", models={"target": _system(tmp_path)}, runs_root=runs_root, otel_content=True)
+    with pytest.raises(KnowgapError, match="not with --executor ray"):
+        knowgap.run("starter", models={"target": "scripted:x.jsonl"}, runs_root=runs_root, otel=True,
+                    executor="ray")
+    assert not runs_root.exists() or not any(runs_root.iterdir())
 
 
 def test_an_eval_file_with_otel_exports_its_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -242,3 +248,47 @@ def test_a_callers_tracer_provider_gets_the_spans_and_is_left_running(tmp_path: 
     with provider.get_tracer("after").start_as_current_span("still-on"):
         pass
     assert exporter.get_finished_spans()[-1].name == "still-on"
+
+
+BLOCKING = """import os, pathlib, time
+
+def answer(request):
+    calls = pathlib.Path(os.environ["CALLS"])
+    number = len(list(calls.iterdir()))
+    (calls / f"{number:03d}").write_text("", encoding="utf-8")
+    if number >= 2:
+        time.sleep(3600)
+    return "I do not know."
+"""
+
+
+def test_a_stopped_run_exports_its_finished_trials_and_marks_the_one_it_stopped(tmp_path: Path, kg_home: Path) -> None:
+    system = tmp_path / "blocking.py"
+    system.write_text(BLOCKING, encoding="utf-8")
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    runs = tmp_path / "runs"
+    with otlp_receiver() as rx:
+        env = {**os.environ, "KNOWGAP_HOME": str(kg_home), "CALLS": str(calls), **_otel_env(rx.endpoint)}
+        proc = subprocess.Popen([sys.executable, "-m", "knowgap", "run", "starter", "-m", f"python:{system}:answer",
+                                 "--sample", "4", "--concurrency", "1", "--otel", "-q", "--runs-dir", str(runs)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+        deadline = time.monotonic() + 60
+        while len(list(calls.iterdir())) < 3:  # two trials done, the third's call blocks
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130, stderr
+        (run_path,) = [p for p in runs.iterdir() if p.is_dir()]
+        records = _records(run_path)
+        spans = rx.spans()  # the run flushed before the process exited
+    trials = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "invoke_workflow"]
+    done = [s for s in trials if s.attributes["knowgap.trial.status"] == "ok"]
+    assert len(records) == len(done) == 2
+    assert {s.attributes["knowgap.trial.id"] for s in done} == {r["trial_id"] for r in records}
+    (stopped,) = [s for s in trials if s.attributes["knowgap.trial.status"] == "interrupted"]
+    assert stopped.status_code == 2 and stopped.attributes["knowgap.trial.id"] not in {r["trial_id"] for r in records}
+    (blocked,) = [s for s in spans if s.parent_span_id == stopped.span_id]
+    assert blocked.attributes["error.type"] == "CancelledError"

@@ -209,7 +209,13 @@ class RunTracer:
                     K + "run.id": self.run_id, K + "suite": self.suite,
                     K + "case.id": redact(trial.case.id), K + "config.id": redact(trial.config.id),
                     K + "trial.id": redact(trial.trial_id), K + "repeat": trial.repeat}) as span:
-            record = await run
+            try:
+                record = await run
+            except BaseException as exc:  # Ctrl-C, SIGTERM: the trial was stopped, it is run again on resume
+                span.set_attributes({K + "trial.status": "interrupted", "error.type": type(exc).__name__})
+                span.set_status(self._trace.StatusCode.ERROR, "interrupted")
+                self.ended += 1
+                raise
             self._end_trial(span, record)
         self.ended += 1
         return record
