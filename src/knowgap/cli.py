@@ -506,7 +506,9 @@ def runs(runs_dir: Annotated[str | None, typer.Option(help="Where runs are store
 @app.command()
 def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
          runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored.")] = None,
-         trials: Annotated[int, typer.Option(help="Also print the first N trials.")] = 0,
+         trials: Annotated[int, typer.Option(help="Also print the first N trials, each with its scores and one target "
+                                             "call's answer, named (target call I, and its part): the call its first "
+                                             "wrong verdict is about, else its first.")] = 0,
          failed: Annotated[bool, typer.Option("--failed", help="List what went wrong instead of the metrics, trial "
                                               "by trial: each wrong per-metric verdict with its why, the input of the "
                                               "call it judges (planted text marked [[planted: ...]]) and that call's "
@@ -547,13 +549,18 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
     else:
         out.print("no metrics yet (the run did not finish): knowgap resume " + manifest.run_id)
     _print_sequences(manifest)
-    for i, record in enumerate(api.iter_trials(run, runs_dir)):
+    if trials <= 0:
+        return
+    from knowgap.report.data import load_run_data
+    from knowgap.report.examples import trial_answer
+
+    data = load_run_data(run, runs_dir)  # the run's suite says which call a trial's verdicts are about
+    for i, record in enumerate(data.records):
         if i >= trials:
             break
-        text = record.calls[-1].response.text if record.calls and record.calls[-1].response else record.error
         cut = f" ({CUT_NOTE})" if truncated_answers(record) else ""
         out.print(f"- {record.trial_id} [{record.status}]{cut} {record.scores}", markup=False, highlight=False)
-        out.print(f"  {text!r}", markup=False, highlight=False)
+        out.print(f"  {trial_answer(data, record)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _show_failures(run: str, runs_dir: str | None, metric: str | None, limit: int, as_json: bool) -> None:

@@ -72,3 +72,39 @@ def test_the_reports_worst_examples_show_the_injected_context_and_answer(runs_ro
             assert "<mark" not in clean and "I don&#x27;t know." in clean and "The answer is" not in clean
     summary = summary_markdown([run])
     assert "injection 0" in summary and "planted: " in summary
+
+
+def test_show_trials_prints_the_answer_of_the_call_a_verdict_is_about(tmp_path: Path, runs_root: Path) -> None:
+    """``knowgap show RUN --trials N`` prints, under each extract trial, injected run 1's answer (what its verdicts
+    are about) and which call it is, not the trial's last call (injected run 2)."""
+    result, cases = extract_run(tmp_path, runs_root)
+    done = knowgap_cli("show", result.run_id, "--runs-dir", str(runs_root), "--trials", "2")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    trials = [i for i, line in enumerate(lines) if line.startswith("- ")]
+    assert len(trials) == len(cases) == 2
+    for i in trials:
+        shown = next(x for x in lines[i + 1:] if x.startswith("  "))
+        assert shown.startswith("  target call 2 (injection 0 (") and '"summary": "injected run 1"' in shown
+        assert "injected run 2" not in shown.split("): ", 1)[1]
+
+
+def test_show_trials_prints_a_target_answer_where_the_last_call_is_a_judges(runs_root: Path) -> None:
+    """A stored clarify run (python: systems as target, judge and simulated user), whose trials end with judge
+    calls: each trial shows the target's answer, named by its call."""
+    from tests.report.stored_runs import stored_run
+
+    run = stored_run("clarify-turns", runs_root)
+    records = list(knowgap.iter_trials(run.run_id, runs_root))
+    assert any(r.calls[-1].role == "judge" for r in records)  # what the old listing printed
+    done = knowgap_cli("show", run.run_id, "--runs-dir", str(runs_root), "--trials", str(len(records)),
+                       env={"COLUMNS": "250"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for record in records:
+        at = lines.index(next(x for x in lines if x.startswith(f"- {record.trial_id} [")))
+        shown = next(x for x in lines[at + 1:] if x.startswith("  "))  # the scores may wrap: their lines start "'"
+        found = re.fullmatch(r"  target call (\d+): (.*)", shown)
+        assert found is not None, shown
+        call = record.calls[int(found.group(1))]
+        assert call.role == "target" and call.response is not None and found.group(2) == repr(call.response.text)

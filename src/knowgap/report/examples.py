@@ -248,6 +248,20 @@ def call_answer(call: CallRecord) -> str:
     return call.response.text if call.response is not None else ""
 
 
+def trial_answer(run: RunData, record: TrialRecord) -> str:
+    """What ``knowgap show RUN --trials`` prints under a trial: the answer of the call that stands for it
+    (:func:`trial_call`, a target call, never a judge's) and which call it is (its index in the trial's calls, and
+    its part), secrets redacted; an errored trial's error."""
+    if record.status != "ok":
+        return f"error: {redact(record.error or 'errored')!r}"
+    found, part = trial_call(run, record)
+    if found is None:
+        return "no target call"
+    call = record.calls[found.call]
+    text = call_answer(call) if call.response is not None else f"failed: {call.error or 'no answer'}"
+    return f"target call {found.call}" + (f" ({redact(part)})" if part else "") + f": {redact(text)!r}"
+
+
 def trial_exhibits(run: RunData, record: TrialRecord,
                    verdicts: Sequence[Verdict] | None = None) -> list[tuple[Exhibit, list[Verdict]]]:
     """A trial's wrong verdicts grouped by part (in the order they came), each group with what it is about; an
