@@ -239,7 +239,9 @@ class Suite(ABC):
 
     @abstractmethod
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        """Metrics per configuration (group) with 95% CIs, from the stored records. After a run, ``records`` is
+        """Metrics per configuration (group) with 95% CIs, from the stored records: a built-in suite counts its
+        trials' verdicts and its specs' reducers (:func:`~knowgap.engine.verdict_tally.count_metrics`, with
+        :meth:`trial_verdicts` and :meth:`splits`). After a run, ``records`` is
         the run store's :class:`~knowgap.engine.store.StoredRecords`: a sequence that reads the file again on each
         pass, so two passes need no list (a list of every record grows with the run): see :func:`reiterable`."""
 
@@ -295,8 +297,9 @@ class Suite(ABC):
         """The per-metric verdicts of a finished trial (right / wrong / not scored, and why), from its output and
         scores: one per proportion metric (its base name) the trial feeds, or one per part (``part``) when a trial
         feeds a metric more than once. The runner stores them in the record; ``knowgap show RUN --failed`` derives
-        them for runs recorded before. Counting them (:func:`knowgap.engine.verdicts.hits`) must give the k of n
-        :meth:`metrics` reports. By default none (then :meth:`trial_failed` says None for a finished trial)."""
+        them for runs recorded before. They are the source of the suite's proportions:
+        :func:`~knowgap.engine.verdict_tally.count_metrics` counts them into the k of n :meth:`metrics` reports.
+        By default none (then :meth:`trial_failed` says None for a finished trial)."""
         return []
 
     def trial_verdicts(self, record: TrialRecord) -> list[Verdict]:

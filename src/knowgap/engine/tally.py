@@ -1,7 +1,9 @@
 """A tally of one group's trials (usually one configuration), turned into metrics with 95% CIs.
 
-A suite's ``metrics()`` keeps one :class:`Tally` per group, feeds it each trial's scores with the trial's
-cluster key (its case, or the source cases share) and reads the metrics out at the end::
+:func:`knowgap.engine.verdict_tally.count_metrics` keeps one :class:`Tally` per group and counts each trial's
+verdicts into it, with the trial's cluster key (its case, or the source cases share); the specs' reducers
+(:mod:`knowgap.engine.reducers`) keep their values, items and counts in it. Used by hand (a plugin suite, the
+injection driver), it is::
 
     tallies: dict[str, Tally] = defaultdict(Tally)
     for r in records:

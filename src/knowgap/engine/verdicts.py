@@ -8,7 +8,8 @@ record, so ``knowgap show RUN --failed`` and the web app list what went wrong wi
 
 Polarity: a metric whose value is a share of good behaviour (``accuracy``) counts its ``right`` verdicts; a rate
 of bad behaviour (``flip_rate``, ``leak_rate``) counts its ``wrong`` ones. :func:`hits` gives that k of n, the
-same numbers the suite's metrics report (each suite's tests check it on a stored run).
+numbers the suite's metrics report: they are counted from the verdicts
+(:func:`knowgap.engine.verdict_tally.count_metrics`).
 """
 
 from __future__ import annotations
