@@ -189,8 +189,25 @@ def test_an_unreachable_collector_is_a_warning_not_a_failed_run(tmp_path: Path, 
     assert done.returncode == 0, done.stderr
     assert "trials: 4 ok, 0 errors" in done.stdout
     assert f"--otel: 8 of 8 spans were not exported to {endpoint}/v1/traces" in done.stderr
+    assert "Connection refused" in done.stderr  # why, as the HTTP client saw it
     assert "Traceback" not in done.stderr
     assert SECRET not in done.stdout + done.stderr
+
+
+def test_a_collector_that_refuses_the_key_is_a_warning_that_does_not_repeat_it(tmp_path: Path, kg_home: Path) -> None:
+    # a Langfuse-style Basic credential: no key shape, in no *KEY* variable; only the header variable holds it
+    basic = "cGstbGYtMTIzNDU2Nzg5OnNrLWxmLWFiY2RlZmdo"
+    with otlp_receiver(reject=401) as rx:
+        done = knowgap_cli("run", "starter", "-m", _system(tmp_path), "--sample", "2", "--otel", "-q",
+                           "--runs-dir", str(tmp_path / "runs"),
+                           env={"KNOWGAP_HOME": str(kg_home), "OTEL_EXPORTER_OTLP_ENDPOINT": rx.endpoint,
+                                "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Basic%20{basic}"},
+                           cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert rx.headers and rx.headers[0]["authorization"] == f"Basic {basic}"  # it was sent
+    assert "spans were not exported" in done.stderr and "HTTP 401" in done.stderr
+    assert "HTTP 401 Unauthorized: rejected ***" in done.stderr
+    assert basic not in done.stdout + done.stderr
 
 
 def test_otel_without_the_sdk_names_the_extra_and_makes_no_run(tmp_path: Path, kg_home: Path) -> None:

@@ -4,6 +4,7 @@ opentelemetry-proto, which come with the OTLP/HTTP exporter).
 In a test: ``with otlp_receiver() as rx:`` gives its ``endpoint`` (for ``OTEL_EXPORTER_OTLP_ENDPOINT``); every
 ``POST /v1/traces`` body is kept raw (``rx.bodies``, to search for text that must not be there), decoded as an
 ``ExportTraceServiceRequest`` and flattened into ``rx.spans()``; each request's headers are kept too.
+``otlp_receiver(reject=401)`` refuses every export instead, repeating the credential it was sent in its answer.
 
 As a process (a collector apart from the run, for benchmarks): ``python tests/fakes/otlp_receiver.py --port P``
 answers the same way, decodes each body and counts its spans; ``GET /count`` returns the count so far.
@@ -85,11 +86,21 @@ class Received:
         return out
 
 
-def _handler(received: Received, keep: bool) -> type[BaseHTTPRequestHandler]:
+def _handler(received: Received, keep: bool, reject: int | None = None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
             if self.path != "/v1/traces":
                 self.send_error(404)
+                return
+            if reject is not None:  # a collector that refuses the request, and leaks its credential doing so
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with received.lock:
+                    received.headers.append({k.lower(): v for k, v in self.headers.items()})
+                text = f"rejected {self.headers.get('Authorization', '')}".encode()
+                self.send_response(reject)
+                self.send_header("Content-Length", str(len(text)))
+                self.end_headers()
+                self.wfile.write(text)
                 return
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             if self.headers.get("Content-Encoding") == "gzip":
@@ -124,10 +135,11 @@ def _handler(received: Received, keep: bool) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def otlp_receiver(port: int = 0) -> Iterator[Received]:
-    """A receiver in a thread of this process; yields what it received (``endpoint`` set on it)."""
+def otlp_receiver(port: int = 0, reject: int | None = None) -> Iterator[Received]:
+    """A receiver in a thread of this process; yields what it received (``endpoint`` set on it). ``reject``: answer
+    every export with that HTTP status and a body that repeats the request's Authorization header."""
     received = Received()
-    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(received, keep=True))
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(received, keep=True, reject=reject))
     received.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

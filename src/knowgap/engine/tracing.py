@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from knowgap.engine.records import CallRecord, TrialRecord, Verdict
 from knowgap.errors import KnowgapError
-from knowgap.redaction import redact
+from knowgap.redaction import MASK, redact
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -92,16 +92,49 @@ def check_installed() -> None:
                            f"({exc}): pip install 'knowgap[{EXTRA}]'") from None
 
 
+HEADER_VARIABLES = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+_SCHEMES = frozenset({"basic", "bearer", "token", "digest"})
+
+
+def header_secrets() -> list[str]:
+    """The values of the exporter's headers (credentials: ``Authorization=Basic ...``), and each word of a value but
+    its scheme, longest first: masked like any secret wherever knowgap writes a text it did not make."""
+    from urllib.parse import unquote
+
+    found: set[str] = set()
+    for variable in HEADER_VARIABLES:
+        for part in os.environ.get(variable, "").split(","):
+            _, sep, value = part.partition("=")
+            value = unquote(value).strip()
+            if sep and len(value) >= 6:
+                found.add(value)
+                found.update(w for w in value.split() if len(w) >= 6 and w.lower() not in _SCHEMES)
+    return sorted(found, key=len, reverse=True)
+
+
+def masked(text: str, secrets: Sequence[str]) -> str:
+    """``text`` redacted (:func:`knowgap.redaction.redact`) and every one of ``secrets`` in it masked."""
+    text = redact(text)
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
 class _ExportWatch(logging.Filter):
     """Counts what the exporter sent and failed to send, keeps the SDK's first failure message, and drops the
     rest of the run's spans after :data:`FAILURES_BEFORE_DROPPING` failed exports in a row."""
 
-    def __init__(self) -> None:
+    def __init__(self, secrets: Sequence[str] = ()) -> None:
         super().__init__()
+        self.secrets = secrets
         self.exported = 0
         self.failed = 0
         self.failed_in_a_row = 0
         self.first_problem: str | None = None
+        """The SDK's first warning or error."""
+        self.reason: str | None = None
+        """The first failed request as the HTTP client saw it: the exception, or the status and the answer's start."""
         self.queue_full = False
         self._lock = threading.Lock()
 
@@ -111,8 +144,14 @@ class _ExportWatch(logging.Filter):
             if "Queue full" in message:
                 self.queue_full = True
             elif self.first_problem is None and record.levelno >= logging.WARNING:
-                self.first_problem = redact(message)
+                self.first_problem = masked(message, self.secrets)
         return False
+
+    def note(self, problem: str) -> None:
+        """What went wrong with a request to the collector (the SDK's own message may not say)."""
+        with self._lock:
+            if self.reason is None:
+                self.reason = masked(problem, self.secrets)[:300]
 
 
 def _watched(exporter: SpanExporter, watch: _ExportWatch) -> SpanExporter:
@@ -129,7 +168,7 @@ def _watched(exporter: SpanExporter, watch: _ExportWatch) -> SpanExporter:
                 result = exporter.export(spans)
             except Exception as exc:  # an exporter bug must not stop the processor's thread
                 result = SpanExportResult.FAILURE
-                watch.first_problem = watch.first_problem or redact(f"{type(exc).__name__}: {exc}")
+                watch.first_problem = watch.first_problem or masked(f"{type(exc).__name__}: {exc}", watch.secrets)
             if result is SpanExportResult.SUCCESS:
                 watch.exported += len(spans)
                 watch.failed_in_a_row = 0
@@ -147,6 +186,25 @@ def _watched(exporter: SpanExporter, watch: _ExportWatch) -> SpanExporter:
     return Watched()
 
 
+def _session(watch: _ExportWatch) -> Any:
+    """A requests session for the exporter that tells ``watch`` why a request failed (the SDK logs a request that
+    ran out of time without its cause: a refused connection, a 401)."""
+    import requests
+
+    class Session(requests.Session):
+        def request(self, *args: Any, **kwargs: Any) -> Any:
+            try:
+                response = super().request(*args, **kwargs)
+            except Exception as exc:
+                watch.note(f"{type(exc).__name__}: {exc}")
+                raise
+            if response.status_code >= 400:
+                watch.note(f"HTTP {response.status_code} {response.reason}: {response.text[:200]}")
+            return response
+
+    return Session()
+
+
 def _otlp_provider(watch: _ExportWatch) -> tuple[Any, str]:
     """A tracer provider exporting through OTLP/HTTP in a batch processor, and the endpoint it sends to."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -156,7 +214,7 @@ def _otlp_provider(watch: _ExportWatch) -> tuple[Any, str]:
 
     named = os.environ.get("OTEL_SERVICE_NAME") or "service.name=" in os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "")
     resource = Resource.create({} if named else {SERVICE_NAME: "knowgap"})
-    exporter = OTLPSpanExporter()
+    exporter = OTLPSpanExporter(session=_session(watch))
     provider = TracerProvider(resource=resource)
     queue = None if os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE") else DEFAULT_QUEUE
     provider.add_span_processor(BatchSpanProcessor(_watched(exporter, watch), max_queue_size=queue))
@@ -182,7 +240,9 @@ class RunTracer:
 
         self._trace = trace
         self.content = options.content
-        self.watch = _ExportWatch()
+        self.secrets = header_secrets()
+        """The exporter's header values: masked in the prompts and answers of --otel-content and in the warning."""
+        self.watch = _ExportWatch(self.secrets)
         self.own_provider = options.provider is None
         self.provider: Any  # the SDK's TracerProvider (force_flush, shutdown) or the caller's
         if options.provider is None:
@@ -235,7 +295,7 @@ class RunTracer:
             if not one:
                 attributes[f"knowgap.verdict_part.{metric}"] = [redact(v.part or "") for v in verdicts]
             if self.content:  # the reason may quote the answer
-                reasons = [redact(v.why) for v in verdicts]
+                reasons = [masked(v.why, self.secrets) for v in verdicts]
                 attributes[f"knowgap.verdict_reason.{metric}"] = reasons[0] if one else reasons
         span.set_attributes(attributes)  # one call: the SDK takes a lock per call
 
@@ -251,9 +311,9 @@ class RunTracer:
         if request.seed is not None:
             attributes["gen_ai.request.seed"] = request.seed
         if self.content:
-            attributes["gen_ai.input.messages"] = redact(json.dumps(
+            attributes["gen_ai.input.messages"] = masked(json.dumps(
                 [{"role": m.role, "parts": [{"type": "text", "content": m.content}]} for m in request.messages],
-                ensure_ascii=False))
+                ensure_ascii=False), self.secrets)
         span = self.tracer.start_span(about.name, kind=about.kind, attributes=attributes)
         try:
             record = await run
@@ -287,7 +347,7 @@ class RunTracer:
                                      for c in response.tool_calls]
             if response.finish_reason:
                 message["finish_reason"] = response.finish_reason
-            attributes["gen_ai.output.messages"] = redact(json.dumps([message], ensure_ascii=False))
+            attributes["gen_ai.output.messages"] = masked(json.dumps([message], ensure_ascii=False), self.secrets)
         span.set_attributes(attributes)
 
     def _describe(self, model: ChatModel) -> _Model:
@@ -319,7 +379,8 @@ class RunTracer:
         if lost > 0:
             why = [f"{self.watch.failed} failed to send" if self.watch.failed else "",
                    "the export queue was full (raise OTEL_BSP_MAX_QUEUE_SIZE)" if self.watch.queue_full else ""]
-            first = f"; first problem: {self.watch.first_problem}" if self.watch.first_problem else ""
+            problem = self.watch.reason or self.watch.first_problem
+            first = f"; first problem: {problem}" if problem else ""
             log.warning("--otel: %d of %d spans were not exported to %s (%s)%s; the run itself is complete",
                         lost, self.ended, redact(self.endpoint), ", ".join(w for w in why if w) or "not sent",
                         first)
