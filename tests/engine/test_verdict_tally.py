@@ -131,3 +131,9 @@ def test_breakdowns_parts_and_metrics_shown_only_where_a_trial_shows_them() -> N
     assert ("c1", "judged") not in out  # no trial shows the judge ran
     assert (out[("c1", "unparsed")].value, out[("c1", "unparsed")].n) == (3, 4)  # 3 of the 4 finished trials
     assert out[("c1", "errors")].value == 1 and ("c2", "errors") not in out
+
+
+def test_one_pass_over_records_read_as_a_stream() -> None:
+    """A run's records are read once: a one-shot iterator gives the metrics a list gives."""
+    once = count_metrics(iter(RECORDS), SPECS, verdicts=lambda r: r.verdicts, cluster=lambda r: r.case_id)
+    assert once == count_metrics(RECORDS, SPECS, verdicts=lambda r: r.verdicts, cluster=lambda r: r.case_id)
