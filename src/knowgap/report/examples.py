@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from knowgap.engine.records import CallRecord, TrialRecord, Verdict
 from knowgap.engine.verdict_calls import VerdictCall, first_target
@@ -103,6 +103,13 @@ class Exhibit(BaseModel):
     """The call's answer (its error when it failed)."""
     cut: bool = False
     """Whether the answer was cut at max_tokens."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def shown_input(self) -> list[tuple[str, bool]]:
+        """The input as a page shows it (:meth:`segments`): (text, planted) pieces, clipped around the planted text,
+        for a page that marks the planted text itself (``knowgap serve``'s "What went wrong")."""
+        return self.segments()
 
     def segments(self, limit: int = INPUT_CHARS) -> list[tuple[str, bool]]:
         """The input as (text, planted) pieces, clipped to about ``limit`` characters around the planted text (kept
