@@ -214,7 +214,10 @@ def _otlp_provider(watch: _ExportWatch) -> tuple[Any, str]:
 
     named = os.environ.get("OTEL_SERVICE_NAME") or "service.name=" in os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "")
     resource = Resource.create({} if named else {SERVICE_NAME: "knowgap"})
-    exporter = OTLPSpanExporter(session=_session(watch))
+    # a credential provider's session (OTEL_PYTHON_EXPORTER_OTLP_HTTP_*CREDENTIAL_PROVIDER) is the SDK's to make
+    providers = [k for k in os.environ if k.startswith("OTEL_PYTHON_EXPORTER_OTLP_HTTP_") and
+                 k.endswith("CREDENTIAL_PROVIDER") and os.environ[k]]
+    exporter = OTLPSpanExporter(session=None if providers else _session(watch))
     provider = TracerProvider(resource=resource)
     queue = None if os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE") else DEFAULT_QUEUE
     provider.add_span_processor(BatchSpanProcessor(_watched(exporter, watch), max_queue_size=queue))
