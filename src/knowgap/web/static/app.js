@@ -167,17 +167,33 @@ async function loadFailures() {
   const sel = el("select", { id: "f-failmetric", on: { change: () => render() } }, el("option", { value: "" }, `all metrics (${d.total})`),
     metrics.map((m) => el("option", { value: m }, `${m} (${d.by_metric[m]})`)));
   const list = el("div", { id: "failure-list" });
+  const partKey = (x) => `${x.trial_id}\u0000${x.part ?? ""}`;
+  const exhibits = new Map((d.exhibits || []).map((x) => [partKey(x), x]));
   function render() {
     const rows = d.failures.filter((f) => !sel.value || f.metric === sel.value);
-    put(list, rows.length ? rows.map((f) => el("div", { class: "failure", dataset: { trial: f.trial_id, metric: f.metric }, on: { click: () => openTrial(f.trial_id) } },
-      el("span", { class: "id" }, f.trial_id), " ", el("span", { class: "badge dis" }, f.metric), f.part ? el("span", { class: "muted" }, ` (${f.part})`) : null,
-      el("div", { class: "why" }, f.why), f.excerpt ? el("div", { class: "excerpt" }, f.excerpt) : null))
+    const shown = new Set();  // a part's input is shown once, at its first listed failure
+    put(list, rows.length ? rows.map((f) => {
+      const first = !shown.has(partKey(f));
+      shown.add(partKey(f));
+      return el("div", { class: "failure", dataset: { trial: f.trial_id, metric: f.metric }, on: { click: () => openTrial(f.trial_id) } },
+        el("span", { class: "id" }, f.trial_id), " ", el("span", { class: "badge dis" }, f.metric), f.part ? el("span", { class: "muted" }, ` (${f.part})`) : null,
+        el("div", { class: "why" }, f.why), first ? exhibitInput(exhibits.get(partKey(f))) : null,
+        f.excerpt ? el("div", { class: "excerpt", title: "the answer the verdict is about" }, f.excerpt) : null);
+    })
       : el("p", { class: "muted", id: "no-failures" }, d.source === "none" && !d.total ? "no per-trial verdicts in this run" : "nothing went wrong"));
   }
   put(box, d.note ? el("p", { class: "hint", id: "failures-note" }, d.note) : null,
     metrics.length ? el("label", {}, "metric ", sel) : null,
     d.failures.length < d.total ? el("p", { class: "hint" }, `the first ${d.failures.length} of ${d.total}`) : null, list);
   render();
+}
+
+// what a failure is about (the API's exhibit): the input of the call it judges, clipped around the planted text,
+// which is marked <mark class="planted">; every piece a text node, as everything on this page
+function exhibitInput(x) {
+  if (!x || !x.shown || !x.input) return null;
+  return el("div", { class: "exhibit" }, el("div", { class: "label" }, x.planted.length ? "input (the planted text marked)" : "input"),
+    el("pre", { class: "text prompt" }, x.shown_input.map(([text, planted]) => (planted ? el("mark", { class: "planted", title: "planted text" }, text) : text))));
 }
 
 async function openTrial(trialId) {  // show every trial, then select this one
