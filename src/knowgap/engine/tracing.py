@@ -287,7 +287,7 @@ class RunTracer:
         attributes: dict[str, Any] = {K + "trial.status": record.status, K + "trial.calls": len(record.calls)}
         if record.status == "error":
             attributes["error.type"] = K + "trial_error"
-            span.set_status(self._trace.StatusCode.ERROR, (record.error or "")[:500])
+            span.set_status(self._trace.StatusCode.ERROR, masked(record.error or "", self.secrets)[:500])
         by_metric: dict[str, list[Verdict]] = {}
         for verdict in record.verdicts:
             by_metric.setdefault(verdict.metric, []).append(verdict)
@@ -337,7 +337,7 @@ class RunTracer:
         if response is None:
             attributes["error.type"] = K + "model_error"
             span.set_attributes(attributes)
-            span.set_status(self._trace.StatusCode.ERROR, (record.error or "")[:500])
+            span.set_status(self._trace.StatusCode.ERROR, masked(record.error or "", self.secrets)[:500])
             return
         attributes["gen_ai.usage.input_tokens"] = response.usage.prompt_tokens
         attributes["gen_ai.usage.output_tokens"] = response.usage.completion_tokens
