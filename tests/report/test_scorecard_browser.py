@@ -155,3 +155,7 @@ def test_the_demo_report_opens_on_every_suites_scorecard(browser: Any, runs_root
     top = open_top(browser, page, tmp_path / "demo-top.png")
     check_top(top, runs, gate)
     assert len({c["run"] for c in top["cells"]}) == len(DEMO) == 5
+    # the per-group breakdowns (abstain's kb=, clarify's languages, partial's families...) are collapsed
+    collapsed = browser.execute_script("return [...document.querySelectorAll('details.breakdowns')]"
+                                       ".map((d) => [d.open, d.querySelector('table').checkVisibility()])")
+    assert len(collapsed) == 4 and all(c == [False, False] for c in collapsed)  # starter has none

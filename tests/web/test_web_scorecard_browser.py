@@ -15,6 +15,7 @@ import pytest
 from knowgap.report import compare_runs
 from knowgap.report.causes import failure_causes
 from knowgap.report.data import RunData
+from knowgap.report.scorecard import BREAKDOWN, folded_zero
 from knowgap.web.data import COMPARE_REPS
 from tests.report.stored_runs import stored_run
 from tests.report.test_scorecard_browser import HEIGHT, TOP, WIDTH, check_top, png_facts, set_viewport
@@ -77,3 +78,29 @@ def test_the_compare_page_opens_on_what_changed(served: tuple[str, RunData, RunD
         assert change["text"].startswith(f"{ch.delta * 100:+.1f} pp")
         said = {True: " significant", False: "not significant", None: "no test"}[ch.significant]
         assert change["text"].endswith(said)
+
+
+def test_the_metrics_box_folds_zeros_and_collapses_breakdowns(runs_root: Path, browser: Any) -> None:  # noqa: F811
+    run = stored_run("abstain-loo", runs_root)
+    assert run.suite is not None
+    folded = folded_zero(run.metrics, run.suite.metric_specs)
+    main = [m for m in run.metrics if m.name not in folded and BREAKDOWN not in m.group]
+    broken = [m for m in run.metrics if m.name not in folded and BREAKDOWN in m.group]
+    assert folded and main and broken
+    with serve(runs_root) as url:
+        info = httpx.get(f"{url}api/runs/{run.run_id}").json()
+        assert info["folded"] == folded
+        assert [m["name"] for m in info["metrics"] if m["breakdown"]] == [m.name for m in run.metrics
+                                                                           if BREAKDOWN in m.group]
+        browser.get(f"{url}#/run/{run.run_id}")
+        wait(browser, lambda d: d.execute_script("return document.querySelectorAll('#scorecard td.cell').length") > 0)
+        browser.execute_script("document.querySelector('#metrics-box').open = true")
+        shown = browser.execute_script(
+            "const rows = (css) => [...document.querySelectorAll(css)].map((r) => r.cells[1].textContent);"
+            "return {main: rows('#metrics-box > table.metrics tr[data-judge]'),"
+            " broken: rows('#breakdowns tr[data-judge]'),"
+            " open: document.querySelector('#breakdowns').open, folded: document.querySelector('#folded').textContent,"
+            " visible: document.querySelector('#breakdowns table').checkVisibility()}")
+    assert shown["main"] == [m.name for m in main] and shown["broken"] == [m.name for m in broken]
+    assert shown["open"] is False and shown["visible"] is False  # collapsed until opened
+    assert shown["folded"] == f"0 in every group (housekeeping, lower is better): {', '.join(sorted(folded))}"
