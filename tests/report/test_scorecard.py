@@ -13,13 +13,14 @@ import pytest
 
 import knowgap
 from knowgap.engine.metric_spec import headline, spec_of
+from knowgap.engine.records import MetricValue
 from knowgap.report import compare_runs, evaluate_gate, load_run_data, render_html, summary_markdown
 from knowgap.report.causes import cause_of, failure_causes
 from knowgap.report.failures import list_failures
 from knowgap.report.gate import Threshold
 from knowgap.report.injection import NOT_INJECTED
 from knowgap.report.markdown import render_markdown
-from knowgap.report.scorecard import BREAKDOWN, folded_zero, run_card, scorecard
+from knowgap.report.scorecard import BREAKDOWN, breakdown_by, folded_zero, run_card, scorecard
 from knowgap.suites.starter import StarterSuite
 from tests.report.stored_runs import DEMO, stored_run
 
@@ -122,6 +123,17 @@ def test_housekeeping_zeros_fold_and_breakdowns_collapse(runs_root: Path) -> Non
                                                  and m.name not in folded)
     assert all(f'">{name}</td>' not in table for name in folded)
     assert f"0 in every group (housekeeping, lower is better): {', '.join(sorted(folded))}" in page
+    assert f"<summary>per-group breakdowns (kb): {details.count('<tr data-judge=')} rows</summary>" in page
+
+
+def test_what_a_breakdown_breaks_down_by() -> None:
+    def row(name: str, group: str) -> MetricValue:
+        return MetricValue.proportion(name, group, 1, 2)
+
+    assert [breakdown_by(row(n, g)) for n, g in (
+        ("abstention_rate", "rag/basic · kb=BTT"), ("clarification_rate", "prompt=plain · zh"),
+        ("flip_rate:position=end", "prompt=default"), ("judge_outcome:scored", "prompt=default"),
+        ("accuracy", "prompt=plain"))] == ["kb", "language", "position", "judge_outcome", ""]
 
 
 def test_where_it_fails_most_groups_wrong_verdicts_by_cause(runs_root: Path) -> None:

@@ -89,7 +89,7 @@ def test_the_metrics_box_folds_zeros_and_collapses_breakdowns(runs_root: Path, b
     assert folded and main and broken
     with serve(runs_root) as url:
         info = httpx.get(f"{url}api/runs/{run.run_id}").json()
-        assert info["folded"] == folded
+        assert info["folded"] == folded and info["breakdowns_by"] == ["kb"]
         assert [m["name"] for m in info["metrics"] if m["breakdown"]] == [m.name for m in run.metrics
                                                                            if BREAKDOWN in m.group]
         browser.get(f"{url}#/run/{run.run_id}")

@@ -27,7 +27,7 @@ from knowgap.report.judges_html import CSS as JUDGES_CSS
 from knowgap.report.judges_html import judge_cell, judges_section
 from knowgap.report.judging import Judgements
 from knowgap.report.markdown import format_metric
-from knowgap.report.scorecard import folded_zero, is_breakdown, scorecard, suite_specs
+from knowgap.report.scorecard import by, folded_zero, is_breakdown, scorecard, suite_specs
 from knowgap.report.scorecard_html import CSS as SCORECARD_CSS
 from knowgap.report.scorecard_html import causes_html, scorecard_html
 from knowgap.report.svg import Bar, bar_chart, esc
@@ -155,10 +155,9 @@ def _metrics_sections(run: RunData) -> str:
                      f"better): {esc(', '.join(sorted(folded)))}</p>")
     parts.append('<div class="charts">' + "".join(metric_charts(main)) + "</div>")
     if broken:
-        kinds = sorted({m.group.split(" · ", 1)[1].split("=", 1)[0] for m in broken if " · " in m.group}
-                       | {m.name.split(":", 1)[1].split("=", 1)[0] for m in broken if ":" in m.name})
-        parts.append(f'<details class="fold breakdowns"><summary>per-group breakdowns ({esc(", ".join(kinds))}): '
-                     f"{len(broken)} rows</summary>{_metrics_table(run, broken, css='metrics breakdown')}"
+        rows = "row" if len(broken) == 1 else "rows"
+        parts.append(f'<details class="fold breakdowns"><summary>per-group breakdowns ({esc(", ".join(by(broken)))}): '
+                     f"{len(broken)} {rows}</summary>{_metrics_table(run, broken, css='metrics breakdown')}"
                      f'<div class="charts">{"".join(metric_charts(broken))}</div></details>')
     return "".join(parts)
 

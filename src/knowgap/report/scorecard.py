@@ -12,6 +12,7 @@ Every report (report.html, the markdown summary, report.md, the web app) builds 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
@@ -46,6 +47,27 @@ def suite_specs(suite: str, run: RunData | None = None) -> tuple[MetricSpec, ...
 def is_breakdown(m: MetricValue) -> bool:
     """A per-group breakdown: a group below a configuration (``CONFIG · lang=zh``) or a name's (``NAME:KEY=V``)."""
     return BREAKDOWN in m.group or ":" in m.name
+
+
+LANGUAGE = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]+)?$")
+
+
+def breakdown_by(m: MetricValue) -> str:
+    """What a breakdown row breaks its metric down by: the key of ``CONFIG · kb=BTT`` (``kb``), ``language`` for
+    ``CONFIG · zh``, the key of ``flip_rate:position=end`` (``position``), or the base name of a count per category
+    (``judge_outcome:scored``: ``judge_outcome``); empty for a row that is none."""
+    if BREAKDOWN in m.group:
+        part = m.group.split(BREAKDOWN, 1)[1]
+        return part.split("=", 1)[0] if "=" in part else "language" if LANGUAGE.match(part) else part
+    if ":" in m.name:
+        base, part = m.name.split(":", 1)
+        return part.split("=", 1)[0] if "=" in part else base
+    return ""
+
+
+def by(metrics: Sequence[MetricValue]) -> list[str]:
+    """What ``metrics`` (breakdown rows) break down by, sorted: ``['kb', 'language']``."""
+    return sorted({breakdown_by(m) for m in metrics} - {""})
 
 
 def folded_zero(metrics: Sequence[MetricValue], specs: Sequence[MetricSpec] | None) -> list[str]:

@@ -22,7 +22,7 @@ from knowgap.report.compare import Comparison, compare_runs
 from knowgap.report.data import RunData, load_suite
 from knowgap.report.failures import list_failures
 from knowgap.report.judging import Judgements
-from knowgap.report.scorecard import RunCard, folded_zero, is_breakdown, scorecard, suite_specs
+from knowgap.report.scorecard import RunCard, by, folded_zero, is_breakdown, scorecard, suite_specs
 
 FAILURES_SHOWN = 500
 """The most failures a run's page lists (the count per metric covers them all)."""
@@ -109,6 +109,7 @@ class RunsView:
                 "metrics": [m.model_dump() | {"judgement": _judgement(judged, m), "breakdown": is_breakdown(m)}
                             for m in metrics],
                 "folded": folded_zero(metrics, suite_specs(manifest.config.suite)),
+                "breakdowns_by": by([m for m in metrics if is_breakdown(m)]),
                 "fields": fields, "categories": categories,
                 "configs": sorted({r.config_id for r in records.values()}),
                 "samples": [{"name": s.name, "field": s.field, "trial_ids": s.trial_ids} for s in store.samples()],

@@ -134,7 +134,7 @@ async function showRun(runId, trialId) {
       (S.info.error_lines || []).length ? el("div", { class: "banner", role: "alert" }, S.info.error_lines[0], el("ul", {}, S.info.error_lines.slice(1).map((l) => el("li", {}, l.trim())))) : null,
       el("div", { id: "scorecard" }, el("p", { class: "muted" }, "loading the scorecard…")),
       el("div", { id: "fails", class: "judged" }),
-      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length}${screens(S.info.metrics)})`), metricsBlock(S.info.metrics, S.info.folded || [])),
+      el("details", { id: "metrics-box" }, el("summary", {}, `metrics (${S.info.metrics.length}${screens(S.info.metrics)})`), metricsBlock(S.info.metrics, S.info.folded || [], S.info.breakdowns_by)),
       // the judges' verdicts of every trial: closed while you label (a name is entered), hidden when blind
       el("details", { id: "failures-box", class: "judged", open: !annotator() }, el("summary", { title: "every wrong per-metric verdict: the judges' verdicts, so it starts closed while you label" }, "What went wrong"), el("div", { id: "failures" }, el("p", { class: "muted" }, "loading…")))),
     el("div", { class: "layout" },
@@ -218,13 +218,13 @@ function nText(m) {  // "n cases / n trials" when clusters hold several trials (
 
 // the run's metrics as report.html shows them: its configurations' numbers, housekeeping rows that are 0 in every
 // group folded into one line, the per-group breakdowns (knowledge base, family, language) collapsed
-function metricsBlock(metrics, folded) {
+function metricsBlock(metrics, folded, breakdownsBy) {
   if (!metrics.length) return el("p", { class: "muted" }, "no metrics (unfinished run)");
   const kept = metrics.filter((x) => !folded.includes(x.name));
   const broken = kept.filter((x) => x.breakdown);
   return [metricsTable(kept.filter((x) => !x.breakdown)),
     folded.length ? el("p", { class: "hint", id: "folded" }, `0 in every group (housekeeping, lower is better): ${[...folded].sort().join(", ")}`) : null,
-    broken.length ? el("details", { id: "breakdowns" }, el("summary", {}, `per-group breakdowns: ${broken.length} rows`), metricsTable(broken)) : null];
+    broken.length ? el("details", { id: "breakdowns" }, el("summary", {}, `per-group breakdowns (${(breakdownsBy || []).join(", ")}): ${broken.length} ${broken.length === 1 ? "row" : "rows"}`), metricsTable(broken)) : null];
 }
 
 function metricsTable(metrics) {
