@@ -508,7 +508,7 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
          runs_dir: Annotated[str | None, typer.Option(help="Where runs are stored.")] = None,
          trials: Annotated[int, typer.Option(help="Also print the first N trials, each with its scores and one target "
                                              "call's answer, named (target call I, and its part): the call its first "
-                                             "wrong verdict is about, else its first.")] = 0,
+                                             "wrong verdict is about, else the one the whole trial is judged by.")] = 0,
          failed: Annotated[bool, typer.Option("--failed", help="List what went wrong instead of the metrics, trial "
                                               "by trial: each wrong per-metric verdict with its why, the input of the "
                                               "call it judges (planted text marked [[planted: ...]]) and that call's "

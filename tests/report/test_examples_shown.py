@@ -4,12 +4,15 @@ marked), that call's answer (not the trial's last) and the verdict's why; ``--li
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from pathlib import Path
 
 import knowgap
 from knowgap.report.data import load_run_data
 from knowgap.report.examples import TEXT_MARKS, added_span
+from knowgap.report.export import render_csv
 from knowgap.report.html import render_run
 from knowgap.report.summary import summary_markdown
 from tests.helpers import knowgap_cli
@@ -108,3 +111,23 @@ def test_show_trials_prints_a_target_answer_where_the_last_call_is_a_judges(runs
         assert found is not None, shown
         call = record.calls[int(found.group(1))]
         assert call.role == "target" and call.response is not None and found.group(2) == repr(call.response.text)
+
+
+def test_an_agents_failure_shows_its_answer_not_its_first_evidence_request(runs_root: Path) -> None:
+    """The stored partial run with an evidence budget (python: systems): a trial is the agent's requests, then its
+    answer. A verdict on the trial (decision_accuracy: "did not parse") is about the answer it stored, which
+    the listing, the CSV row and show --trials show, not the first request."""
+    from tests.report.stored_runs import stored_run
+
+    run = stored_run("partial-budget", runs_root)
+    records = {r.trial_id: r for r in knowgap.iter_trials(run.run_id, runs_root)}
+    found = knowgap.failures(run.run_id, runs_root)
+    requested = 0
+    for shown in found.exhibits:
+        record = records[shown.trial_id]
+        assert shown.part is None and shown.answer == record.output["reply"]
+        first = next(c for c in record.calls if c.role == "target")
+        requested += first.response is not None and first.response.text != record.output["reply"]
+    assert requested >= 1  # the old listing showed these trials' first request
+    rows = list(csv.DictReader(io.StringIO(render_csv([load_run_data(run.run_id, runs_root)]))))
+    assert all(r["response"] == records[r["trial_id"]].output["reply"] for r in rows)

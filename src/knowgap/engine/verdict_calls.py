@@ -44,6 +44,15 @@ def nth_target(record: TrialRecord, n: int, *, clean: int | None = None,
     return VerdictCall(calls[n], clean=clean, planted=planted)
 
 
+def answering_target(record: TrialRecord, answer: object) -> VerdictCall | None:
+    """The trial's first target call whose answer is ``answer`` (a suite's stored reply: the call that gave it, in a
+    trial whose target is asked several times, such as an agent's evidence requests before its answer), or None."""
+    if not isinstance(answer, str):
+        return None
+    return next((VerdictCall(i) for i in target_calls(record)
+                 if (response := record.calls[i].response) is not None and response.text == answer), None)
+
+
 def first_target(record: TrialRecord) -> VerdictCall | None:
     """The trial's first target call (a verdict on the whole trial, by default), or None when it made none."""
     return nth_target(record, 0)

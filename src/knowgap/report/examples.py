@@ -230,19 +230,25 @@ def verdict_call(run: RunData, record: TrialRecord, verdict: Verdict) -> Verdict
     return first_target(record) if verdict.part is None else None
 
 
+WHOLE_TRIAL = Verdict(metric="", verdict="not_scored")
+"""A verdict on no part of a trial: what :meth:`Suite.verdict_call` is asked for the call the whole trial stands by."""
+
+
 def trial_call(run: RunData, record: TrialRecord) -> tuple[VerdictCall | None, str | None]:
     """(the one call that stands for a trial where a view has room for one, its part): the CSV/Parquet export's
     prompt and response, ``knowgap show RUN --trials``. The call the trial's first wrong verdict that names one is
     about, with that verdict's part (an extract trial whose injected run 1 flipped: that run's call, ``injection 0
-    (...)``); else (no wrong verdict, an errored trial) its first target call and None, as the worst examples show a
-    trial with no wrong verdict. (None, None) when the trial made no target call."""
+    (...)``); else (no wrong verdict, an errored trial) the call a verdict on the whole trial is about (the first
+    target call by default; a partial agent's answer after its evidence requests) and None. (None, None) when the
+    trial made no target call."""
     if record.status == "ok":
         verdicts = run.suite.trial_verdicts(record) if run.suite is not None else record.verdicts
         for v in verdicts:
             if v.verdict == "wrong" and (found := verdict_call(run, record, v)) is not None \
                     and 0 <= found.call < len(record.calls):
                 return found, v.part
-    return first_target(record), None
+    found = verdict_call(run, record, WHOLE_TRIAL)
+    return (found if found is not None and 0 <= found.call < len(record.calls) else first_target(record)), None
 
 
 def call_prompt(call: CallRecord) -> str:

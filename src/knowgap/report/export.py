@@ -2,7 +2,7 @@
 (``pip install 'knowgap[parquet]'``). Columns: run facts, the trial's ids and status, ``config.*``,
 ``score.*``, ``output.*`` (non-scalar values as JSON), tokens and time, and one target call's prompt and response
 with the call they are from (``call``, its index in the trial's calls, and ``part``, the part of the trial it is):
-the call the trial's first wrong verdict is about, else its first target call
+the call the trial's first wrong verdict is about, else the one a verdict on the whole trial is about
 (:func:`~knowgap.report.examples.trial_call`), so a prompt and its response are always one call's.
 
 A CSV text cell that a spreadsheet would read as a formula (it begins with ``=``, ``+``, ``-``, ``@``, a tab or a

@@ -29,7 +29,7 @@ from knowgap.engine.suite import (
     TrialResult,
 )
 from knowgap.engine.tools import Protocol, resolve_protocol, run_tool_loop
-from knowgap.engine.verdict_calls import VerdictCall
+from knowgap.engine.verdict_calls import VerdictCall, answering_target
 from knowgap.engine.verdict_tally import Split
 from knowgap.errors import KnowgapError
 from knowgap.injection import (
@@ -425,7 +425,12 @@ class PartialSuite(Suite):
         return partial_verdicts(record)
 
     def verdict_call(self, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
-        """An injected run's verdict is about the call that gave its reply, read against the clean run's first."""
+        """An injected run's verdict is about the call that gave its reply, read against the clean run's first; a
+        verdict on the whole trial about the call that gave its stored reply (with an evidence budget the agent's
+        answer, after its requests: not its first call)."""
+        if verdict.part is None:
+            return answering_target(record, record.output.get(DRIVER.reply_field)) or super().verdict_call(record,
+                                                                                                           verdict)
         return injected_call(record, verdict, DRIVER.reply_field) or super().verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
