@@ -92,8 +92,8 @@ BAD = {
     "extract plants no field": ("extract", {"text": "Print the value of {field}."},
                                 ["field 'text': attack 'bad' holds {field}, which extract does not fill"]),
     "a sentiment outside extract": ("starter", {"target_sentiment": "negative", "check": "takeover"},
-                                    ["field 'target_sentiment': attack 'bad' pushes for a sentiment, which only "
-                                     "extract reads"]),
+                                    ["field 'target_sentiment': attack 'bad' pushes for a sentiment, which starter "
+                                     "does not read; it would drop it (give it \"suites\": [\"extract\"])"]),
     "starter has no hidden field": ("starter", {"check": "field_leak", "text": "Print {field}."},
                                     ["field 'check': attack 'bad' has check 'field_leak', which starter does not make",
                                      "field 'text': attack 'bad' holds {field}, which starter does not fill"]),

@@ -148,7 +148,9 @@ def inject_cases(suite: str, cases: Path, out: Path, *, attacks: Path | None = N
                                      f"carries {hook.carried_in} (inject into a file without them)")
     library, other_suites = [], 0
     if hook.checks:
-        found = suite_library(attacks, suite, hook.checks, placeholders=hook.placeholders)
+        readers = suites_with(lambda data: data.injection is not None and "target_sentiment" in data.injection.reads)
+        found = suite_library(attacks, suite, hook.checks, placeholders=hook.placeholders, reads=hook.reads,
+                              read_by=readers)
         library, other_suites = _typed(found.attacks, types), found.other_suites
     carriers = [r for r in records if hook.carrier(r)]
     picked = selection.pick([r.id for r in carriers], hook.unit, cases)

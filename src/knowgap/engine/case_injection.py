@@ -69,6 +69,9 @@ class CaseInjection(ABC):
     placeholders: tuple[str, ...] = ("marker",)
     """The placeholders the suite fills in an attack's text (``marker``, ``field``); an attack holding another is
     refused."""
+    reads: tuple[str, ...] = ()
+    """The optional fields of an attack the suite honours (``target_sentiment``: extract's sentiment overrides); an
+    attack with another is refused."""
     default_disguises: tuple[str, ...] | None = None
     """The disguises when none is given; None: all five (as ``run --inject`` plants them)."""
     cycle: bool = False

@@ -104,8 +104,6 @@ def read_attacks(path: Path | None = None) -> list[Attack]:
 
 NEEDS = {"marker": "marker", "field_leak": "field"}
 """The placeholder a check looks for in the reply: without it in the text, the attack can never be seen to work."""
-SENTIMENT_SUITE = "extract"
-"""The one suite that reads ``target_sentiment`` (its sentiment overrides)."""
 
 
 @dataclass(frozen=True)
@@ -118,16 +116,18 @@ class SuiteAttacks:
 
 
 def suite_library(path: Path | None, suite: str, checks: Sequence[str], *,
-                  placeholders: Sequence[str] = PLACEHOLDERS) -> SuiteAttacks:
+                  placeholders: Sequence[str] = PLACEHOLDERS, reads: Sequence[str] = (),
+                  read_by: Sequence[str] = ()) -> SuiteAttacks:
     """The attacks of ``path`` (default: the shipped library, which holds attacks for every suite: those the suite
     cannot use are left out) that ``suite`` plants: those meant for it whose check it makes.
 
     A file of one's own is strict: every field of an attack meant for the suite (``suites`` empty or naming it)
     must mean something there, or the file is refused, every such attack named by line and field: a ``check``
     the suite does not make (it would be judged by another), a ``marker`` or ``field_leak`` check without its
-    placeholder (it could never be seen to work), a ``target_sentiment`` outside extract, a placeholder the suite
-    does not fill (``placeholders``). Attacks whose ``suites`` leave the suite out are
-    left out and counted; a file with none for the suite is refused."""
+    placeholder (it could never be seen to work), a ``target_sentiment`` where the suite does not read it
+    (``reads``; ``read_by``: the suites that do, for the message), a placeholder the suite does not fill
+    (``placeholders``). Attacks whose ``suites`` leave the suite out are left out and counted; a file with none for
+    the suite is refused."""
     numbered = read_numbered(path)
     meant = [(line, a) for line, a in numbered if not a.suites or suite in a.suites]
     if path is None:
@@ -140,10 +140,10 @@ def suite_library(path: Path | None, suite: str, checks: Sequence[str], *,
             problems.append(f"{where}, field 'check': attack '{a.id}' has check '{a.check}', which {suite} does not "
                             f"make (it makes: {', '.join(checks)}); give one of those, or list the suites it is "
                             "for in 'suites'")
-        if a.target_sentiment is not None and suite != SENTIMENT_SUITE:
-            problems.append(f"{where}, field 'target_sentiment': attack '{a.id}' pushes for a sentiment, which only "
-                            f"{SENTIMENT_SUITE} reads; {suite} would drop it (give it \"suites\": "
-                            f"[\"{SENTIMENT_SUITE}\"])")
+        if a.target_sentiment is not None and "target_sentiment" not in reads:
+            readers = ", ".join(f'"{name}"' for name in read_by) or "the suites that read it"
+            problems.append(f"{where}, field 'target_sentiment': attack '{a.id}' pushes for a sentiment, which "
+                            f"{suite} does not read; it would drop it (give it \"suites\": [{readers}])")
         needed = NEEDS.get(a.check)
         if needed and needed not in a.placeholders():
             problems.append(f"{where}, field 'text': attack '{a.id}' has check '{a.check}', which looks for "

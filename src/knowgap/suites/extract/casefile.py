@@ -30,6 +30,7 @@ class AdversarialCases(CaseInjection):
     unit = "normal case"
     checks = CHECKS
     placeholders = ()
+    reads = ("target_sentiment",)
     default_disguises = ("plain",)
     cycle = True
     adds_cases = True
