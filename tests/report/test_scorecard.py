@@ -101,6 +101,8 @@ def test_a_run_against_its_baseline_shows_each_change_and_its_significance(absta
     assert page.count('class="chg better sig"') == 2 and page.count('class="chg"') == 2
     md = summary_markdown([a, b], comparison=comparison)
     assert "| change vs baseline |" in md and "+100.0 pp" in md and "(**significant**)" in md
+    assert md.index("### Scorecard") < md.index(f"<details><summary>every metric compared ({len(comparison.changes)})"
+                                                 f"</summary>\n\n### compare `{a.run_id}` → `{b.run_id}`")
 
 
 def test_housekeeping_zeros_fold_and_breakdowns_collapse(runs_root: Path) -> None:

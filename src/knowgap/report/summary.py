@@ -91,8 +91,9 @@ def summary_markdown(runs: Sequence[RunData], *, gate: GateResult | None = None,
              *causes_markdown([failure_causes(r) for r in runs if r.run_id in shown]), ""]
     if gate is not None:
         lines += ["<details><summary>every gate check</summary>", "", gate_markdown(gate), "", "</details>", ""]
-    if comparison is not None:
-        lines += [compare_markdown(comparison), ""]
+    if comparison is not None:  # its headline changes are on the scorecard; every metric's here
+        lines += [f"<details><summary>every metric compared ({len(comparison.changes)})</summary>", "",
+                  compare_markdown(comparison), "", "</details>", ""]
     lines += injection_markdown([RunMetrics.of(r) for r in runs], level=3)
     for run in runs:
         lines += [f"<details><summary>{md_text(run.manifest.config.suite)} {run.run_id}: every metric and the "
