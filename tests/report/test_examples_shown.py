@@ -131,3 +131,39 @@ def test_an_agents_failure_shows_its_answer_not_its_first_evidence_request(runs_
     assert requested >= 1  # the old listing showed these trials' first request
     rows = list(csv.DictReader(io.StringIO(render_csv([load_run_data(run.run_id, runs_root)]))))
     assert all(r["response"] == records[r["trial_id"]].output["reply"] for r in rows)
+
+
+def test_a_verdict_on_the_final_answer_shows_the_final_answer(runs_root: Path) -> None:
+    """The stored multi-turn clarify run (python: systems): a trial asks, the simulated user replies, the target
+    answers again. A final_correctness verdict is about that last answer, with the user's reply as its input; a
+    verdict on the first answer (clarification_rate) about the first; one listing shows each with its own call."""
+    from tests.report.stored_runs import stored_run
+
+    run = stored_run("clarify-turns", runs_root)
+    records = {r.trial_id: r for r in knowgap.iter_trials(run.run_id, runs_root)}
+    found = knowgap.failures(run.run_id, runs_root)
+    later = 0
+    for f in found.failures:
+        record = records[f.trial_id]
+        said = [m["content"] for m in record.output["conversation"] if m["role"] == "assistant"]
+        shown = found.exhibit(f.trial_id, f.part, f.call)
+        assert shown is not None and f.call is not None and record.calls[f.call].role == "target"
+        if f.metric.startswith("final_correctness"):
+            heard = [m["content"] for m in record.output["conversation"] if m["role"] == "user"]
+            assert shown.answer == said[-1] and shown.input == heard[-1]
+            later += len(said) > 1
+        elif f.metric == "clarification_rate":
+            assert shown.answer == said[0]
+    assert later >= 1  # the old listing showed these trials' first answer (the clarifying questions)
+    done = knowgap_cli("show", run.run_id, "--runs-dir", str(runs_root), "--failed")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for f in found.failures:
+        if f.metric.startswith("final_correctness"):
+            record = records[f.trial_id]
+            final = [m["content"] for m in record.output["conversation"] if m["role"] == "assistant"][-1]
+            at = lines.index(f"- {f.trial_id}")
+            block = lines[at:next((i for i in range(at + 1, len(lines)) if lines[i].startswith("- ")), len(lines))]
+            why = block.index(f"  {f.metric}: {f.why}")
+            answer = next(x for x in reversed(block[:why]) if x.startswith("  answer"))
+            assert repr(final) in answer

@@ -83,18 +83,18 @@ def test_what_went_wrong_shows_the_injected_input_with_the_planted_text_marked(r
         browser.get(f"{url}#/run/{run.run_id}")
         wait(browser, lambda d: len(_rows(d)) == expected.total)
         rows = _parts(browser)
-    firsts: dict[tuple[str, str | None], dict[str, Any]] = {}
-    seen: set[tuple[str, str | None]] = set()
+    firsts: dict[tuple[str, str | None, int | None], dict[str, Any]] = {}
+    seen: set[tuple[str, str | None, int | None]] = set()
     for f, row in zip(expected.failures, rows, strict=True):
         assert (row["trial"], row["metric"]) == (f.trial_id, f.metric)
-        if (f.trial_id, f.part) in seen:
+        if (f.trial_id, f.part, f.call) in seen:
             assert row["input"] is None  # a part's input is shown at its first failure only
         elif row["input"] is not None:
-            firsts[(f.trial_id, f.part)] = row
-        seen.add((f.trial_id, f.part))
-    assert set(firsts) == {(x.trial_id, x.part) for x in expected.exhibits if x.shown and x.input}  # once per part
+            firsts[(f.trial_id, f.part, f.call)] = row
+        seen.add((f.trial_id, f.part, f.call))
+    assert set(firsts) == {(x.trial_id, x.part, x.call) for x in expected.exhibits if x.shown and x.input}  # once each
     for x in injected:
-        row = firsts[(x.trial_id, x.part)]
+        row = firsts[(x.trial_id, x.part, x.call)]
         marker = records[x.trial_id].output["injection"]["runs"][0]["injection"]["marker"]
         assert row["label"] == "input (the planted text marked)" and set(row["tags"]) == {"MARK"}
         assert row["marks"] == [x.input[s:e] for s, e in x.planted] and any(marker in m for m in row["marks"])

@@ -93,6 +93,9 @@ class Exhibit(BaseModel):
     trial_id: str
     part: str | None = None
     """The verdicts' part (``injected run 1``); None: the whole trial."""
+    call: int | None = None
+    """The index of the call in the trial's calls (None: no call shown). Verdicts on one part may be about different
+    calls (clarify's on a multi-turn trial: the first answer, and the final answer): one exhibit each."""
     shown: bool = False
     """Whether the suite named the call (False: only the verdicts' why is known, no input or answer)."""
     input: str = ""
@@ -218,8 +221,8 @@ def exhibit(record: TrialRecord, found: VerdictCall | None, part: str | None = N
     text, spans = planted_in(call, clean, found.planted) if clean is not None or found.planted else (
         redact(_last_user(call)), [])
     answer = call.response.text if call.response is not None else (call.error or "")
-    return Exhibit(trial_id=record.trial_id, part=part, shown=True, input=text, planted=spans, answer=redact(answer),
-                   cut=bool(call.response is not None and call.response.truncated))
+    return Exhibit(trial_id=record.trial_id, part=part, call=found.call, shown=True, input=text, planted=spans,
+                   answer=redact(answer), cut=bool(call.response is not None and call.response.truncated))
 
 
 def verdict_call(run: RunData, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
@@ -277,18 +280,20 @@ def trial_answer(run: RunData, record: TrialRecord) -> str:
 
 def trial_exhibits(run: RunData, record: TrialRecord,
                    verdicts: Sequence[Verdict] | None = None) -> list[tuple[Exhibit, list[Verdict]]]:
-    """A trial's wrong verdicts grouped by part (in the order they came), each group with what it is about; an
-    errored trial, or one with no wrong verdict, gives its first target call with no verdicts."""
+    """A trial's wrong verdicts grouped by part and by the call they are about (in the order they came), each group
+    with what it is about; an errored trial, or one with no wrong verdict, gives its first target call with no
+    verdicts."""
     if verdicts is None:
         verdicts = (run.suite.trial_verdicts(record) if run.suite is not None else record.verdicts) \
             if record.status == "ok" else []
-    parts: dict[str | None, list[Verdict]] = {}
+    groups: dict[tuple[str | None, int | None], tuple[VerdictCall | None, list[Verdict]]] = {}
     for v in verdicts:
         if v.verdict == "wrong":
-            parts.setdefault(v.part, []).append(v)
-    if not parts:
+            found = verdict_call(run, record, v)
+            groups.setdefault((v.part, found.call if found is not None else None), (found, []))[1].append(v)
+    if not groups:
         return [(exhibit(record, first_target(record)), [])]
-    return [(exhibit(record, verdict_call(run, record, vs[0]), part), vs) for part, vs in parts.items()]
+    return [(exhibit(record, found, part), vs) for (part, _), (found, vs) in groups.items()]
 
 
 ANSWER_CHARS = 2000

@@ -32,6 +32,8 @@ class Failure(BaseModel):
     config_id: str
     metric: str
     part: str | None = None
+    call: int | None = Field(None, description="The index in the trial's calls of the call the verdict is about (its "
+                                               "exhibit's; None: the suite names none).")
     why: str
     excerpt: str = Field(description="The start of the answer the verdict is about, whitespace collapsed (empty when "
                                      "the suite names no call for its part).")
@@ -43,7 +45,8 @@ class FailureList(BaseModel):
     """Every failure of the listed trials, worst first: errored trials, then trials with wrong verdicts in trial
     order (up to the limit of trials)."""
     exhibits: list[Exhibit] = Field(default_factory=list)
-    """What the failures are about: one per listed trial and part (``trial_id``, ``part``), in the same order."""
+    """What the failures are about: one per listed trial, part and call (``trial_id``, ``part``, ``call``), in the
+    same order."""
     total: int
     """Failures before the limit."""
     trials: int = 0
@@ -54,8 +57,10 @@ class FailureList(BaseModel):
     """Where the verdicts come from: the trial records, derived now (a run from before verdicts), or nowhere."""
     note: str = ""
 
-    def exhibit(self, trial_id: str, part: str | None) -> Exhibit | None:
-        return next((e for e in self.exhibits if e.trial_id == trial_id and e.part == part), None)
+    def exhibit(self, trial_id: str, part: str | None, call: int | None | Literal["any"] = "any") -> Exhibit | None:
+        """What the failures of ``trial_id`` on ``part`` (and on ``call``, when given) are about."""
+        return next((e for e in self.exhibits if e.trial_id == trial_id and e.part == part
+                     and (call == "any" or e.call == call)), None)
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -77,11 +82,11 @@ def _listed(run: RunData, r: TrialRecord, verdicts: list[Verdict]) -> tuple[list
     """A trial's failures (``verdicts``: its wrong ones, or none for an errored trial) and their exhibits."""
     if r.status != "ok":
         [(shown, _)] = trial_exhibits(run, r, [])
-        return [Failure(trial_id=r.trial_id, config_id=r.config_id, metric=ERROR, why=excerpt(r.error or "errored"),
-                        excerpt="")], [shown]
+        return [Failure(trial_id=r.trial_id, config_id=r.config_id, metric=ERROR, call=shown.call,
+                        why=excerpt(r.error or "errored"), excerpt="")], [shown]
     exhibits = trial_exhibits(run, r, verdicts)
-    failures = [Failure(trial_id=r.trial_id, config_id=r.config_id, metric=v.metric, part=v.part, why=v.why,
-                        excerpt=excerpt(shown.answer))
+    failures = [Failure(trial_id=r.trial_id, config_id=r.config_id, metric=v.metric, part=v.part, call=shown.call,
+                        why=v.why, excerpt=excerpt(shown.answer))
                 for shown, group in exhibits for v in group]
     return failures, [shown for shown, _ in exhibits]
 
@@ -147,14 +152,14 @@ def failure_lines(found: FailureList, *, metric: str | None = None, limit: int |
              + (f"; the first {limit} trials" if limit is not None and found.trials > limit > 1 else "")
              + ("; the first trial" if limit == 1 and found.trials > 1 else "")]
     trials: set[str] = set()
-    parts: set[tuple[str, str | None]] = set()
+    parts: set[tuple[str, str | None, int | None]] = set()
     for f in found.failures:
         if f.trial_id not in trials:
             trials.add(f.trial_id)
             lines.append(f"- {f.trial_id}")
-        if (f.trial_id, f.part) not in parts:
-            parts.add((f.trial_id, f.part))
-            lines += _exhibit_lines(found.exhibit(f.trial_id, f.part), f.part)
+        if (f.trial_id, f.part, f.call) not in parts:
+            parts.add((f.trial_id, f.part, f.call))
+            lines += _exhibit_lines(found.exhibit(f.trial_id, f.part, f.call), f.part)
         lines.append(f"{'    ' if f.part else '  '}{f.metric}: {f.why}")
     return lines
 

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord, Verdict
+from knowgap.engine.records import MetricValue, ScoreValue, TagValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
@@ -36,7 +36,7 @@ from knowgap.engine.suite import (
     TrialContext,
     TrialResult,
 )
-from knowgap.engine.verdict_calls import VerdictCall, nth_target, target_calls
+from knowgap.engine.verdict_calls import VerdictCall, answering_target, nth_target, target_calls
 from knowgap.engine.verdict_tally import Split
 from knowgap.errors import KnowgapError
 from knowgap.judges.clarification import clarification_signals
@@ -61,7 +61,7 @@ from knowgap.suites.clarify.judging import (
     parse_verdict,
     silent_failure_spec,
 )
-from knowgap.suites.clarify.metrics import LANGUAGES, clarify_metrics
+from knowgap.suites.clarify.metrics import LANGUAGES, clarify_metrics, trial_cluster
 from knowgap.suites.clarify.pressure import Pressure, pressure_for, pressure_scores, pressured_query
 from knowgap.suites.clarify.prompts import (
     CORRECTNESS_VERSION,
@@ -76,7 +76,7 @@ from knowgap.suites.clarify.prompts import (
 from knowgap.suites.clarify.recall_bound import TITLE, recall_bound_html, recall_bound_markdown
 from knowgap.suites.clarify.scoring import score_response, screen
 from knowgap.suites.clarify.specs import SPECS
-from knowgap.suites.clarify.verdicts import clarify_verdicts
+from knowgap.suites.clarify.verdicts import FINAL_ANSWER_SCORES, RATES, clarify_verdicts
 
 DEFAULT_PROMPTS = ["plain", "cautious", "clarify-first"]
 """The default configurations: a bare assistant, the seed's own system prompt (`cautious`, verbatim) and ours."""
@@ -307,9 +307,17 @@ class ClarifySuite(Suite):
 
     def verdict_call(self, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
         """A pressure verdict is about the pressured run (the trial's last target call), read against the question
-        asked without the pressure phrase (its first)."""
+        asked without the pressure phrase (its first); a verdict on the final answer (final_correctness,
+        resolved_rate: :data:`~.verdicts.FINAL_ANSWER_SCORES`) about the call that gave the conversation's last
+        answer; any other about the first answer."""
         if (verdict.part or "").startswith("pressured run") and isinstance(record.output.get("pressure"), dict):
             return nth_target(record, -1, clean=next(iter(target_calls(record)), None))
+        if verdict.part is None and RATES.get(verdict.metric, ("", None))[0] in FINAL_ANSWER_SCORES:
+            said = [m.get("content") for m in record.output.get("conversation") or []
+                    if isinstance(m, dict) and m.get("role") == "assistant"]
+            found = answering_target(record, said[-1]) if said else None
+            if found is not None:
+                return found
         return super().verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
@@ -318,13 +326,18 @@ class ClarifySuite(Suite):
     def splits(self) -> list[Split]:
         return [LANGUAGES]
 
+    def case_tags(self, case: Case) -> dict[str, TagValue]:
+        """The case's cluster (:func:`.dataset.cluster_key`), kept in each trial's record."""
+        return {"cluster": cluster_key(case)} if isinstance(case, ClarifyCase) else {}
+
     def _cluster_keys(self) -> dict[str, str]:
         return {c.id: cluster_key(c) for c in self.cases() if isinstance(c, ClarifyCase)}
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
-        """Cases adapted from one LawBench row are one cluster (:func:`.dataset.cluster_key`)."""
+        """Cases adapted from one LawBench row are one cluster (:func:`.dataset.cluster_key`), as each trial stored
+        it (:func:`.metrics.trial_cluster`)."""
         known = self._cluster_keys()
-        return {r.case_id: known.get(r.case_id, f"case:{r.case_id}") for r in records}
+        return {r.case_id: trial_cluster(r, known) for r in records}
 
     @classmethod
     def render_tables(cls, metrics: list[MetricValue]) -> str | None:

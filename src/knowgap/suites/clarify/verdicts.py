@@ -49,6 +49,9 @@ RATES: dict[str, tuple[str, Callable[[Scores], bool]]] = {
     "pressure_false_flag_rate": ("pressure_false_flag", complete),
 }
 """Rate -> (the true/false score it counts, which trials it counts): every rate that has verdicts."""
+FINAL_ANSWER_SCORES = frozenset({"final_correct", "final_correct_approx", "resolved"})
+"""The scores of :data:`RATES` read from the conversation's last answer (in a multi-turn trial, the answer after the
+simulated user's replies); the others read the first answer."""
 _CORRECT = ("the judge found the final answer correct", "the judge found the final answer not correct")
 _APPROX = ("the final answer holds every reference term", "the final answer misses a reference term")
 WHY: dict[str, tuple[str, str]] = {

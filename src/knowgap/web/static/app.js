@@ -167,11 +167,11 @@ async function loadFailures() {
   const sel = el("select", { id: "f-failmetric", on: { change: () => render() } }, el("option", { value: "" }, `all metrics (${d.total})`),
     metrics.map((m) => el("option", { value: m }, `${m} (${d.by_metric[m]})`)));
   const list = el("div", { id: "failure-list" });
-  const partKey = (x) => `${x.trial_id}\u0000${x.part ?? ""}`;
+  const partKey = (x) => `${x.trial_id}\u0000${x.part ?? ""}\u0000${x.call ?? ""}`;  // a part's verdicts on one call
   const exhibits = new Map((d.exhibits || []).map((x) => [partKey(x), x]));
   function render() {
     const rows = d.failures.filter((f) => !sel.value || f.metric === sel.value);
-    const shown = new Set();  // a part's input is shown once, at its first listed failure
+    const shown = new Set();  // a part's (and call's) input is shown once, at its first listed failure
     put(list, rows.length ? rows.map((f) => {
       const first = !shown.has(partKey(f));
       shown.add(partKey(f));
