@@ -75,6 +75,8 @@ def test_gate_verdicts_and_judge_badges(runs_root: Path) -> None:
     assert '<span class="verdict fail" id="gate-verdict">Gate FAILED: 1 of 4 checks</span>' in page
     assert page.index('id="scorecard"') < page.index('id="fails"') < page.index('id="gate"')
     assert page.count('data-gate="fail"') == 1 and page.count('data-gate="pass"') == 1
+    # the headline plot marks the threshold across each gated bar: 320 px of labels, then 0.2 of the 360 px axis
+    assert page.count('<line class="target" x1="392.0"') == 2 and page.count('class="target"') == 2
 
 
 def test_a_run_against_its_baseline_shows_each_change_and_its_significance(abstain_run: knowgap.RunResult,

@@ -34,17 +34,28 @@ BASELINE = "#b8bfcc"
 """A baseline run's bars, beside the run's own (svg.BAR)."""
 
 
+def _level(threshold: str) -> float | None:
+    """The value a threshold's text compares with (``accuracy >= 0.6``: 0.6)."""
+    try:
+        return float(threshold.rsplit(" ", 1)[-1])
+    except ValueError:
+        return None
+
+
 def headline_charts(card: RunCard) -> list[str]:
     """A run's headline metrics across its configurations, with their 95% intervals: one chart per kind (a
-    proportion's 0-100% axis is not a mean's). Against a baseline, each number's baseline bar (grey) under it."""
+    proportion's 0-100% axis is not a mean's); a gate's threshold on a number is a red tick across its bar. Against
+    a baseline, each number's baseline bar (grey) under it."""
     by_kind: dict[str, list[Bar]] = defaultdict(list)
     for row in card.rows:
         for cell in row.cells:
             if cell is None:
                 continue
             label = row.metric if len(card.groups) == 1 else f"{row.metric} · {cell.group}"
+            target = next((t for g in cell.gate if (t := _level(g.threshold)) is not None), None)
             by_kind[cell.kind].append(Bar(label=label, value=cell.value, low=cell.ci_low, high=cell.ci_high,
-                                          note=f" (n={cell.n})"))
+                                          note=f" (n={cell.n})", target=target,
+                                          target_note="; ".join(f"{g.threshold}: {g.message}" for g in cell.gate)))
             if cell.change is not None:
                 c = cell.change
                 by_kind[cell.kind].append(Bar(label="└ baseline", value=c.a, low=c.a_ci_low,

@@ -33,6 +33,9 @@ class Bar:
     note: str = ""
     color: str | None = None
     """The bar's fill (None: the chart's default); a run against its baseline draws the baseline apart."""
+    target: float | None = None
+    """A gate's threshold on this number, drawn as a red tick across the bar (None: no gate)."""
+    target_note: str = ""
 
 
 def _fmt(value: float, kind: str) -> str:
@@ -118,6 +121,11 @@ def bar_chart(title: str, bars: Sequence[Bar], kind: str = "proportion", *, labe
                          f'<line x1="{_num(xl)}" y1="{ym}" x2="{_num(xh)}" y2="{ym}"/>'
                          f'<line x1="{_num(xl)}" y1="{ym - 5}" x2="{_num(xl)}" y2="{ym + 5}"/>'
                          f'<line x1="{_num(xh)}" y1="{ym - 5}" x2="{_num(xh)}" y2="{ym + 5}"/></g>')
+        if b.target is not None and math.isfinite(b.target):
+            xt = _num(x(b.target))
+            parts.append(f'<line class="target" x1="{xt}" y1="{y + 1}" x2="{xt}" y2="{y + row - 1}" stroke="#c0392b" '
+                         f'stroke-width="2.5"><title>{esc(b.target_note or f"threshold {_fmt(b.target, kind)}")}'
+                         "</title></line>")
         parts.append(f'<text class="value" x="{label_width + plot_width + 8}" y="{y + 15}" font-size="11">'
                      f'{esc(_fmt(b.value, kind))}</text>')
     parts.append("</svg>")
