@@ -10,11 +10,11 @@ from knowgap.injection.metrics import ATTACK_SUCCESS, CLEAN_TASK_SCORE, INJECTIO
 from knowgap.injection.options import InjectionOptions, chosen_defences, plan_for, suite_attacks
 from knowgap.injection.placement import DISGUISES, POSITIONS, disguise, inject, list_index
 from knowgap.injection.plan import Injection, make_injection, plan_injections
-from knowgap.injection.success import attack_worked, marker_seen, system_echo
+from knowgap.injection.success import attack_worked, explained_check, marker_seen, system_echo
 
 __all__ = ["ATTACKS_FILE", "ATTACK_SUCCESS", "CHECKS", "CLEAN_TASK_SCORE", "DEFENCES", "DISGUISES", "FAMILIES",
            "FAMILY_TEXT", "INJECTION_METRICS", "NOISE_FLOOR", "POSITIONS", "Attack", "InjectedTrial", "Injection",
            "InjectionDriver", "InjectionOptions", "Planted", "Reply", "RunRate", "attack_worked", "chosen_defences",
-           "count_attack", "disguise", "for_suite", "guard_system", "inject", "make_injection", "mark_untrusted",
-           "list_index", "marker_seen", "plan_for", "plan_injections", "read_attacks", "sandwich_reminder",
-           "suite_attacks", "system_echo"]
+           "count_attack", "disguise", "explained_check", "for_suite", "guard_system", "inject", "make_injection",
+           "mark_untrusted", "list_index", "marker_seen", "plan_for", "plan_injections", "read_attacks",
+           "sandwich_reminder", "suite_attacks", "system_echo"]

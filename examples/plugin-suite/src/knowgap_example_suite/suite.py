@@ -21,8 +21,7 @@ from typing import Any
 from pydantic import Field
 
 import knowgap
-from knowgap.injection import InjectedTrial, Injection, InjectionDriver, Planted, Reply
-from knowgap.injection.success import explained_check
+from knowgap.injection import InjectedTrial, Injection, InjectionDriver, Planted, Reply, explained_check
 from knowgap_example_suite.casefile import CASE_FILE, RefundCase, plant
 from knowgap_example_suite.handover_judge import HANDOVER, contains, handed_over
 
