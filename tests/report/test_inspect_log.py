@@ -52,3 +52,29 @@ def test_cli_and_missing_extra(hostile_run: knowgap.RunResult, monkeypatch: pyte
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
     with pytest.raises(KnowgapError, match=r"pip install 'knowgap\[inspect\]'"):
         write_inspect_log(load_run_data(hostile_run.path), tmp_path / "x.eval")
+
+
+def test_a_samples_input_and_output_are_the_call_its_verdict_is_about(runs_root: Path, tmp_path: Path) -> None:
+    """A starter --inject run whose injected runs give the planted code: a failed trial's sample is its injected
+    run's call (the injected context as input, 'The answer is KG...' as output), never the injected context beside
+    the clean run's answer."""
+    inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect_ai not installed (knowgap[inspect])")
+    from tests.report.injected_runs import starter_injected_run
+
+    result = starter_injected_run(runs_root)
+    run = load_run_data(result.run_id, runs_root)
+    records = {r.trial_id: r for r in knowgap.iter_trials(result.run_id, runs_root)}
+    log = inspect_log.read_eval_log(str(write_inspect_log(run, tmp_path / "run.eval")))
+    assert log.samples is not None and len(log.samples) == len(records)
+    injected = 0
+    for sample in log.samples:
+        record = records[sample.metadata["trial_id"]]
+        call = record.calls[sample.metadata["call"]]
+        assert call.role == "target" and call.response is not None
+        assert sample.output.completion == call.response.text and sample.messages[-1].text == call.response.text
+        assert sample.input == call.request.messages[-1].content
+        if (sample.metadata["part"] or "").startswith("injection 0"):
+            marker = record.output["injection"]["runs"][0]["injection"]["marker"]
+            assert marker in sample.input and sample.output.completion == f"The answer is {marker}."
+            injected += 1
+    assert injected >= 1

@@ -1,7 +1,9 @@
 """Export a run to inspect_ai's log format, so ``inspect view`` opens it (``pip install 'knowgap[inspect]'``).
 
 The log is built with inspect_ai's own pydantic types: one sample per trial (id ``case|configuration``, epoch =
-repeat + 1) with the target's messages, its output, and the trial's scores as one ``knowgap`` score (a mapping)
+repeat + 1) with the messages, input and output of one target call (the one the trial's first wrong verdict is
+about, else the one the whole trial is judged by: :func:`~knowgap.report.examples.trial_call`; its index and part in
+the metadata's ``call`` and ``part``), and the trial's scores as one ``knowgap`` score (a mapping)
 plus, when the suite gives a verdict, a ``verdict`` score (C = passed, I = failed); the results hold one score per
 group with each metric and its 95% CI bounds.
 """
@@ -12,10 +14,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from knowgap.engine.records import TrialRecord
+from knowgap.engine.records import CallRecord, TrialRecord
 from knowgap.errors import KnowgapError
 from knowgap.redaction import redact
-from knowgap.report.data import RunData, held, response_text
+from knowgap.report.data import RunData, held
+from knowgap.report.examples import call_answer, trial_call
 
 _STATUS = {"finished": "success", "finished_with_errors": "success", "running": "started", "interrupted": "cancelled",
            "failed": "error", "stopped": "success"}  # stopped: its --until rule decided (or a budget ran out)
@@ -29,17 +32,16 @@ def _inspect() -> Any:
     return log
 
 
-def _messages(record: TrialRecord) -> list[Any]:
+def _messages(call: CallRecord | None) -> list[Any]:
+    """One call's messages and its answer."""
     from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
+    if call is None:
+        return []
     kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
-    out: list[Any] = []
-    for call in record.calls:
-        if call.role != "target":
-            continue
-        out = [kinds[m.role](content=redact(m.content)) for m in call.request.messages if m.role in kinds]
-        if call.response is not None:
-            out.append(ChatMessageAssistant(content=redact(call.response.text), model=call.model))
+    out: list[Any] = [kinds[m.role](content=redact(m.content)) for m in call.request.messages if m.role in kinds]
+    if call.response is not None:
+        out.append(ChatMessageAssistant(content=redact(call.response.text), model=call.model))
     return out
 
 
@@ -48,7 +50,9 @@ def _sample(run: RunData, record: TrialRecord) -> Any:
     from inspect_ai.model import ModelOutput, ModelUsage
     from inspect_ai.scorer import Score
 
-    messages = _messages(record)
+    found, part = trial_call(run, record)
+    call = record.calls[found.call] if found is not None else None
+    messages = _messages(call)
     user = [m for m in messages if m.role == "user"]
     scores = {"knowgap": Score(value={k: v for k, v in record.scores.items()},
                                explanation=redact(record.error) if record.error else None)}
@@ -62,8 +66,9 @@ def _sample(run: RunData, record: TrialRecord) -> Any:
     return log.EvalSample(
         id=f"{record.case_id}|{record.config_id}", epoch=record.repeat + 1,
         input=user[-1].text if user else record.case_id, target="", messages=messages,
-        output=ModelOutput.from_content(run.target, redact(response_text(record))), scores=scores,
+        output=ModelOutput.from_content(run.target, redact(call_answer(call)) if call else ""), scores=scores,
         metadata={"trial_id": record.trial_id, "config_id": record.config_id, "config": record.config,
+                  "call": found.call if found is not None else None, "part": redact(part) if part else None,
                   "output": json.loads(redact(json.dumps(record.output, ensure_ascii=False)))},
         model_usage=usage, total_time=record.duration_s, started_at=record.started_at or None,
         error=log.EvalError(message=redact(record.error), traceback="", traceback_ansi="")
