@@ -200,3 +200,19 @@ def test_a_run_stopped_by_its_own_gate_shows_its_decisions(tmp_path: Path, runs_
         assert cell is not None and [g.threshold for g in cell.gate] == ["accuracy >= 0.3"]
         assert cell.gate_passed is True and cell.gate[0].message == "--until decided: pass"
     assert '<span class="verdict pass" id="gate-verdict">Gate passed: 4 checks</span>' in render_html([run])
+
+
+def test_a_cause_holding_a_key_is_redacted(tmp_path: Path) -> None:
+    from knowgap.engine.records import Manifest, RunConfig, TrialRecord, Verdict
+    from knowgap.report.data import RunData
+
+    key = "sk-ant-api03-abcdefghijklmnop"
+    records = [TrialRecord(trial_id=f"c{i}|plain|r0", case_id=f"c{i}", config_id="plain",
+                           verdicts=[Verdict(metric="leak_rate", verdict="wrong", why=f"echoed {key} in reply {i}")])
+               for i in range(3)]
+    manifest = Manifest(run_id="run-k", knowgap_version="0", config=RunConfig(suite="ghost"), status="finished")
+    run = RunData(path=tmp_path, manifest=manifest, metrics=[], records=records)
+    [cause] = failure_causes(run).causes
+    assert (cause.cause, cause.trials, cause.example_why) == ("echoed *** in reply #", 3, "echoed *** in reply 0")
+    page, md = render_html([run]), summary_markdown([run])
+    assert key not in page and key not in md and "echoed *** in reply #" in page

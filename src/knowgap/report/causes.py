@@ -89,7 +89,7 @@ def failure_causes(run: RunData, limit: int = 5) -> RunCauses:
             continue
         judged = True
         judged_trials += 1
-        wrong = [(cause_of(v.why), v.metric, v.why) for v in verdicts if v.verdict == "wrong"]
+        wrong = [(cause_of(why), v.metric, why) for v in verdicts if v.verdict == "wrong" for why in [redact(v.why)]]
         failed += bool(wrong)
         see(wrong, r.trial_id, r.config_id)
     ranked = sorted(trials, key=lambda c: (-trials[c], c))

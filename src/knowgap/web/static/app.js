@@ -481,7 +481,7 @@ function causesBox(rc) {
     el("table", { id: "causes" }, el("tr", {}, ["trials", "cause", "metrics", "most in", "example"].map((h) => el("th", {}, h))),
       rc.causes.map((c) => el("tr", { class: "cause" }, el("td", { class: "num" }, c.trials), el("td", {}, c.cause), el("td", {}, c.metrics.join(", ")),
         el("td", {}, c.groups.slice(0, 3).map(([g, n]) => `${g} (${n})`).join(", ")),
-        el("td", { title: c.example_why }, el("a", { href: `#/run/${encodeURIComponent(rc.run_id)}/${c.example}`, on: { click: (ev) => { if (S.run === rc.run_id) { ev.preventDefault(); openTrial(c.example); } } } }, c.example))))),
+        el("td", { title: c.example_why }, el("a", { href: `#/run/${encodeURIComponent(rc.run_id)}/${encodeURIComponent(c.example)}`, on: { click: (ev) => { if (S.run === rc.run_id) { ev.preventDefault(); openTrial(c.example); } } } }, c.example))))),
     rc.more ? el("p", { class: "hint" }, `… and ${rc.more} smaller causes (What went wrong, below, lists every failure)`) : null];
 }
 
