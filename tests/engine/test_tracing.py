@@ -18,6 +18,7 @@ import pytest
 
 import knowgap
 from knowgap.errors import KnowgapError
+from tests.fakes.fake_openai_server import fake_server
 from tests.fakes.otlp_receiver import Received, Span, otlp_receiver
 from tests.helpers import free_port, knowgap_cli
 
@@ -309,3 +310,25 @@ def test_a_stopped_run_exports_its_finished_trials_and_marks_the_one_it_stopped(
     assert stopped.status_code == 2 and stopped.attributes["knowgap.trial.id"] not in {r["trial_id"] for r in records}
     (blocked,) = [s for s in spans if s.parent_span_id == stopped.span_id]
     assert blocked.attributes["error.type"] == "CancelledError"
+
+
+def test_an_http_models_calls_are_client_spans_naming_its_server(tmp_path: Path, runs_root: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    with fake_server(tmp_path / "model") as model, otlp_receiver() as rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.endpoint)
+        result = knowgap.run("starter", models={"target": model.spec}, options={"sample": 2}, runs_root=runs_root,
+                             otel=True)
+        spans = rx.spans()
+    records = _records(result.path)
+    calls = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "chat"]
+    assert len(calls) == sum(len(r["calls"]) for r in records) == 4
+    by_trial = {s.span_id: s.attributes["knowgap.trial.id"] for s in spans if s.name.startswith("invoke_workflow")}
+    for call in calls:
+        record = next(r for r in records if r["trial_id"] == by_trial[call.parent_span_id])
+        usage = record["calls"][0]["response"]["usage"]
+        assert call.name == "chat fake" and call.kind == 3  # CLIENT: the model is across the network
+        assert call.attributes["gen_ai.provider.name"] == "openai"  # an OpenAI-compatible server
+        assert (call.attributes["server.address"], call.attributes["server.port"]) == ("127.0.0.1", model.port)
+        assert call.attributes["gen_ai.usage.input_tokens"] == usage["prompt_tokens"] > 0
+        assert call.attributes["gen_ai.usage.output_tokens"] == usage["completion_tokens"] > 0
+        assert call.attributes["gen_ai.response.finish_reasons"] == [record["calls"][0]["response"]["finish_reason"]]

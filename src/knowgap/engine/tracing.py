@@ -354,14 +354,29 @@ class RunTracer:
         span.set_attributes(attributes)
 
     def _describe(self, model: ChatModel) -> _Model:
+        from urllib.parse import urlsplit
+
         spec = model.spec
         prefix, _, rest = spec.partition(":")
         provider = PROVIDERS.get(prefix, prefix)
-        name = redact(model.describe().get("model") or rest or spec)
+        described = model.describe()
+        name = redact(described.get("model") or rest or spec)
         kind = self._trace.SpanKind.INTERNAL if prefix in IN_PROCESS else self._trace.SpanKind.CLIENT
-        return _Model(name=f"chat {name}", kind=kind, attributes={
+        attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat", "gen_ai.provider.name": provider, "gen_ai.system": provider,
-            "gen_ai.request.model": name, K + "model.spec": redact(spec)})
+            "gen_ai.request.model": name, K + "model.spec": redact(spec)}
+        url = described.get("base_url") or described.get("url")  # an HTTP model's server (credentials left out)
+        if url:
+            try:
+                where = urlsplit(url)
+                host, port = where.hostname, where.port or {"http": 80, "https": 443}.get(where.scheme)
+            except ValueError:
+                host = port = None
+            if host:
+                attributes["server.address"] = host
+                if port:
+                    attributes["server.port"] = port
+        return _Model(name=f"chat {name}", kind=kind, attributes=attributes)
 
     # the end ----------------------------------------------------------------------------------
     def close(self, timeout_s: float = 30.0) -> None:
