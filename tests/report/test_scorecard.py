@@ -154,6 +154,12 @@ def test_where_it_fails_most_groups_wrong_verdicts_by_cause(runs_root: Path) -> 
     assert cause_of("claims judge: 0.00 of the claims supported (pass >= 0.7)") == (
         "claims judge: # of the claims supported (pass >= #)")
     assert failure_causes(run, limit=2).more == len(found.causes) - 2
+    # each cause's example links into knowgap serve with --link-template
+    page = render_html([run], link_template="http://127.0.0.1:8765/#/run/{run_id}/{trial_id}?case={case_id}")
+    top = failure_causes(run)
+    for c in top.causes:
+        assert c.example.startswith(f"{c.example_case}|")
+        assert f'<a href="http://127.0.0.1:8765/#/run/{run.run_id}/{c.example}?case={c.example_case}">' in page
 
 
 def test_the_demo_report_opens_on_the_scorecard_and_draws_no_not_run_row(demo: list[knowgap.report.RunData]) -> None:

@@ -15,6 +15,7 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
+from knowgap.engine.records import TrialRecord
 from knowgap.redaction import redact
 from knowgap.report.data import RunData
 
@@ -40,6 +41,8 @@ class Cause(BaseModel):
     """The configurations it is in, with its trials there, most first."""
     example: str = ""
     """One trial showing it (the first seen)."""
+    example_case: str = ""
+    """That trial's case."""
     example_why: str = ""
     """That trial's why, with its numbers."""
 
@@ -64,25 +67,25 @@ def failure_causes(run: RunData, limit: int = 5) -> RunCauses:
     trials: Counter[str] = Counter()
     metrics: dict[str, Counter[str]] = {}
     groups: dict[str, Counter[str]] = {}
-    example: dict[str, tuple[str, str]] = {}
+    example: dict[str, tuple[str, str, str]] = {}
     judged_trials = failed = 0
     judged = False
 
-    def see(found: list[tuple[str, str, str]], trial_id: str, group: str) -> None:
+    def see(found: list[tuple[str, str, str]], r: TrialRecord) -> None:
         """One trial's (cause, metric, why) triples: each cause counts the trial once."""
         for cause, metric, why in found:
             metrics.setdefault(cause, Counter())[metric] += 1
-            example.setdefault(cause, (trial_id, why))
+            example.setdefault(cause, (r.trial_id, r.case_id, why))
         for cause in dict.fromkeys(c for c, _, _ in found):
             trials[cause] += 1
-            groups.setdefault(cause, Counter())[group] += 1
+            groups.setdefault(cause, Counter())[r.config_id] += 1
 
     for r in run.records:
         if r.status != "ok":
             judged_trials += 1
             failed += 1
             why = redact(r.error or "errored")
-            see([(ERROR_PREFIX + cause_of(why), "error", why)], r.trial_id, r.config_id)
+            see([(ERROR_PREFIX + cause_of(why), "error", why)], r)
             continue
         verdicts = run.suite.trial_verdicts(r) if run.suite is not None else r.verdicts
         if not verdicts:
@@ -91,10 +94,11 @@ def failure_causes(run: RunData, limit: int = 5) -> RunCauses:
         judged_trials += 1
         wrong = [(cause_of(why), v.metric, why) for v in verdicts if v.verdict == "wrong" for why in [redact(v.why)]]
         failed += bool(wrong)
-        see(wrong, r.trial_id, r.config_id)
+        see(wrong, r)
     ranked = sorted(trials, key=lambda c: (-trials[c], c))
     causes = [Cause(cause=c, metrics=[m for m, _ in metrics[c].most_common()], trials=trials[c],
-                    groups=groups[c].most_common(), example=example[c][0], example_why=example[c][1])
+                    groups=groups[c].most_common(), example=example[c][0], example_case=example[c][1],
+                    example_why=example[c][2])
               for c in ranked[:limit]]
     return RunCauses(run_id=run.run_id, suite=run.manifest.config.suite, trials=judged_trials, failed=failed,
                      causes=causes, more=max(0, len(ranked) - limit), judged=judged)

@@ -204,6 +204,7 @@ def render_run(run: RunData, *, anchor: str, max_examples: int = 20, link_templa
     parts = [f'<section class="run" id="{esc(anchor)}"><h2>{esc(m.config.suite)} · {esc(run.target)} '
              f'<span class="label">{esc(m.run_id)}</span></h2>', _status_banner(run), _facts(run),
              f'<p class="facts reference-data">{esc(_reference_data(run))}</p>',
+             f'<p class="facts dataset-note">{esc(note)}</p>' if (note := run.dataset_note()) else "",
              "<h3>Models</h3>", _models_table(run)]
     parts += ["<h3>Metrics (95% confidence intervals)</h3>"]
     if run.metrics:
@@ -275,6 +276,7 @@ def render_comparison(c: Comparison, *, flips: int = 30) -> str:
     parts.append("</table>")
     parts += [f'<p class="banner warn">† {esc(note)}</p>' for note in c.judge_notes()]
     parts += [f'<p class="banner warn">{esc(note)}</p>' for note in c.screen_notes()]
+    parts += [f'<p class="banner warn">{esc(note)}</p>' for note in c.dataset_notes]
     by_name: dict[str, tuple[str, list[Bar]]] = {}
     for ch in c.changes:
         if ch.kind != "count":
@@ -310,12 +312,8 @@ def _opening(runs: Sequence[RunData], gate: GateResult | None, comparison: Compa
     anchors = {r.run_id: f"run-{i}" for i, r in enumerate(runs)}
     shown = {c.run_id for c in sc.cards}
     found = [failure_causes(r) for r in runs if r.run_id in shown]
-    links = {}
-    if link_template:
-        by_id = {r.run_id: r for r in runs}
-        links = {c.example: link_template.format(run_id=rc.run_id, trial_id=c.example,
-                                                 case_id=c.example.split("|", 1)[0])
-                 for rc in found for c in rc.causes if by_id.get(rc.run_id) is not None}
+    links = {(rc.run_id, c.example): link_template.format(run_id=rc.run_id, trial_id=c.example, case_id=c.example_case)
+             for rc in found for c in rc.causes} if link_template else {}
     charts = "".join(chart for card in sc.cards for chart in headline_charts(card))
     plots = (f'<section id="headline-plots"><h2>Headline metrics across configurations</h2>'
              f'<div class="charts">{charts}</div></section>' if charts else "")

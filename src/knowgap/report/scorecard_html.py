@@ -137,8 +137,9 @@ def scorecard_html(sc: Scorecard, anchors: dict[str, str] | None = None) -> str:
             f'<p class="legend">{esc(legend)}</p><div class="cards">{cards}</div></section>')
 
 
-def causes_html(found: Sequence[RunCauses], link: dict[str, str] | None = None) -> str:
-    """Where each run fails most: its largest causes of wrong verdicts. ``link``: trial id -> URL of its example."""
+def causes_html(found: Sequence[RunCauses], link: dict[tuple[str, str], str] | None = None) -> str:
+    """Where each run fails most: its largest causes of wrong verdicts. ``link``: (run id, trial id) -> the URL of an
+    example."""
     link = link or {}
     parts = ['<section id="fails"><h2>Where it fails most</h2>']
     for rc in found:
@@ -156,8 +157,8 @@ def causes_html(found: Sequence[RunCauses], link: dict[str, str] | None = None) 
         for c in rc.causes:
             where = ", ".join(f"{g} ({n})" for g, n in c.groups[:3])
             example = esc(c.example)
-            if c.example in link:
-                example = f'<a href="{esc(link[c.example])}">{example}</a>'
+            if (rc.run_id, c.example) in link:
+                example = f'<a href="{esc(link[(rc.run_id, c.example)])}">{example}</a>'
             parts.append(f'<tr class="cause"><td class="num">{c.trials}</td><td class="why">{esc(c.cause)}</td>'
                          f"<td>{esc(', '.join(c.metrics))}</td><td>{esc(where)}</td>"
                          f'<td title="{esc(c.example_why)}">{example}</td></tr>')
