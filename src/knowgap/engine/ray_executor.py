@@ -424,6 +424,7 @@ class RayExecutor:
         trial = flight.trial
         return TrialRecord(trial_id=trial.trial_id, case_id=trial.case.id, config_id=trial.config.id,
                            config=trial.config.params, repeat=trial.repeat, status="error", started_at=utcnow(),
+                           case_tags=self.runner.suite.case_tags(trial.case),
                            error=redact(f"the Ray worker running this trial was lost {MAX_ATTEMPTS} times "
                                         f"(last: {_first_line(exc)})"))
 

@@ -13,6 +13,8 @@ from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.stats import ClusterCounts, cluster_counts, clustered_wilson, effective_n, mean_interval, wilson
 
 ScoreValue = float | int | bool | str | None
+TagValue = str | list[str]
+"""One of a trial's case tags (:attr:`TrialRecord.case_tags`): a value (a family, a cluster key) or several."""
 RunStatus = Literal["running", "finished", "finished_with_errors", "failed", "interrupted", "stopped"]
 """running, finished (every trial ok), finished_with_errors, failed (no trial ok), interrupted (resume it), stopped
 (its stopping rule ended it before every case ran: ``--until decided`` or a budget; resume continues it)."""
@@ -65,6 +67,11 @@ class TrialRecord(BaseModel):
     scores: dict[str, ScoreValue] = Field(default_factory=dict)
     verdicts: list[Verdict] = Field(default_factory=list)
     """Per-metric verdicts (:meth:`knowgap.Suite.verdicts`); empty in runs recorded before knowgap stored them."""
+    case_tags: dict[str, TagValue] | None = None
+    """What the suite's groups and intervals read of the trial's case, as its dataset said when the trial ran
+    (:meth:`knowgap.Suite.case_tags`: partial's restriction dimensions and family, the cluster...), so a stored run's
+    metrics count each trial where it ran whatever the dataset says today. None in runs recorded before knowgap
+    stored them: the suite reads them from today's dataset (:func:`knowgap.engine.case_tags.dataset_note` says so)."""
     started_at: str = ""
     duration_s: float = 0.0
 

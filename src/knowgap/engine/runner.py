@@ -291,7 +291,7 @@ class Runner:
         record = TrialRecord(trial_id=trial.trial_id, case_id=trial.case.id, config_id=trial.config.id,
                              config=trial.config.params, repeat=trial.repeat, status=status,  # type: ignore[arg-type]
                              error=redact(error) if error else None, calls=ctx.calls, output=result.output,
-                             scores=result.scores, started_at=started)
+                             scores=result.scores, started_at=started, case_tags=self.suite.case_tags(trial.case))
         if status == "ok":
             try:
                 record.verdicts = self.suite.verdicts(record)

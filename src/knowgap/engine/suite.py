@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowgap.engine.metric_spec import Choice, MetricSpec, computed_names, expanded, metric_names, spec_of
-from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TrialRecord, Verdict
+from knowgap.engine.records import CallRecord, MetricValue, ScoreValue, TagValue, TrialRecord, Verdict
 from knowgap.engine.suite_data import SuiteData
 from knowgap.engine.verdict_calls import VerdictCall, first_target
 from knowgap.engine.verdict_tally import Split
@@ -250,6 +250,14 @@ class Suite(ABC):
         on one source) and count as one unit in a comparison's bootstrap, as they do in the suite's own metrics'
         intervals. Default: every case its own cluster."""
         return {r.case_id: r.case_id for r in records}
+
+    def case_tags(self, case: Case) -> dict[str, TagValue]:
+        """What this suite's groups and intervals read of ``case`` (the values of its :meth:`splits` that come from
+        the dataset, its cluster key...): the runner stores them in each trial's record
+        (:attr:`~knowgap.engine.records.TrialRecord.case_tags`), and the metrics read them there, so a stored run
+        counts each trial where it ran whatever the dataset says today (a trial stored without them: today's
+        dataset, :mod:`knowgap.engine.case_tags`). {} (the default): none."""
+        return {}
 
     def shared_trial(self, case: Case, config: Configuration) -> str | None:
         """A key naming a trial ``case`` shares with other cases under ``config``: of the cases a run plans (after

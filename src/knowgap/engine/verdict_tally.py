@@ -59,6 +59,9 @@ class Split:
     """The metrics its groups report; None: every one the configuration's group reports."""
     order: Sequence[str] | None = None
     """The groups' order after their configuration's, by value; None: sorted."""
+    tags: tuple[str, ...] = ()
+    """The case tags its values come from (:attr:`~knowgap.engine.records.TrialRecord.case_tags`: as the trial
+    stored them, else today's dataset's: :mod:`knowgap.engine.case_tags`); (): from the record itself."""
 
     def patterns(self, config_ids: Iterable[str]) -> list[str]:
         """Its groups as :meth:`~knowgap.engine.suite.Suite.metric_groups` gives them (``*`` for the value)."""

@@ -169,6 +169,8 @@ def _print_comparison(out: Console, c: object, flips: int) -> None:
         out.print(f"† {note}", style="yellow", markup=False, highlight=False)
     for note in c.screen_notes():
         out.print(note, style="yellow", markup=False, highlight=False, soft_wrap=True)
+    for note in c.dataset_notes:
+        out.print(note, style="yellow", markup=False, highlight=False, soft_wrap=True)
     for t in c.mcnemar:
         out.print(f"{t.group}: {t.text()}",
                   markup=False, highlight=False)

@@ -131,6 +131,9 @@ class Comparison(BaseModel):
     mcnemar: list[McNemar] = Field(default_factory=list)
     only_a: list[str] = Field(default_factory=list)
     only_b: list[str] = Field(default_factory=list)
+    dataset_notes: list[str] = Field(default_factory=list)
+    """One line per run whose trials were stored without their cases' tags: the groups its metrics are counted in
+    again here come from today's dataset (:func:`knowgap.engine.case_tags.dataset_note`)."""
 
     @property
     def significant_changes(self) -> list[MetricChange]:
@@ -374,4 +377,5 @@ def compare_runs(run_a: RunData, run_b: RunData, *, reps: int = 1000, seed: int 
                       suite_b=run_b.manifest.config.suite, paired_trials=len(matched), method=method,
                       changes=changes, flips=flips, mcnemar=tests,
                       only_a=[f"{g}/{n}" for g, n in ma if (g, n) not in mb],
-                      only_b=[f"{g}/{n}" for g, n in mb if (g, n) not in ma])
+                      only_b=[f"{g}/{n}" for g, n in mb if (g, n) not in ma],
+                      dataset_notes=[note for run in (run_a, run_b) if (note := run.dataset_note()) is not None])

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from knowgap.engine.case_tags import dataset_note
 from knowgap.engine.records import Manifest, MetricValue, TrialRecord
 from knowgap.engine.store import RunStore
 from knowgap.engine.suite import Suite
@@ -36,6 +37,11 @@ class RunData:
     @property
     def target(self) -> str:
         return self.manifest.config.models.get("target", "")
+
+    def dataset_note(self) -> str | None:
+        """One line when the run's trials were stored without their cases' tags, naming the groups that then come
+        from today's dataset (:func:`~knowgap.engine.case_tags.dataset_note`); None otherwise."""
+        return dataset_note(self.run_id, self.suite, self.records)
 
     def trial_failed(self, record: TrialRecord) -> bool | None:
         """The suite's verdict on a trial; errored trials always count as failed."""

@@ -45,6 +45,7 @@ def run_summary(run: RunData, *, examples: int = 5) -> str:
     lines = [f"### {md_text(m.config.suite)} · {md_text(run.target, 80)}", "",
              f"run `{m.run_id}` · {_status(m)} · {m.trials_ok} ok / {m.trials_error} errors of {m.trials_total} "
              "trials", "", md_text(reference_data_line(m.config.suite, m.dataset_hashes, m.config.options), 1200), "",
+             *([md_text(note, 1200), ""] if (note := run.dataset_note()) else []),
              "| group | metric | value | 95% CI | n cases / trials | corrected | judge |",
              "|---|---|---:|---|---:|---|---|"]
     judged = Judgements.for_run(m)
@@ -129,6 +130,8 @@ def compare_markdown(c: Comparison, *, flips: int = 20) -> str:
         lines += [""] + [f"† {md_text(note, 1000)}" for note in notes]
     if screens := c.screen_notes():
         lines += [""] + [md_text(note, 1000) for note in screens]
+    if c.dataset_notes:
+        lines += [""] + [md_text(note, 1200) for note in c.dataset_notes]
     if c.only_a or c.only_b:
         lines += ["", f"only in A: {', '.join(c.only_a) or '-'}; only in B: {', '.join(c.only_b) or '-'}"]
     if c.mcnemar:

@@ -21,9 +21,10 @@ counts in none of them (``abstention_judge_parse_failures``)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
-from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.case_tags import Tags, tag_value, tag_values, tags_of
+from knowgap.engine.records import MetricValue, TagValue, TrialRecord
 from knowgap.engine.verdict_tally import Split, Verdicts, count_metrics, stored_or
 from knowgap.suites.abstain.specs import DESCRIBED, LOO_COUNTED, SCENARIO_COUNTED
 from knowgap.suites.abstain.verdicts import abstain_verdicts, scenario_verdicts
@@ -42,19 +43,27 @@ def lang_group(config_id: str, lang: str) -> str:
 
 
 def kb_split(kb_of: Mapping[str, str]) -> Split:
-    """A trial's knowledge base: the one recorded in its output (``experiment.kb``), else ``kb_of[case_id]`` (a
-    failed trial has no output); groups only when the trials span more than one."""
+    """A trial's knowledge base: the one recorded in its output (``experiment.kb``), else its case's ``kb`` tag (a
+    failed trial has no output; a trial stored without its tags: ``kb_of[case_id]``, today's); groups only when the
+    trials span more than one."""
 
     def kb(record: TrialRecord) -> list[str]:
-        found = record.output.get("experiment", {}).get("kb") or kb_of.get(record.case_id)
+        found = record.output.get("experiment", {}).get("kb") or tag_value(
+            tags_of(record, lambda case_id: {"kb": kb_of[case_id]} if case_id in kb_of else None), "kb")
         return [found] if found else []
 
-    return Split(kb_group, kb, several=True)
+    return Split(kb_group, kb, several=True, tags=("kb",))
 
 
 def lang_split(lang_of: Mapping[str, str]) -> Split:
-    """A scenario question's language; groups only when the trials hold both."""
-    return Split(lang_group, lambda r: [lang] if (lang := lang_of.get(r.case_id)) else [], several=True)
+    """A scenario question's language (its case's ``lang`` tag; a trial stored without its tags:
+    ``lang_of[case_id]``, today's); groups only when the trials hold both."""
+
+    def lang(record: TrialRecord) -> list[str]:
+        return tag_values(tags_of(record, lambda case_id: {"lang": lang_of[case_id]} if case_id in lang_of else None),
+                          "lang")
+
+    return Split(lang_group, lang, several=True, tags=("lang",))
 
 
 def cluster_key(case_id: str, source: str = "") -> str:
@@ -64,19 +73,37 @@ def cluster_key(case_id: str, source: str = "") -> str:
     return f"document:{found['document']}" if found else f"case:{case_id}"
 
 
+def loo_tags(case_id: str, kb: str | None, source: str) -> dict[str, TagValue]:
+    """What a leave-one-out run's groups and intervals read of a question, kept in each of its trials' records
+    (``AbstainSuite.case_tags``): its knowledge base and its cluster (:func:`cluster_key`)."""
+    tags: dict[str, TagValue] = {"kb": kb} if kb else {}
+    return tags | {"cluster": cluster_key(case_id, source)}
+
+
+def scenario_tags(lang: str | None, group: str) -> dict[str, TagValue]:
+    """What a scenario run's groups and intervals read of a question: its language and its cluster (its group)."""
+    tags: dict[str, TagValue] = {"lang": lang} if lang else {}
+    return tags | {"cluster": group}
+
+
+def trial_cluster(record: TrialRecord, today: Callable[[str], Tags | None]) -> str:
+    """A trial's cluster: its case's ``cluster`` tag, as stored (else ``today(case_id)``), else its own case."""
+    return tag_value(tags_of(record, today), "cluster") or f"case:{record.case_id}"
+
+
 def abstain_metrics(records: Iterable[TrialRecord], *, factuality_judge: str = "offline",
                     kb_of: Mapping[str, str] | None = None, source_of: Mapping[str, str] | None = None,
                     verdicts: Verdicts | None = None) -> list[MetricValue]:
     """A leave-one-out run's, per configuration and knowledge base (:func:`kb_split`); a trial's cluster is
     :func:`cluster_key` of its case and ``source_of[case_id]`` (the fact's source); ``verdicts``: the suite's
     (default: stored, else :func:`.verdicts.abstain_verdicts`)."""
-    sources = source_of or {}
+    sources, kbs = source_of or {}, kb_of or {}
     approx = " (offline judge: learned combiner of embedding, number, yes/no and key-word signals; " \
              "--factuality-judge llm for the LLM judge)" if factuality_judge == "offline" else \
         " (LLM judge, spec factuality_v1)"
     return count_metrics(records, LOO_COUNTED, verdicts=verdicts or stored_or(abstain_verdicts),
-                         cluster=lambda r: cluster_key(r.case_id, sources.get(r.case_id, "")),
-                         splits=[kb_split(kb_of or {})],
+                         cluster=lambda r: trial_cluster(r, lambda c: loo_tags(c, kbs.get(c), sources.get(c, ""))),
+                         splits=[kb_split(kbs)],
                          descriptions={"factuality_answered": DESCRIBED["factuality_answered"] + approx})
 
 
@@ -85,5 +112,6 @@ def scenario_metrics(records: Iterable[TrialRecord], cluster_of: Mapping[str, st
     """A scenario run's, per configuration and language (:func:`lang_split`); ``cluster_of[case_id]``: the
     question's cluster (its own case when unknown)."""
     return count_metrics(records, SCENARIO_COUNTED, verdicts=verdicts or stored_or(scenario_verdicts),
-                         cluster=lambda r: cluster_of.get(r.case_id, f"case:{r.case_id}"),
+                         cluster=lambda r: trial_cluster(r, lambda c: scenario_tags(lang_of.get(c),
+                                                                                   cluster_of.get(c, f"case:{c}"))),
                          splits=[lang_split(lang_of)])

@@ -11,13 +11,14 @@ context: the one fact that answers was removed), and the factuality tier of answ
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from knowgap.engine.records import MetricValue, TrialRecord, Verdict
+from knowgap.engine.case_tags import tag_value, tags_of
+from knowgap.engine.records import MetricValue, TagValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
@@ -46,10 +47,12 @@ from knowgap.suites.abstain.casefile import CASE_FILE
 from knowgap.suites.abstain.dataset import AbstainCase, Fact, is_shipped_kb, kb_files, load_kb
 from knowgap.suites.abstain.metrics import (
     abstain_metrics,
-    cluster_key,
     kb_split,
     lang_split,
+    loo_tags,
     scenario_metrics,
+    scenario_tags,
+    trial_cluster,
 )
 from knowgap.suites.abstain.prompts import (
     HYDE_PROMPT,
@@ -142,6 +145,7 @@ class AbstainSuite(Suite):
     def __init__(self, options: SuiteOptions) -> None:
         super().__init__(options)
         self._facts: list[Fact] | None = None
+        self._facts_by_id: dict[str, Fact] | None = None
         self._injections: dict[str, list[Injection]] | None = None
         self._target_window: int | None = None
         self._scenario_cases: list[ScenarioCase] | None = None
@@ -196,6 +200,22 @@ class AbstainSuite(Suite):
         if self.scenario:
             return [lang_split({c.id: c.lang for c in self.scenario_cases()})]
         return [kb_split({f.id: f.kb for f in self.facts()})]
+
+    def case_tags(self, case: Case) -> dict[str, TagValue]:
+        """A scenario question's language and cluster (its group); a leave-one-out question's knowledge base and
+        cluster (its fact's document, for a generated fact), kept in each trial's record."""
+        if isinstance(case, ScenarioCase):
+            return scenario_tags(case.lang, case.group)
+        return self._loo_tags(case.id)
+
+    def _loo_tags(self, case_id: str) -> dict[str, TagValue]:
+        fact = self._fact_map().get(case_id)
+        return loo_tags(case_id, fact.kb if fact else None, fact.source if fact else "")
+
+    def _fact_map(self) -> dict[str, Fact]:
+        if self._facts_by_id is None:
+            self._facts_by_id = {f.id: f for f in self.facts()}
+        return self._facts_by_id
 
     def dataset_files(self) -> list[Path]:
         if self.scenario:
@@ -390,18 +410,26 @@ class AbstainSuite(Suite):
                                     verdicts=self.trial_verdicts)
         facts = self.facts()
         records = reiterable(records)
-        sources = {f.id: f.source for f in facts}
-        return abstain_metrics(records, factuality_judge=self.options.factuality_judge,
-                               kb_of={f.id: f.kb for f in facts}, source_of=sources, verdicts=self.trial_verdicts) \
-            + injection.injection_metrics(records, lambda case_id: cluster_key(case_id, sources.get(case_id, "")))
+        clusters: dict[str, str] = {}  # an injected trial's cluster, by case
+
+        def read() -> Iterator[TrialRecord]:
+            for record in records:
+                clusters[record.case_id] = trial_cluster(record, self._loo_tags)
+                yield record
+
+        return abstain_metrics(read(), factuality_judge=self.options.factuality_judge,
+                               kb_of={f.id: f.kb for f in facts}, source_of={f.id: f.source for f in facts},
+                               verdicts=self.trial_verdicts) \
+            + injection.injection_metrics(records, lambda case_id: clusters[case_id])
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
-        """A generated fact's questions cluster by document (:func:`.metrics.cluster_key`), others by case."""
+        """A generated fact's questions cluster by document (:func:`.metrics.cluster_key`), others by case; a
+        scenario question by its group (each as its trials stored it: :meth:`case_tags`)."""
         if self.scenario:
             groups = {c.id: c.group for c in self.scenario_cases()}
-            return {r.case_id: groups.get(r.case_id, r.case_id) for r in records}
-        sources = {f.id: f.source for f in self.facts()}
-        return {r.case_id: cluster_key(r.case_id, sources.get(r.case_id, "")) for r in records}
+            return {r.case_id: tag_value(tags_of(r, lambda c: {"cluster": groups[c]} if c in groups else None),
+                                         "cluster") or r.case_id for r in records}
+        return {r.case_id: trial_cluster(r, self._loo_tags) for r in records}
 
     @staticmethod
     def render_tables(metrics: list[MetricValue]) -> str:

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from knowgap.engine.records import MetricValue, ScoreValue, TrialRecord, Verdict
+from knowgap.engine.records import MetricValue, ScoreValue, TagValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
@@ -61,7 +61,7 @@ from knowgap.suites.clarify.judging import (
     parse_verdict,
     silent_failure_spec,
 )
-from knowgap.suites.clarify.metrics import LANGUAGES, clarify_metrics
+from knowgap.suites.clarify.metrics import LANGUAGES, clarify_metrics, trial_cluster
 from knowgap.suites.clarify.pressure import Pressure, pressure_for, pressure_scores, pressured_query
 from knowgap.suites.clarify.prompts import (
     CORRECTNESS_VERSION,
@@ -326,13 +326,18 @@ class ClarifySuite(Suite):
     def splits(self) -> list[Split]:
         return [LANGUAGES]
 
+    def case_tags(self, case: Case) -> dict[str, TagValue]:
+        """The case's cluster (:func:`.dataset.cluster_key`), kept in each trial's record."""
+        return {"cluster": cluster_key(case)} if isinstance(case, ClarifyCase) else {}
+
     def _cluster_keys(self) -> dict[str, str]:
         return {c.id: cluster_key(c) for c in self.cases() if isinstance(c, ClarifyCase)}
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
-        """Cases adapted from one LawBench row are one cluster (:func:`.dataset.cluster_key`)."""
+        """Cases adapted from one LawBench row are one cluster (:func:`.dataset.cluster_key`), as each trial stored
+        it (:func:`.metrics.trial_cluster`)."""
         known = self._cluster_keys()
-        return {r.case_id: known.get(r.case_id, f"case:{r.case_id}") for r in records}
+        return {r.case_id: trial_cluster(r, known) for r in records}
 
     @classmethod
     def render_tables(cls, metrics: list[MetricValue]) -> str | None:

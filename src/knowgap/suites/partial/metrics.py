@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from knowgap.engine.records import MetricValue, TrialRecord
+from knowgap.engine.case_tags import Tags, tag_value, tag_values, tags_of
+from knowgap.engine.records import MetricValue, TagValue, TrialRecord
 from knowgap.engine.verdict_tally import Split, Verdicts, count_metrics, groups_of, stored_or
 from knowgap.suites.partial import specs
 from knowgap.suites.partial.injection import DRIVER
@@ -39,13 +40,28 @@ class PretestRule(BaseModel):
 PRETEST = tuple(spec.name for spec in specs.PRETEST)
 
 
-def cluster_key(record: TrialRecord | TrialFacts, cases: Mapping[str, Any]) -> str:
-    """The cluster of a trial in every interval: its task (the roles of one task share the scenario's data and
-    the question; a scenario's 3-4 tasks ask different questions), or its own case when the case is unknown.
-    Scenarios as clusters would leave 6 per family group: too few to estimate a variance from."""
-    case = cases.get(record.case_id)
+def case_tags(case: Any) -> dict[str, TagValue]:
+    """What the groups and intervals read of a case, stored in each of its trials' records
+    (:meth:`PartialSuite.case_tags`): its role's restriction dimensions and its task's, its scenario family and its
+    cluster (its task: the roles of one task share the scenario's data and the question; a scenario's 3-4 tasks
+    ask different questions; scenarios as clusters would leave 6 per family group: too few to estimate a variance
+    from)."""
     scenario, task = getattr(case, "scenario_id", None), getattr(case, "task_id", None)
-    return f"task:{scenario}/{task}" if scenario is not None and task is not None else f"case:{record.case_id}"
+    return {"dimensions": list(case.dimensions), "task_dimensions": list(case.task_dimensions),
+            "family": case.family} | ({"cluster": f"task:{scenario}/{task}"}
+                                      if scenario is not None and task is not None else {})
+
+
+def trial_tags(record: TrialRecord, cases: Mapping[str, Any]) -> Tags:
+    """``record``'s case tags: as its trial stored them, else (a trial stored before knowgap kept them) those of its
+    case in ``cases``, today's dataset ({} for a case it lacks)."""
+    return tags_of(record, lambda case_id: None if (case := cases.get(case_id)) is None else case_tags(case))
+
+
+def cluster_key(record: TrialRecord, cases: Mapping[str, Any]) -> str:
+    """The cluster of a trial in every interval: its case's ``cluster`` tag (:func:`case_tags`: its task), or its
+    own case when the case is unknown."""
+    return tag_value(trial_tags(record, cases), "cluster") or f"case:{record.case_id}"
 
 
 def splits(cases: Mapping[str, Any]) -> list[Split]:
@@ -54,19 +70,15 @@ def splits(cases: Mapping[str, Any]) -> list[Split]:
     (``· family=``); a trial of an unknown case is in neither."""
 
     def dimensions(record: TrialRecord) -> list[str]:
-        case = cases.get(record.case_id)
-        if case is None:
-            return []
         view = record.config.get("view")
-        return [d for d in (case.task_dimensions if view == "full" else case.dimensions)
+        return [d for d in tag_values(trial_tags(record, cases), "task_dimensions" if view == "full" else "dimensions")
                 if d != "cost" or view == "budget"]
 
     def family(record: TrialRecord) -> list[str]:
-        case = cases.get(record.case_id)
-        return [] if case is None else [case.family]
+        return tag_values(trial_tags(record, cases), "family")
 
-    return [Split(lambda config, dim: f"{config} · dim={dim}", dimensions),
-            Split(lambda config, name: f"{config} · family={name}", family)]
+    return [Split(lambda config, dim: f"{config} · dim={dim}", dimensions, tags=("dimensions", "task_dimensions")),
+            Split(lambda config, name: f"{config} · family={name}", family, tags=("family",))]
 
 
 class _Pretest:
@@ -78,8 +90,8 @@ class _Pretest:
         self.authorized: dict[str, list[tuple[bool, str]]] = defaultdict(list)
 
     def add(self, r: TrialRecord) -> None:
-        case = self.cases.get(r.case_id)
-        if case is None or r.status != "ok" or not r.scores.get("decision"):
+        family = tag_value(trial_tags(r, self.cases), "family")
+        if family is None or r.status != "ok" or not r.scores.get("decision"):
             return
         target = self.full if r.config.get("view") == "full" else self.authorized
         prompt = r.config.get("prompt", DEFAULT_PROMPT)
@@ -87,7 +99,7 @@ class _Pretest:
         if r.config.get("defence", "none") != "none":  # a defence's views pair with each other
             head += f" · defence={r.config['defence']}"
         key = cluster_key(r, self.cases)
-        target[f"{head} · family={case.family}"].append((bool(r.scores.get("correct_full")), key))
+        target[f"{head} · family={family}"].append((bool(r.scores.get("correct_full")), key))
 
     def metrics(self, rule: PretestRule) -> list[MetricValue]:
         return [m for group in sorted(set(self.full) & set(self.authorized))
@@ -102,10 +114,12 @@ def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: P
     groups = splits(cases)
     pre = _Pretest(cases)
     injected: dict[str, list[TrialFacts]] = defaultdict(list)
+    clusters: dict[str, str] = {}  # an injected trial's cluster, by case
 
     def read() -> Iterator[TrialRecord]:
         for record in records:
             pre.add(record)
+            clusters[record.case_id] = cluster_key(record, cases)
             if record.status == "ok" and record.output.get("injection"):
                 facts = TrialFacts.of(record)
                 for group in groups_of(record, groups):
@@ -116,7 +130,7 @@ def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: P
                             cluster=lambda r: cluster_key(r, cases), splits=groups, always=specs.REPORTED_EMPTY)
     out: list[MetricValue] = []
     for group, metrics in groupby(counted, key=lambda m: m.group):
-        out += [*metrics, *DRIVER.group_metrics(group, injected.get(group, []), lambda r: cluster_key(r, cases))]
+        out += [*metrics, *DRIVER.group_metrics(group, injected.get(group, []), lambda r: clusters[r.case_id])]
     return out + pre.metrics(pretest or PretestRule())
 
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from pydantic import Field, field_validator, model_validator
 
-from knowgap.engine.records import MetricValue, TrialRecord, Verdict
+from knowgap.engine.records import MetricValue, TagValue, TrialRecord, Verdict
 from knowgap.engine.suite import (
     Case,
     Configuration,
@@ -197,6 +197,10 @@ class PartialSuite(Suite):
     def splits(self) -> list[Split]:
         """Each configuration by restriction dimension and by scenario family (``· dim=``, ``· family=``)."""
         return partial_metrics.splits(self._case_map())
+
+    def case_tags(self, case: Case) -> dict[str, TagValue]:
+        """What its groups and intervals read of a case (:func:`.metrics.case_tags`), kept in each trial's record."""
+        return partial_metrics.case_tags(case)
 
     def metric_groups(self) -> list[str]:
         """The configurations and their splits, and the sufficiency pre-test's groups (``pretest · ...``) when both
