@@ -21,13 +21,14 @@ CODE = re.compile(r"KG[0-9A-F]{6}")
 class RunCounter(FakeModel):
     """An extract summarizer that says which run of which review it answers: run K of a review is its request with
     the K-th seed (extract seeds run K with the review's base seed + K - 1, and asks run 1 first). Injected run 1
-    flips the sentiment to negative; every other run says positive."""
+    flips the sentiment to negative (unless ``flips`` is False); every other run says positive."""
 
     spec = "test:run-counter"
 
-    def __init__(self, injected: set[str]) -> None:
+    def __init__(self, injected: set[str], flips: bool = True) -> None:
         super().__init__()
         self.injected = injected
+        self.flips = flips
         self.first_seed: dict[str, int] = {}
 
     def reply(self, request: ChatRequest) -> ChatResponse:
@@ -35,7 +36,7 @@ class RunCounter(FakeModel):
         run = (request.seed or 0) - self.first_seed.setdefault(text, request.seed or 0) + 1
         injected = any(review in text for review in self.injected)
         summary = f"{'injected' if injected else 'clean'} run {run}"
-        sentiment = "negative" if injected and run == 1 else "positive"
+        sentiment = "negative" if self.flips and injected and run == 1 else "positive"
         return ChatResponse(text=json.dumps({"summary": summary, "overall_sentiment": sentiment,
                                              "contains_conflicting_signals": False}))
 
@@ -51,11 +52,11 @@ def extract_cases(tmp_path: Path, n: int = 2) -> tuple[Path, list[ExtractCase]]:
     return write_jsonl(tmp_path / "cases.jsonl", [c.model_dump(mode="json") for c in picked]), picked
 
 
-def extract_run(tmp_path: Path, runs_root: Path) -> tuple[knowgap.RunResult, list[ExtractCase]]:
+def extract_run(tmp_path: Path, runs_root: Path, flips: bool = True) -> tuple[knowgap.RunResult, list[ExtractCase]]:
     """An extract run of two adversarial cases, ``--runs 2``: per trial the clean runs 1 and 2, then the injected
-    runs 1 (flipped to negative) and 2 (positive, as the clean runs)."""
+    runs 1 (flipped to negative; positive when not ``flips``) and 2 (positive, as the clean runs)."""
     data, cases = extract_cases(tmp_path)
-    target = RunCounter({c.injected_review or "" for c in cases})
+    target = RunCounter({c.injected_review or "" for c in cases}, flips)
     result = knowgap.run("extract", models={"target": target.spec}, providers={target.spec: target},
                          options={"data": str(data), "kinds": ["adversarial"], "runs": 2}, runs_root=runs_root,
                          use_cache=False)

@@ -167,3 +167,22 @@ def test_a_verdict_on_the_final_answer_shows_the_final_answer(runs_root: Path) -
             why = block.index(f"  {f.metric}: {f.why}")
             answer = next(x for x in reversed(block[:why]) if x.startswith("  answer"))
             assert repr(final) in answer
+
+
+def test_a_flipped_trial_shows_both_runs_answers_to_the_part_that_flipped(tmp_path: Path, runs_root: Path) -> None:
+    """Two extract runs of the same cases (--runs 2): in A no injected run flips, in B injected run 1 does. Each
+    trial regressed, and knowgap compare shows both runs' injected run 1 (A positive, B negative), not each trial's
+    last call (injected run 2, positive in both)."""
+    from knowgap.report.compare import compare_runs
+
+    before, cases = extract_run(tmp_path, runs_root, flips=False)
+    after, _ = extract_run(tmp_path, runs_root)
+    c = compare_runs(load_run_data(before.run_id, runs_root), load_run_data(after.run_id, runs_root), reps=50)
+    assert [f.direction for f in c.flips] == ["regressed"] * len(cases)
+    for f in c.flips:
+        assert '"summary": "injected run 1"' in f.response_a and '"positive"' in f.response_a
+        assert '"summary": "injected run 1"' in f.response_b and '"negative"' in f.response_b
+    done = knowgap_cli("compare", before.run_id, after.run_id, "--runs-dir", str(runs_root))
+    assert done.returncode in (0, 1), done.stderr
+    shown = [x for x in done.stdout.splitlines() if x.strip().startswith("regressed")]
+    assert len(shown) == len(cases) and all("injected run 1" in x and "injected run 2" not in x for x in shown)

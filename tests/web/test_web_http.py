@@ -193,3 +193,26 @@ def test_rubric_labels_over_http(tmp_path: Path, runs_root: Path) -> None:
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_the_compare_api_pairs_each_runs_answer_to_the_part_that_flipped(tmp_path: Path, runs_root: Path) -> None:
+    """Two extract runs of the same cases (--runs 2; injected run 1 flips in B only): the compare page's trials show
+    both runs' injected run 1 (A positive, B negative), not each trial's last call (injected run 2)."""
+    from tests.report.injected_runs import extract_run
+
+    before, cases = extract_run(tmp_path, runs_root, flips=False)
+    after, _ = extract_run(tmp_path, runs_root)
+    srv = make_server(runs_root, "127.0.0.1", 0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        got = httpx.get(f"http://127.0.0.1:{srv.server_address[1]}/api/compare",
+                        params={"a": before.run_id, "b": after.run_id}).json()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert len(got["trials"]) == len(cases)
+    for pair in got["trials"]:
+        a, b = pair["a"]["response"], pair["b"]["response"]
+        assert '"summary": "injected run 1"' in a and '"positive"' in a
+        assert '"summary": "injected run 1"' in b and '"negative"' in b

@@ -29,7 +29,8 @@ from pydantic import BaseModel, Field
 
 from knowgap.engine.records import Manifest, MetricJudge, MetricValue, ScoreValue, TrialRecord
 from knowgap.engine.suite import Suite
-from knowgap.report.data import RunData, held, response_text
+from knowgap.report.data import RunData, held
+from knowgap.report.examples import paired_responses
 from knowgap.report.judging import Judgements, judge_of
 from knowgap.stats import (
     clustered_mcnemar,
@@ -292,9 +293,9 @@ def _flips(run_a: RunData, run_b: RunData, matched: list[str],
             direction = "changed"
         else:
             continue
+        response_a, response_b = paired_responses(run_a, x, run_b, y)  # each run's answer to the same part
         flips.append(Flip(trial_id=tid, case_id=x.case_id, config_id=x.config_id, direction=direction,
-                          scores_a=x.scores, scores_b=y.scores, response_a=response_text(x),
-                          response_b=response_text(y)))
+                          scores_a=x.scores, scores_b=y.scores, response_a=response_a, response_b=response_b))
     order = {"regressed": 0, "fixed": 1, "changed": 2}
     flips.sort(key=lambda f: (order[f.direction], f.config_id, f.trial_id))
     tests = []

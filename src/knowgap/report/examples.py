@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field, computed_field
 
 from knowgap.engine.records import CallRecord, TrialRecord, Verdict
+from knowgap.engine.suite import Suite
 from knowgap.engine.verdict_calls import VerdictCall, first_target
 from knowgap.redaction import redact
 from knowgap.report.data import RunData
@@ -225,11 +226,12 @@ def exhibit(record: TrialRecord, found: VerdictCall | None, part: str | None = N
                    answer=redact(answer), cut=bool(call.response is not None and call.response.truncated))
 
 
-def verdict_call(run: RunData, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
-    """The call ``verdict`` is about, as the run's suite says (a run whose suite is not installed: the first target
-    call for a verdict on the whole trial, none for a part)."""
-    if run.suite is not None:
-        return run.suite.verdict_call(record, verdict)
+def verdict_call(run: RunData | Suite | None, record: TrialRecord, verdict: Verdict) -> VerdictCall | None:
+    """The call ``verdict`` is about, as the run's suite (or ``run`` given as a suite) says (a run whose suite is not
+    installed: the first target call for a verdict on the whole trial, none for a part)."""
+    suite = run.suite if isinstance(run, RunData) else run
+    if suite is not None:
+        return suite.verdict_call(record, verdict)
     return first_target(record) if verdict.part is None else None
 
 
@@ -237,21 +239,32 @@ WHOLE_TRIAL = Verdict(metric="", verdict="not_scored")
 """A verdict on no part of a trial: what :meth:`Suite.verdict_call` is asked for the call the whole trial stands by."""
 
 
-def trial_call(run: RunData, record: TrialRecord) -> tuple[VerdictCall | None, str | None]:
+def trial_call(run: RunData | Suite | None, record: TrialRecord) -> tuple[VerdictCall | None, str | None]:
     """(the one call that stands for a trial where a view has room for one, its part): the CSV/Parquet export's
-    prompt and response, ``knowgap show RUN --trials``. The call the trial's first wrong verdict that names one is
-    about, with that verdict's part (an extract trial whose injected run 1 flipped: that run's call, ``injection 0
-    (...)``); else (no wrong verdict, an errored trial) the call a verdict on the whole trial is about (the first
-    target call by default; a partial agent's answer after its evidence requests) and None. (None, None) when the
-    trial made no target call."""
-    if record.status == "ok":
-        verdicts = run.suite.trial_verdicts(record) if run.suite is not None else record.verdicts
-        for v in verdicts:
-            if v.verdict == "wrong" and (found := verdict_call(run, record, v)) is not None \
-                    and 0 <= found.call < len(record.calls):
-                return found, v.part
+    prompt and response, ``knowgap show RUN --trials``, the inspect_ai sample, a flipped trial's answers in a
+    comparison. ``run``: the run, or its suite (None: not installed). The call the trial's first wrong verdict that
+    names one is about, with that verdict's part (an extract trial whose injected run 1 flipped: that run's call,
+    ``injection 0 (...)``); else (no wrong verdict, an errored trial) the call a verdict on the whole trial is about
+    (the first target call by default; a partial agent's answer after its evidence requests) and None. (None, None)
+    when the trial made no target call."""
+    wrong = first_wrong(run, record)
+    if wrong is not None:
+        return wrong[0], wrong[1].part
     found = verdict_call(run, record, WHOLE_TRIAL)
     return (found if found is not None and 0 <= found.call < len(record.calls) else first_target(record)), None
+
+
+def first_wrong(run: RunData | Suite | None, record: TrialRecord) -> tuple[VerdictCall, Verdict] | None:
+    """(the call, the verdict): the trial's first wrong verdict whose suite names the call it is about; None when it
+    has none (or errored)."""
+    if record.status != "ok":
+        return None
+    suite = run.suite if isinstance(run, RunData) else run
+    for v in suite.trial_verdicts(record) if suite is not None else record.verdicts:
+        if v.verdict == "wrong" and (found := verdict_call(run, record, v)) is not None \
+                and 0 <= found.call < len(record.calls):
+            return found, v
+    return None
 
 
 def call_prompt(call: CallRecord) -> str:
@@ -262,6 +275,27 @@ def call_prompt(call: CallRecord) -> str:
 def call_answer(call: CallRecord) -> str:
     """A call's answer as the model gave it; "" when it failed."""
     return call.response.text if call.response is not None else ""
+
+
+def paired_responses(run_a: RunData | Suite | None, a: TrialRecord | None, run_b: RunData | Suite | None,
+                     b: TrialRecord | None) -> tuple[str, str]:
+    """A trial's answers in two runs (a flipped trial of ``knowgap compare``, the compare page), each the same
+    part's: the call the first wrong verdict of B's trial (else of A's) is about, in each run (an extract trial that
+    regressed on injected run 1: both runs' injected run 1); without a wrong verdict, each trial's
+    :func:`trial_call`. An errored trial's error; "" for a side without the trial."""
+    lead = (first_wrong(run_b, b) if b is not None else None) or (first_wrong(run_a, a) if a is not None else None)
+
+    def answer(run: RunData | Suite | None, record: TrialRecord | None) -> str:
+        if record is None:
+            return ""
+        if record.status != "ok":
+            return record.error or ""
+        found = verdict_call(run, record, lead[1]) if lead is not None else None
+        if found is None or not 0 <= found.call < len(record.calls):
+            found = trial_call(run, record)[0]
+        return call_answer(record.calls[found.call]) if found is not None else ""
+
+    return answer(run_a, a), answer(run_b, b)
 
 
 def trial_answer(run: RunData, record: TrialRecord) -> str:

@@ -20,6 +20,7 @@ from knowgap.report.causes import failure_causes
 from knowgap.report.charts import headline_charts
 from knowgap.report.compare import Comparison, compare_runs
 from knowgap.report.data import RunData, load_suite
+from knowgap.report.examples import paired_responses
 from knowgap.report.failures import list_failures
 from knowgap.report.judging import Judgements
 from knowgap.report.scorecard import RunCard, by, folded_zero, is_breakdown, scorecard, suite_specs
@@ -245,10 +246,13 @@ class RunsView:
             for r in records.values():
                 key = f"{r.case_id}|{r.config_id}|r{r.repeat}"
                 row = pairs.setdefault(key, {"key": key})
-                call = r.calls[-1] if r.calls else None
-                response = r.output.get("response")
-                if not isinstance(response, str):
-                    response = call.response.text if call and call.response else (r.error or "")
-                row[name] = {"trial_id": r.trial_id, "status": r.status, "scores": r.scores, "response": response}
+                row[name] = {"trial_id": r.trial_id, "status": r.status, "scores": r.scores, "response": ""}
+        suites = {name: load_suite(m) for name, (m, _ms, _r) in sides.items()}
+        for row in pairs.values():  # each run's answer to the same part: the one the first wrong verdict is about
+            got = {name: sides[name][2][row[name]["trial_id"]] for name in ("a", "b") if name in row}
+            for name, text in zip(("a", "b"), paired_responses(suites["a"], got.get("a"), suites["b"], got.get("b")),
+                                  strict=True):
+                if name in row:
+                    row[name]["response"] = text
         return {"a": sides["a"][0].model_dump(mode="json"), "b": sides["b"][0].model_dump(mode="json"),
                 "metrics": [metrics[k] for k in sorted(metrics)], "trials": [pairs[k] for k in sorted(pairs)]}
