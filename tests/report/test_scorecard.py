@@ -222,3 +222,19 @@ def test_a_cause_holding_a_key_is_redacted(tmp_path: Path) -> None:
     assert (cause.cause, cause.trials, cause.example_why) == ("echoed *** in reply #", 3, "echoed *** in reply 0")
     page, md = render_html([run]), summary_markdown([run])
     assert key not in page and key not in md and "echoed *** in reply #" in page
+
+
+def test_against_a_baseline_each_cause_counts_its_trials_in_both(abstain_run: knowgap.RunResult,
+                                                                   hostile_run: knowgap.RunResult) -> None:
+    a, b = load_run_data(hostile_run.path), load_run_data(abstain_run.path)
+    comparison = compare_runs(a, b, reps=200)
+    page = render_html([a, b], comparison=comparison)
+    fails = page[page.index('id="fails"'):page.index('id="headline-plots"')]
+    assert b.run_id in fails  # B's causes, with A's count of each beside
+    assert f'<th title="the trials of this cause in baseline {a.run_id}, of 32">baseline</th>' in fails
+    # both decline every answerable case (16 trials); only A answered the unanswerable ones, so B has no such cause
+    assert ('<tr class="cause"><td class="num">16</td><td class="num baseline">16</td><td class="why">declined an '
+            "answerable question</td>") in fails
+    assert "answered a question" not in fails
+    md = summary_markdown([a, b], comparison=comparison)
+    assert "  - 16 trials (baseline: 16): declined an answerable question" in md

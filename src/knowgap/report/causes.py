@@ -45,6 +45,8 @@ class Cause(BaseModel):
     """That trial's case."""
     example_why: str = ""
     """That trial's why, with its numbers."""
+    baseline_trials: int | None = None
+    """Against a baseline run: its trials of this cause (0 when it has none); None without a baseline."""
 
 
 class RunCauses(BaseModel):
@@ -60,6 +62,10 @@ class RunCauses(BaseModel):
     """Causes left out by the limit."""
     judged: bool = True
     """False when no trial carries a verdict (the suite gives none, or it is not installed)."""
+    baseline: str | None = None
+    """The baseline run the causes' ``baseline_trials`` count in."""
+    baseline_of: int = 0
+    """The baseline's trials with a verdict (or an error)."""
 
 
 def failure_causes(run: RunData, limit: int = 5) -> RunCauses:
@@ -102,3 +108,12 @@ def failure_causes(run: RunData, limit: int = 5) -> RunCauses:
               for c in ranked[:limit]]
     return RunCauses(run_id=run.run_id, suite=run.manifest.config.suite, trials=judged_trials, failed=failed,
                      causes=causes, more=max(0, len(ranked) - limit), judged=judged)
+
+
+def against(found: RunCauses, baseline: RunData) -> RunCauses:
+    """``found`` with each cause's trials in ``baseline`` beside its own (a comparison's B against its A)."""
+    base = failure_causes(baseline, limit=1_000_000)
+    counts = {c.cause: c.trials for c in base.causes}
+    return found.model_copy(update={
+        "baseline": base.run_id, "baseline_of": base.trials,
+        "causes": [c.model_copy(update={"baseline_trials": counts.get(c.cause, 0)}) for c in found.causes]})

@@ -16,7 +16,7 @@ from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.store import write_atomic
 from knowgap.engine.suite import ReportSection, Suite
 from knowgap.redaction import redact
-from knowgap.report.causes import failure_causes
+from knowgap.report.causes import against, failure_causes
 from knowgap.report.charts import confusion_charts, headline_charts, metric_charts
 from knowgap.report.compare import Comparison
 from knowgap.report.data import RunData, load_run_data
@@ -312,6 +312,9 @@ def _opening(runs: Sequence[RunData], gate: GateResult | None, comparison: Compa
     anchors = {r.run_id: f"run-{i}" for i, r in enumerate(runs)}
     shown = {c.run_id for c in sc.cards}
     found = [failure_causes(r) for r in runs if r.run_id in shown]
+    baseline = next((r for r in runs if comparison is not None and r.run_id == comparison.run_a), None)
+    if comparison is not None and baseline is not None:  # each cause's trials in the baseline beside B's
+        found = [against(rc, baseline) if rc.run_id == comparison.run_b else rc for rc in found]
     links = {(rc.run_id, c.example): link_template.format(run_id=rc.run_id, trial_id=c.example, case_id=c.example_case)
              for rc in found for c in rc.causes} if link_template else {}
     charts = "".join(chart for card in sc.cards for chart in headline_charts(card))

@@ -150,16 +150,19 @@ def causes_html(found: Sequence[RunCauses], link: dict[tuple[str, str], str] | N
         if not rc.causes:
             parts.append(f'<p class="ok">no failed verdict in {rc.trials} trials</p>')
             continue
+        base = (f'<th title="the trials of this cause in baseline {esc(rc.baseline)}, of {rc.baseline_of}">'
+                "baseline</th>" if rc.baseline else "")
         parts.append(f'<p class="facts">{rc.failed} of {rc.trials} trials failed at least one verdict; by cause '
                      "(a trial counts once per cause):</p>"
-                     '<table class="causes"><tr><th>trials</th><th>cause</th><th>metrics</th>'
+                     f'<table class="causes"><tr><th>trials</th>{base}<th>cause</th><th>metrics</th>'
                      "<th>most in</th><th>example</th></tr>")
         for c in rc.causes:
             where = ", ".join(f"{g} ({n})" for g, n in c.groups[:3])
             example = esc(c.example)
             if (rc.run_id, c.example) in link:
                 example = f'<a href="{esc(link[(rc.run_id, c.example)])}">{example}</a>'
-            parts.append(f'<tr class="cause"><td class="num">{c.trials}</td><td class="why">{esc(c.cause)}</td>'
+            was = f'<td class="num baseline">{c.baseline_trials}</td>' if rc.baseline else ""
+            parts.append(f'<tr class="cause"><td class="num">{c.trials}</td>{was}<td class="why">{esc(c.cause)}</td>'
                          f"<td>{esc(', '.join(c.metrics))}</td><td>{esc(where)}</td>"
                          f'<td title="{esc(c.example_why)}">{example}</td></tr>')
         parts.append("</table>")

@@ -62,6 +62,7 @@ def causes_markdown(found: Sequence[RunCauses], limit: int = 3) -> list[str]:
         lines.append(f"{head}: {rc.failed} of {rc.trials} trials failed a verdict")
         for c in rc.causes[:limit]:
             where = ", ".join(f"{g} {n}" for g, n in c.groups[:2])
-            lines.append(f"  - {c.trials} trials: {md_text(c.cause, 200)} ({md_text(', '.join(c.metrics))}; most in "
-                         f"{md_text(where)}; e.g. {md_text(c.example, 100)})")
+            was = f" (baseline: {c.baseline_trials})" if c.baseline_trials is not None else ""
+            lines.append(f"  - {c.trials} trials{was}: {md_text(c.cause, 200)} ({md_text(', '.join(c.metrics))}; most "
+                         f"in {md_text(where)}; e.g. {md_text(c.example, 100)})")
     return lines

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from knowgap.engine.outcome import status_text
 from knowgap.engine.records import Manifest
-from knowgap.report.causes import failure_causes
+from knowgap.report.causes import against, failure_causes
 from knowgap.report.compare import Comparison, MetricChange
 from knowgap.report.data import RunData
 from knowgap.report.examples import example_line, failed_trials
@@ -88,8 +88,11 @@ def summary_markdown(runs: Sequence[RunData], *, gate: GateResult | None = None,
     tables, each run's metrics and examples) folded."""
     sc = scorecard(runs, gate=gate, comparison=comparison)
     shown = {c.run_id for c in sc.cards}
-    lines = ["## knowgap", "", *scorecard_markdown(sc), "",
-             *causes_markdown([failure_causes(r) for r in runs if r.run_id in shown]), ""]
+    found = [failure_causes(r) for r in runs if r.run_id in shown]
+    baseline = next((r for r in runs if comparison is not None and r.run_id == comparison.run_a), None)
+    if comparison is not None and baseline is not None:  # each cause's trials in the baseline beside B's
+        found = [against(rc, baseline) if rc.run_id == comparison.run_b else rc for rc in found]
+    lines = ["## knowgap", "", *scorecard_markdown(sc), "", *causes_markdown(found), ""]
     if gate is not None:
         lines += ["<details><summary>every gate check</summary>", "", gate_markdown(gate), "", "</details>", ""]
     if comparison is not None:  # its headline changes are on the scorecard; every metric's here
