@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from knowgap.report import compare_runs
-from knowgap.report.causes import failure_causes
+from knowgap.report.causes import against, failure_causes
 from knowgap.report.data import RunData
 from knowgap.report.scorecard import BREAKDOWN, folded_zero
 from knowgap.web.data import COMPARE_REPS
@@ -68,7 +68,8 @@ def test_the_run_page_opens_on_its_scorecard(served: tuple[str, RunData, RunData
 def test_the_compare_page_opens_on_what_changed(served: tuple[str, RunData, RunData], browser: Any,  # noqa: F811
                                                 tmp_path: Path) -> None:
     url, a, b = served
-    top = top_of(browser, f"{url}#/compare/{a.run_id}/{b.run_id}", 4, tmp_path / "web-compare-top.png")
+    top = top_of(browser, f"{url}#/compare/{a.run_id}/{b.run_id}", 4, tmp_path / "web-compare-top.png",
+                 ready="#causes tr.cause")
     check_top(top, [b], None)
     expected = {(c.group, c.name): c for c in compare_runs(a, b, reps=COMPARE_REPS).changes}
     for cell in top["cells"]:
@@ -78,6 +79,12 @@ def test_the_compare_page_opens_on_what_changed(served: tuple[str, RunData, RunD
         assert change["text"].startswith(f"{ch.delta * 100:+.1f} pp")
         said = {True: " significant", False: "not significant", None: "no test"}[ch.significant]
         assert change["text"].endswith(said)
+    # where B fails most, each cause with its trials in baseline A beside it
+    causes = against(failure_causes(b), a).causes
+    rows = browser.execute_script("return [...document.querySelectorAll('#causes tr.cause')]"
+                                  ".map((r) => [...r.cells].map((c) => c.textContent))")
+    assert [(int(r[0]), int(r[1]), r[2]) for r in rows] == [(c.trials, c.baseline_trials, c.cause) for c in causes]
+    assert all(c.baseline_trials for c in causes)  # two seeds of one system fail in the same ways
 
 
 def test_the_metrics_box_folds_zeros_and_collapses_breakdowns(runs_root: Path, browser: Any) -> None:  # noqa: F811

@@ -16,7 +16,7 @@ from knowgap.labels.records import field_kind, verdict_key
 from knowgap.labels.reference import References
 from knowgap.labels.rubric import check_rubric_label, judge_points, rubric_report, run_rubrics
 from knowgap.labels.store import LabelStore, parse_value
-from knowgap.report.causes import failure_causes
+from knowgap.report.causes import against, failure_causes
 from knowgap.report.charts import headline_charts
 from knowgap.report.compare import Comparison, compare_runs
 from knowgap.report.data import RunData, load_suite
@@ -146,8 +146,10 @@ class RunsView:
     def compare_scorecard(self, a: str, b: str) -> dict[str, Any]:
         """The compare page's top: B's scorecard against baseline A (each change, its CI and significance)."""
         comparison = self.comparison(a, b)
-        sc = scorecard([self.run_data(a), self.run_data(b)], comparison=comparison)
+        run_a, run_b = self.run_data(a), self.run_data(b)
+        sc = scorecard([run_a, run_b], comparison=comparison)
         return {"scorecard": sc.model_dump(mode="json"), "method": comparison.method,
+                "causes": against(failure_causes(run_b), run_a).model_dump(mode="json"),
                 "plots": _kinds(sc.cards[0]) if sc.cards else []}
 
     def headline_svg(self, run_id: str, kind: str, baseline: str | None = None) -> str:

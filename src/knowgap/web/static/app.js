@@ -478,8 +478,8 @@ function causesBox(rc) {
   if (!rc.causes.length) return el("p", { class: "muted" }, rc.judged ? "no failed verdict" : "no per-trial verdicts");
   return [el("h2", {}, "Where it fails most"),
     el("p", { class: "hint" }, `${rc.failed} of ${rc.trials} trials failed at least one verdict; by cause (a trial counts once per cause):`),
-    el("table", { id: "causes" }, el("tr", {}, ["trials", "cause", "metrics", "most in", "example"].map((h) => el("th", {}, h))),
-      rc.causes.map((c) => el("tr", { class: "cause" }, el("td", { class: "num" }, c.trials), el("td", {}, c.cause), el("td", {}, c.metrics.join(", ")),
+    el("table", { id: "causes" }, el("tr", {}, ["trials", rc.baseline ? "baseline" : null, "cause", "metrics", "most in", "example"].filter(Boolean).map((h) => el("th", { title: h === "baseline" ? `the trials of this cause in baseline ${rc.baseline}, of ${rc.baseline_of}` : null }, h))),
+      rc.causes.map((c) => el("tr", { class: "cause" }, el("td", { class: "num" }, c.trials), rc.baseline ? el("td", { class: "num baseline" }, c.baseline_trials) : null, el("td", {}, c.cause), el("td", {}, c.metrics.join(", ")),
         el("td", {}, c.groups.slice(0, 3).map(([g, n]) => `${g} (${n})`).join(", ")),
         el("td", { title: c.example_why }, el("a", { href: `#/run/${encodeURIComponent(rc.run_id)}/${encodeURIComponent(c.example)}`, on: { click: (ev) => { if (S.run === rc.run_id) { ev.preventDefault(); openTrial(c.example); } } } }, c.example))))),
     rc.more ? el("p", { class: "hint" }, `… and ${rc.more} smaller causes (What went wrong, below, lists every failure)`) : null];
@@ -519,7 +519,7 @@ async function showCompare(a, b) {
   try { s = await api(`/api/compare/scorecard?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`); }
   catch (e) { put($("#scorecard"), el("p", { class: "error" }, e.message)); return; }
   const plots = s.plots.map((k) => [`/api/compare/headline.svg?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}&kind=${encodeURIComponent(k)}`, k]);
-  put($("#scorecard"), scorecardBox(s.scorecard, plots), el("p", { class: "hint" }, s.method));
+  put($("#scorecard"), scorecardBox(s.scorecard, plots), el("p", { class: "hint" }, s.method), el("div", { id: "fails" }, causesBox(s.causes)));
 }
 
 async function route() {
