@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ import knowgap
 from knowgap.errors import KnowgapError
 from tests.fakes.fake_openai_server import fake_server
 from tests.fakes.otlp_receiver import Received, Span, otlp_receiver
-from tests.helpers import free_port, knowgap_cli
+from tests.helpers import knowgap_cli
 
 pytestmark = pytest.mark.server
 
@@ -182,11 +183,13 @@ def test_otel_content_exports_prompts_and_answers_redacted_and_flushes_before_ru
 
 def test_an_unreachable_collector_is_a_warning_not_a_failed_run(tmp_path: Path, kg_home: Path) -> None:
     spec = _system(tmp_path)
-    endpoint = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    done = knowgap_cli("run", "starter", "-m", spec, "--sample", "2", "--otel", "-q",
-                       "--runs-dir", str(tmp_path / "runs"),
-                       env={"KNOWGAP_HOME": str(kg_home), **_otel_env(endpoint), "OTEL_EXPORTER_OTLP_TIMEOUT": "2"},
-                       cwd=tmp_path, timeout=120)
+    with socket.socket() as held:  # bound, never listening: connections are refused, and no other process gets it
+        held.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{held.getsockname()[1]}"
+        done = knowgap_cli("run", "starter", "-m", spec, "--sample", "2", "--otel", "-q",
+                           "--runs-dir", str(tmp_path / "runs"),
+                           env={"KNOWGAP_HOME": str(kg_home), **_otel_env(endpoint),
+                                "OTEL_EXPORTER_OTLP_TIMEOUT": "2"}, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "trials: 4 ok, 0 errors" in done.stdout
     assert f"--otel: 8 of 8 spans were not exported to {endpoint}/v1/traces" in done.stderr
