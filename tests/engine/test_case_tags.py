@@ -95,3 +95,49 @@ def test_a_stored_runs_groups_are_those_it_ran_under_and_a_run_without_tags_says
     compared = knowgap_cli("compare", str(old), result.run_id, "--runs-dir", str(runs), "--reps", "100")
     assert compared.returncode == 0, compared.stderr
     assert note in compared.stdout.replace("\n", " ")
+
+
+def test_an_abstain_scenario_runs_languages_and_clusters_are_those_it_ran_under(tmp_path: Path) -> None:
+    """abstain's ``· lang=`` groups and its clusters (a question's paragraph) come from the questions' file: a copy
+    of the shipped unanswerable-context file, run, then every question's language swapped and its group made its
+    own."""
+    data = tmp_path / "unanswerable-context.jsonl"
+    shutil.copy(REPO / "src" / "knowgap" / "suites" / "abstain" / "data" / "scenarios" / "unanswerable-context.jsonl",
+                data)
+    runs = tmp_path / "runs"
+    result = knowgap.run("abstain", models={"target": SYSTEM, "judge": SYSTEM},
+                         options={"scenario": "unanswerable-context", "data": str(data), "sample": 30},
+                         runs_root=runs, use_cache=False)
+    stored = numbers(result.metrics)
+    assert {g for g, _ in stored if " · lang=" in g} == {"unanswerable-context/neutral · lang=zh",
+                                                        "unanswerable-context/neutral · lang=en"}
+    assert any(n_cases < n for (_, _, _, n, n_cases) in stored.values() if n_cases is not None)  # paragraphs
+
+    items = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    data.write_text("".join(json.dumps(item | {"lang": "en" if item["lang"] == "zh" else "zh", "group": item["id"]},
+                                       ensure_ascii=False) + "\n" for item in items), encoding="utf-8")
+    run = load_run_data(result.run_id, runs)
+    assert run.suite is not None
+    assert numbers(run.suite.metrics(run.records)) == stored
+    assert run.suite.clusters(run.records) == {r.case_id: r.case_tags["cluster"] for r in run.records
+                                               if r.case_tags is not None}
+
+
+def test_a_clarify_runs_clusters_are_those_it_ran_under(tmp_path: Path) -> None:
+    """clarify's clusters (a case's LawBench row) come from the case file: a copy of the shipped cases, run, then
+    every case given one row; counted again, each case is still the cluster it ran as."""
+    data = tmp_path / "cases.jsonl"
+    shutil.copy(REPO / "src" / "knowgap" / "suites" / "clarify" / "data" / "cases.jsonl", data)
+    runs = tmp_path / "runs"
+    result = knowgap.run("clarify", models={"target": SYSTEM, "judge": SYSTEM, "generator": SYSTEM},
+                         options={"data": str(data), "sample": 12, "prompts": ["plain"]}, runs_root=runs,
+                         use_cache=False)
+    stored = numbers(result.metrics)
+    assert any(n_cases == n > 1 for (_, _, _, n, n_cases) in stored.values())
+
+    cases = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    data.write_text("".join(json.dumps(case | {"source": {"dataset": "lawbench-2-4", "row": 1}}, ensure_ascii=False)
+                            + "\n" for case in cases), encoding="utf-8")
+    run = load_run_data(result.run_id, runs)
+    assert run.suite is not None
+    assert numbers(run.suite.metrics(run.records)) == stored
