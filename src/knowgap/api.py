@@ -199,6 +199,22 @@ def load_run(run_id: str, runs_root: str | Path | None = None) -> tuple[Manifest
     return store.current_manifest(), store.read_metrics()
 
 
+def dataset_note(run_id: str, runs_root: str | Path | None = None) -> str | None:
+    """One line when the run's trials were stored without their cases' tags (a run made before knowgap kept them),
+    naming the groups that then come from today's dataset (:func:`knowgap.engine.case_tags.dataset_note`); None
+    otherwise, or when its trials cannot be read (``knowgap runs`` and ``knowgap repair`` say why). Reads the trials
+    only up to the first that stores its tags."""
+    from knowgap.engine.case_tags import dataset_note as note_of
+    from knowgap.report.data import load_suite
+
+    store = RunStore.open(runs_dir(runs_root), run_id)
+    manifest = store.current_manifest()
+    try:
+        return note_of(manifest.run_id, load_suite(manifest), store.iter_every_record())
+    except KnowgapError:
+        return None
+
+
 def failures(run_id: str, runs_root: str | Path | None = None, *, metric: str | None = None,
              limit: int | None = None) -> FailureList:
     """What went wrong in a run: each wrong per-metric verdict of its trials (trial, metric, why, the answer's

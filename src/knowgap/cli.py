@@ -549,15 +549,14 @@ def show(run: Annotated[str, typer.Argument(help="Run id or folder.")],
     else:
         out.print("no metrics yet (the run did not finish): knowgap resume " + manifest.run_id)
     _print_sequences(manifest)
-    from knowgap.report.data import load_run_data
-
-    data = load_run_data(run, runs_dir)  # the run's suite says which call a trial's verdicts are about
-    if (note := data.dataset_note()) is not None:  # its groups' tags read from today's dataset
+    if (note := api.dataset_note(run, runs_dir)) is not None:  # its groups' tags read from today's dataset
         out.print(note, markup=False, highlight=False, soft_wrap=True)
     if trials <= 0:
         return
+    from knowgap.report.data import load_run_data
     from knowgap.report.examples import trial_answer
 
+    data = load_run_data(run, runs_dir)  # the run's suite says which call a trial's verdicts are about
     for i, record in enumerate(data.records):
         if i >= trials:
             break
