@@ -141,3 +141,30 @@ def test_a_clarify_runs_clusters_are_those_it_ran_under(tmp_path: Path) -> None:
     run = load_run_data(result.run_id, runs)
     assert run.suite is not None
     assert numbers(run.suite.metrics(run.records)) == stored
+
+
+def test_a_leave_one_out_runs_clusters_are_the_documents_it_ran_with(tmp_path: Path) -> None:
+    """abstain's leave-one-out clusters (a generated fact's document, from its ``source``) come from the knowledge
+    base: a file of 12 questions on 6 documents in two knowledge bases, run, then every source moved to one document
+    and every question to the other knowledge base; counted again, nothing moves."""
+    kb = tmp_path / "kb.jsonl"
+
+    def write(source: Any, name: Any) -> None:
+        kb.write_text("".join(json.dumps({"id": f"q{i}", "question": f"What is the fee of service {i}?",
+                                          "answer": f"{10 + i} dollars", "kb": name(i), "source": source(i)}) + "\n"
+                              for i in range(12)), encoding="utf-8")
+
+    write(lambda i: f"doc{i // 2}:{i % 2}", lambda i: "alpha" if i % 3 else "beta")
+    runs = tmp_path / "runs"
+    result = knowgap.run("abstain", models={"target": SYSTEM, "judge": SYSTEM, "generator": SYSTEM},
+                         options={"kb": str(kb), "retrieval": ["direct"], "prompts": ["basic"]}, runs_root=runs,
+                         use_cache=False)
+    stored = numbers(result.metrics)
+    assert {"direct/basic · kb=alpha", "direct/basic · kb=beta"} <= {g for g, _ in stored}
+    assert any(n_cases == 6 and n == 12 for (_, _, _, n, n_cases) in stored.values())  # 6 documents
+
+    write(lambda i: f"docZ:{i}", lambda i: "beta" if i % 3 else "alpha")
+    run = load_run_data(result.run_id, runs)
+    assert run.suite is not None
+    assert numbers(run.suite.metrics(run.records)) == stored
+    assert set(run.suite.clusters(run.records).values()) == {f"document:doc{d}" for d in range(6)}
