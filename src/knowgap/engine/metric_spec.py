@@ -127,6 +127,14 @@ class MetricSpec:
     by: Mapping[str, Callable[[Any], Any]] | None = None
     """Breakdowns of a proportion counted from verdicts: each verdict also counts in ``NAME:KEY=VALUE``, VALUE
     ``by[KEY](record)`` of its trial (``sentiment_accuracy:lang=zh``)."""
+    by_part: Callable[[Any, Any], Mapping[str, Any]] | None = None
+    """Breakdowns by what a verdict's part is about (an injected run's attack): each verdict also counts in
+    ``NAME:KEY=VALUE`` for each KEY, VALUE of ``by_part(record, verdict)`` (``attack_success_rate:position=end``)."""
+    shown: Callable[[Any], bool] | None = None
+    """Where a proportion counted from verdicts is reported in a group without an observation of it (value None,
+    n 0): only where some finished trial of the group ``shown(seen)`` (a :class:`~knowgap.engine.verdict_tally.Seen`;
+    the clean task score: a trial with injected runs; :func:`nowhere`: never); None: as ``always`` of
+    :func:`~knowgap.engine.verdict_tally.count_metrics` says."""
 
     def __post_init__(self) -> None:
         parts = _PART.findall(self.name)
@@ -167,6 +175,11 @@ class MetricSpec:
         if isinstance(self.members, Mapping):
             return {_PART.sub(m, self.name): text for m, text in self.members.items()}
         return {_PART.sub(m, self.name): self.description.replace("{part}", m) for m in self.members or ()}
+
+
+def nowhere(_seen: Any) -> bool:
+    """``MetricSpec.shown`` of a proportion reported only where it has an observation."""
+    return False
 
 
 def expanded(specs: Iterable[MetricSpec]) -> Iterator[tuple[str, MetricSpec]]:

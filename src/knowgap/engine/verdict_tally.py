@@ -93,6 +93,7 @@ class _Counter:
     def __init__(self, specs: Sequence[MetricSpec]) -> None:
         self.specs = specs
         self.reduced = [(name, spec) for name, spec in expanded(specs) if spec.reducer is not None]
+        self.shown = [spec for spec in specs if spec.shown is not None]
         self._counted: dict[str, MetricSpec | None] = {}
 
     def counted(self, metric: str) -> MetricSpec | None:
@@ -112,6 +113,13 @@ class _Counter:
                 tally.hit(v.metric, counts, seen.cluster)
                 for key, value in (spec.by or {}).items():
                     tally.hit(f"{v.metric}:{key}={value(seen.record)}", counts, seen.cluster)
+                if spec.by_part is not None:
+                    for key, part in spec.by_part(seen.record, v).items():
+                        tally.hit(f"{v.metric}:{key}={part}", counts, seen.cluster)
+        for spec in self.shown:
+            assert spec.shown is not None
+            if seen.ok and spec.shown(seen):
+                tally.marks.add(("shown", spec.name))
         for name, spec in self.reduced:
             assert spec.reducer is not None
             spec.reducer.observe(name, tally, seen)
@@ -119,7 +127,7 @@ class _Counter:
     def names(self, spec: MetricSpec, tally: Tally) -> list[str]:
         if spec.family and spec.members is None:  # an open family: the names its trials gave
             return [n for n in tally.proportion_names() if spec.matches(n)]
-        if spec.by:  # each name, then its breakdowns the trials gave
+        if spec.by or spec.by_part:  # each name, then its breakdowns the trials gave
             return [x for n in spec.names() for x in
                     (n, *(b for b in tally.proportion_names() if b.startswith(f"{n}:")))]
         return spec.names()
@@ -139,7 +147,10 @@ class _Counter:
                     made = [tally.proportion(name, group, description=text)]
                 else:
                     continue
-                out += [m for m in made if m.kind == "count" or m.n or always(m.name)]
+                if spec.shown is not None:
+                    out += [m for m in made if m.n or ("shown", spec.name) in tally.marks]
+                else:
+                    out += [m for m in made if m.kind == "count" or m.n or always(m.name)]
         return out
 
 

@@ -6,7 +6,7 @@ metric names the cross-suite report reads, and the driver that runs, checks and 
 from knowgap.injection.attacks import ATTACKS_FILE, CHECKS, FAMILIES, FAMILY_TEXT, Attack, for_suite, read_attacks
 from knowgap.injection.defences import DEFENCES, guard_system, mark_untrusted, sandwich_reminder
 from knowgap.injection.driver import InjectedTrial, InjectionDriver, Planted, Reply, RunRate
-from knowgap.injection.metrics import ATTACK_SUCCESS, CLEAN_TASK_SCORE, INJECTION_METRICS, NOISE_FLOOR, count_attack
+from knowgap.injection.metrics import ATTACK_SUCCESS, CLEAN_TASK_SCORE, INJECTION_METRICS, NOISE_FLOOR
 from knowgap.injection.options import InjectionOptions, chosen_defences, plan_for, suite_attacks
 from knowgap.injection.placement import DISGUISES, POSITIONS, disguise, inject, list_index
 from knowgap.injection.plan import Injection, make_injection, plan_injections
@@ -15,6 +15,6 @@ from knowgap.injection.success import attack_worked, explained_check, marker_see
 __all__ = ["ATTACKS_FILE", "ATTACK_SUCCESS", "CHECKS", "CLEAN_TASK_SCORE", "DEFENCES", "DISGUISES", "FAMILIES",
            "FAMILY_TEXT", "INJECTION_METRICS", "NOISE_FLOOR", "POSITIONS", "Attack", "InjectedTrial", "Injection",
            "InjectionDriver", "InjectionOptions", "Planted", "Reply", "RunRate", "attack_worked", "chosen_defences",
-           "count_attack", "disguise", "explained_check", "for_suite", "guard_system", "inject", "make_injection",
+           "disguise", "explained_check", "for_suite", "guard_system", "inject", "make_injection",
            "mark_untrusted", "list_index", "marker_seen", "plan_for", "plan_injections", "read_attacks",
            "sandwich_reminder", "suite_attacks", "system_echo"]

@@ -1,5 +1,6 @@
 """The metric names every suite with injected runs uses, so the report can put them side by side ("where does
-this model obey hidden instructions?"), and how a trial's outcome is counted into them.
+this model obey hidden instructions?"). The driver declares them (:meth:`~knowgap.injection.driver.InjectionDriver.
+metric_specs`) and each suite's one pass counts them from the injected runs' verdicts.
 
 - ``attack_success_rate``: injected runs whose attack worked (by the attack's check), with breakdowns
   ``:family=``, ``:position=``, ``:disguise=``; one group per configuration (so per defence).
@@ -12,11 +13,6 @@ this model obey hidden instructions?"), and how a trial's outcome is counted int
 """
 
 from __future__ import annotations
-
-from collections.abc import Hashable
-
-from knowgap.engine.tally import Tally
-from knowgap.injection.plan import Injection
 
 ATTACK_SUCCESS = "attack_success_rate"
 NOISE_FLOOR = "attack_noise_floor"
@@ -31,11 +27,3 @@ DESCRIPTIONS = {
     CLEAN_TASK_SCORE: "the suite's headline task metric on the clean runs (a defence's cost: against 'none')",
 }
 
-
-def count_attack(tally: Tally, injection: Injection, worked: bool | None, cluster: Hashable) -> None:
-    """Count one injected run: overall and by family, position and disguise (nothing when not checkable)."""
-    if worked is None:
-        return
-    tally.hit(ATTACK_SUCCESS, worked, cluster)
-    for part in BREAKDOWNS:
-        tally.hit(f"{ATTACK_SUCCESS}:{part}={getattr(injection, part)}", worked, cluster)

@@ -24,10 +24,9 @@ warning paragraph to the system prompt, ``sandwich`` restates the prompt's task 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.injection.defences import guard_system, mark_untrusted, sandwich_reminder
 from knowgap.injection.driver import Facts, InjectedTrial, InjectionDriver, Planted, Reply, RunRate
 from knowgap.injection.options import InjectionOptions
@@ -146,9 +145,3 @@ async def run_injections(injections: Sequence[Injection], context: Sequence[Fact
         return Reply({**reply, "collapsed": collapsed, "answer_has_marker": has_marker})
 
     return await DRIVER.run(injections, clean=clean, plant=plant, ask=injected, fields={"applies": True})
-
-
-def injection_metrics(records: Iterable[TrialRecord], cluster_of: Callable[[str], str]) -> list[MetricValue]:
-    """The injection metrics per configuration (clustered as abstain's others); empty when nothing was
-    injected. ``attack_noise_floor`` only when repeats 0 and 1 of a case were both run."""
-    return DRIVER.metrics(records, lambda trial: cluster_of(trial.case_id))

@@ -24,9 +24,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from knowgap.engine.case_tags import Tags, tag_value, tag_values, tags_of
+from knowgap.engine.metric_spec import metric_names
 from knowgap.engine.records import MetricValue, TagValue, TrialRecord
 from knowgap.engine.verdict_tally import Split, Verdicts, count_metrics, stored_or
-from knowgap.suites.abstain.specs import DESCRIBED, LOO_COUNTED, SCENARIO_COUNTED
+from knowgap.suites.abstain.specs import DESCRIBED, LOO_COUNTED, LOO_OWN, SCENARIO_COUNTED
 from knowgap.suites.abstain.verdicts import abstain_verdicts, scenario_verdicts
 
 GENERATED_SOURCE = re.compile(r"^(?P<document>.+):\d+$")
@@ -52,7 +53,7 @@ def kb_split(kb_of: Mapping[str, str]) -> Split:
             tags_of(record, lambda case_id: {"kb": kb_of[case_id]} if case_id in kb_of else None), "kb")
         return [found] if found else []
 
-    return Split(kb_group, kb, several=True, tags=("kb",))
+    return Split(kb_group, kb, several=True, tags=("kb",), metrics=metric_names(LOO_OWN))
 
 
 def lang_split(lang_of: Mapping[str, str]) -> Split:
@@ -94,7 +95,8 @@ def trial_cluster(record: TrialRecord, today: Callable[[str], Tags | None]) -> s
 def abstain_metrics(records: Iterable[TrialRecord], *, factuality_judge: str = "offline",
                     kb_of: Mapping[str, str] | None = None, source_of: Mapping[str, str] | None = None,
                     verdicts: Verdicts | None = None) -> list[MetricValue]:
-    """A leave-one-out run's, per configuration and knowledge base (:func:`kb_split`); a trial's cluster is
+    """A leave-one-out run's, per configuration and knowledge base (:func:`kb_split`; the injection driver's per
+    configuration alone), in one pass; a trial's cluster is
     :func:`cluster_key` of its case and ``source_of[case_id]`` (the fact's source); ``verdicts``: the suite's
     (default: stored, else :func:`.verdicts.abstain_verdicts`)."""
     sources, kbs = source_of or {}, kb_of or {}

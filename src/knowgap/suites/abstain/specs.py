@@ -124,9 +124,11 @@ SCENARIO_F1 = MetricSpec(F1, "mean", "harmonic mean of abstention precision and 
 INJECTION = DRIVER.metric_specs(needs=INJECTED, judges=dict.fromkeys((CLEAN_TASK_SCORE, COLLAPSE), _in_loo(ABSTAINED)),
                                 counts={CLEAN_TASK_SCORE: "positive"}, cluster=LOO_CLUSTER)
 SPECS = (*LEAVE_ONE_OUT, *LOO_JUDGE_PARSE_FAILURES, *COUNTED, *SCENARIOS, SCENARIO_F1, *INJECTION)
-LOO_COUNTED = (*LEAVE_ONE_OUT, COUNTED[0], *LOO_JUDGE_PARSE_FAILURES, COUNTED[1])
-"""What the leave-one-out run counts from its verdicts (with its counts), in report order; the injection driver
-makes the injection metrics."""
+LOO_OWN = (*LEAVE_ONE_OUT, COUNTED[0], *LOO_JUDGE_PARSE_FAILURES, COUNTED[1])
+"""What the leave-one-out run counts of its own, in report order (per configuration and per knowledge base)."""
+LOO_COUNTED = (*LOO_OWN, *INJECTION)
+"""What the leave-one-out run counts from its verdicts (with its counts and the noise floor's reducer) in one pass:
+its own, then the injection driver's (per configuration)."""
 SCENARIO_COUNTED = (*SCENARIOS, SCENARIO_F1, *COUNTED)
 """What a scenario run counts."""
 DESCRIBED = described(SPECS)

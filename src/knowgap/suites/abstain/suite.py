@@ -11,7 +11,7 @@ context: the one fact that answers was removed), and the factuality tier of answ
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -28,7 +28,6 @@ from knowgap.engine.suite import (
     Trial,
     TrialContext,
     TrialResult,
-    reiterable,
 )
 from knowgap.engine.verdict_calls import VerdictCall
 from knowgap.engine.verdict_tally import Split
@@ -409,18 +408,9 @@ class AbstainSuite(Suite):
             return scenario_metrics(records, {c.id: c.group for c in cases}, {c.id: c.lang for c in cases},
                                     verdicts=self.trial_verdicts)
         facts = self.facts()
-        records = reiterable(records)
-        clusters: dict[str, str] = {}  # an injected trial's cluster, by case
-
-        def read() -> Iterator[TrialRecord]:
-            for record in records:
-                clusters[record.case_id] = trial_cluster(record, self._loo_tags)
-                yield record
-
-        return abstain_metrics(read(), factuality_judge=self.options.factuality_judge,
+        return abstain_metrics(records, factuality_judge=self.options.factuality_judge,
                                kb_of={f.id: f.kb for f in facts}, source_of={f.id: f.source for f in facts},
-                               verdicts=self.trial_verdicts) \
-            + injection.injection_metrics(records, lambda case_id: clusters[case_id])
+                               verdicts=self.trial_verdicts)
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
         """A generated fact's questions cluster by document (:func:`.metrics.cluster_key`), others by case; a

@@ -2,9 +2,9 @@
 Newcombe's hybrid score interval for the flip rate above the noise floor). A breakdown is named
 ``metric:key=value``, e.g. ``flip_rate:position=end``.
 
-:func:`extract_counted` counts extract's own (:data:`.specs.COUNTED`): a normal case's rates from its verdicts
-(:mod:`.verdicts`), the rest by their specs' reducers (:mod:`.counting`); the suite adds the injection driver's
-(:mod:`.injection`) and :func:`above_noise`.
+:func:`extract_counted` counts every one of :data:`.specs.SPECS` in one pass: a normal case's rates from its verdicts
+(:mod:`.verdicts`), the adversarial runs' from the injection driver's verdicts (:mod:`.injection`), the rest by
+their specs' reducers (:mod:`.counting`); the suite adds :func:`above_noise`.
 
 Intervals are clustered (:mod:`knowgap.stats`): the runs of one case (and its repeats) are near-copies
 at temperature 0, so a normal or calibration case is one cluster; adversarial cases built on one review share
@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.verdict_tally import Verdicts, count_metrics, stored_or
 from knowgap.stats import newcombe_interval, wilson
-from knowgap.suites.extract.specs import COUNTED, DESCRIBED
+from knowgap.suites.extract.injection import cluster_key
+from knowgap.suites.extract.specs import DESCRIBED, SPECS
 from knowgap.suites.extract.verdicts import extract_verdicts
 
 
@@ -38,18 +39,11 @@ def metric_difference(a: MetricValue, b: MetricValue) -> tuple[float, float, flo
     return a.value - b.value, *newcombe_interval(a.value, (a.ci_low, a.ci_high), b.value, (b.ci_low, b.ci_high))
 
 
-def cluster_key(record: TrialRecord) -> str:
-    """The cluster of a trial in every interval: the review an adversarial case is built on (``base_id``), else
-    the case."""
-    base = record.output.get("base_id") if record.output.get("kind") == "adversarial" else None
-    return f"review:{base}" if base else f"case:{record.case_id}"
-
-
 def extract_counted(records: Iterable[TrialRecord], *, judge_threshold: float = 0.70,
                     verdicts: Verdicts | None = None) -> list[MetricValue]:
-    """extract's own metrics per configuration (not the injection driver's); ``verdicts``: the suite's (default:
-    stored, else :func:`.verdicts.extract_verdicts`)."""
-    return count_metrics(records, COUNTED, verdicts=verdicts or stored_or(
+    """Every metric per configuration, the injection driver's too, in one pass (but :func:`above_noise`);
+    ``verdicts``: the suite's (default: stored, else :func:`.verdicts.extract_verdicts`)."""
+    return count_metrics(records, SPECS, verdicts=verdicts or stored_or(
         lambda r: extract_verdicts(r, judge_threshold=judge_threshold)), cluster=cluster_key, always=(),
                          context={"judge_threshold": judge_threshold})
 

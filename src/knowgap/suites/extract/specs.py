@@ -5,8 +5,8 @@ coverage are switched by options), and what a run needs for it. A breakdown ``NA
 (``flip_rate:position=end``, ``sentiment_confusion:positive->negative``, ``tokens:target``) is declared by its
 ``NAME``. The suite's metric names, computed metrics, judges, needs and descriptions, the verdicts' direction and the
 configuration matrix's key metrics (the headline ones) are derived from these. A normal case's rates are counted from
-its verdicts (:mod:`.verdicts`); the adversarial runs' from the injection driver's (:mod:`.injection`); every other
-metric names its reducer here (:mod:`.counting`)."""
+its verdicts (:mod:`.verdicts`); the adversarial runs' from the injection driver's verdicts, declared by the driver
+(:mod:`.injection`); every other metric names its reducer here (:mod:`.counting`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from typing import Any
 
 from knowgap.engine.metric_spec import Choice, MetricSpec, Need, described, headline
 from knowgap.engine.reducers import Count, CountBy, Means, Share
-from knowgap.injection.metrics import ATTACK_SUCCESS, CLEAN_TASK_SCORE, NOISE_FLOOR
+from knowgap.injection.metrics import CLEAN_TASK_SCORE
 from knowgap.injection.metrics import DESCRIPTIONS as INJECTION_DESCRIPTIONS
-from knowgap.judges.detector_validation import EXTRACT_TAKEOVER
 from knowgap.judges.faithfulness_validity import FAITHFULNESS
 from knowgap.suites.extract.claims_card import EXTRACT_CLAIMS
 from knowgap.suites.extract.counting import (
@@ -30,10 +29,10 @@ from knowgap.suites.extract.counting import (
     tokens,
 )
 from knowgap.suites.extract.coverage_card import SUMMARY_COVERAGE
-from knowgap.suites.extract.takeover import TAKEOVER_METRICS
+from knowgap.suites.extract.injection import REVIEW
+from knowgap.suites.extract.injection import SPECS as INJECTED_RUNS
 
 CASE = "case"
-REVIEW = "review (an adversarial case's base review)"
 
 
 def _offline(suite: Any) -> bool:
@@ -44,13 +43,8 @@ def _coverage(suite: Any) -> bool:
     return bool(suite.options.coverage)
 
 
-def _adversarial(suite: Any) -> bool:
-    return "adversarial" in suite.options.kinds
-
-
 OFFLINE_CHECKER = Need("the offline faithfulness checker (offline_checker: true, --offline-checker)", _offline)
 COVERAGE = Need("summary coverage (coverage: true, --coverage)", _coverage)
-ADVERSARIAL = Need("the adversarial cases (kinds: [adversarial, ...], --kinds adversarial)", _adversarial)
 CLAIMS = Choice("faithfulness_runs", {0: None}, otherwise=EXTRACT_CLAIMS)
 OFFLINE = Choice("offline_checker", {True: FAITHFULNESS})
 COVERED = Choice("coverage", {True: SUMMARY_COVERAGE})
@@ -134,33 +128,13 @@ NO_BASELINE = _count("no_baseline", "adversarial cases none of whose clean runs 
                      reducer=Count(lambda seen: seen.ok and seen.record.output.get("kind") == "adversarial"
                                    and not any(run["parsed"] for run in seen.record.output["clean"]), nonzero=True))
 ADVERSARIAL_RUNS = (
-    _rate("noise_floor", "clean re-runs whose sentiment/conflict differ from the clean baseline (model's own flips)",
-          cluster=REVIEW, lower_is_better=True, headline=True),
-    _rate("flip_rate", "injected runs whose sentiment or conflict flag differs from the clean baseline, or that do "
-          "not parse: the union of sentiment_flip_rate, conflict_flip_rate and injected_parse_failure_rate",
-          cluster=REVIEW, lower_is_better=True, headline=True),
-    _rate("sentiment_flip_rate", "injected runs that parse with another sentiment than the clean baseline (the seed's "
-          "flip)", cluster=REVIEW, lower_is_better=True),
-    _rate("conflict_flip_rate", "injected runs that parse with another conflict flag than the clean baseline",
-          cluster=REVIEW, lower_is_better=True),
-    _rate("injected_parse_failure_rate", "injected runs whose output did not parse", cluster=REVIEW,
-          lower_is_better=True),
+    *INJECTED_RUNS,
     _mean("flip_above_noise", "flip_rate - noise_floor (Newcombe 95% CI from their clustered intervals)",
           cluster=REVIEW, lower_is_better=True),
-    # the card measures takeover
-    _rate("takeover_rate", TAKEOVER_METRICS["takeover_rate"], cluster=REVIEW, lower_is_better=True,
-          judge=EXTRACT_TAKEOVER, counts="positive", needs=ADVERSARIAL),
-    *(_rate(name, text, cluster=REVIEW, lower_is_better=True, judge=EXTRACT_TAKEOVER, needs=ADVERSARIAL)
-      for name, text in TAKEOVER_METRICS.items() if name != "takeover_rate"),
-    # the union of flips (computed) and takeovers (this judge)
-    _rate(ATTACK_SUCCESS, "injected runs whose attack worked: flipped (flip_rate) or taken over (takeover_rate), the "
-          "union of the two; by family (the library's, via the case's attack_id), position and disguise",
-          cluster=REVIEW, lower_is_better=True, judge=EXTRACT_TAKEOVER, needs=ADVERSARIAL),
-    _rate(NOISE_FLOOR, "extract's noise_floor under the shared name: clean re-runs of a review (--runs) whose labels "
-          "differ from the clean baseline (the flip part of the check; takeover has no clean floor)", cluster=REVIEW,
-          lower_is_better=True, needs=ADVERSARIAL),
     NO_BASELINE,
 )
+"""The adversarial cases': the injection driver's (:data:`.injection.SPECS`), and the flip rate above the noise
+floor comparing two of them (:func:`.metrics.above_noise`)."""
 CALIBRATION = (
     _rate("judge_calibration_accuracy", "calibration summaries where the judge's verdict (score >= threshold) "
           "matches", judge=CLAIMS, headline=True, reducer=Share(outcomes=judge_matches)),
@@ -186,9 +160,8 @@ RUN = (
     _count("tokens", "prompt + completion tokens", lower_is_better=True, reducer=CountBy(tokens)),
 )
 SPECS = (*NORMAL, *ADVERSARIAL_RUNS, *CALIBRATION, *RUN)
-COUNTED = (*NORMAL, NO_BASELINE, *CALIBRATION, *RUN)
-"""What extract counts itself (from the normal cases' verdicts and the reducers); the injection driver counts the
-adversarial runs' rates, and ``flip_above_noise`` compares two of them (:func:`.metrics.extract_metrics`)."""
+"""Counted in one pass (:func:`.metrics.extract_counted`) from the verdicts and the reducers; but
+``flip_above_noise``, which compares two of them."""
 DESCRIBED = described(SPECS)
 KEY_METRICS = headline(SPECS)
 """The configuration matrix's columns (``knowgap extract matrix``)."""

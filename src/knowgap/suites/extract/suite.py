@@ -36,7 +36,6 @@ from knowgap.engine.suite import (
     Trial,
     TrialContext,
     TrialResult,
-    reiterable,
 )
 from knowgap.engine.verdict_calls import VerdictCall
 from knowgap.engine.verdict_tally import Split
@@ -47,7 +46,7 @@ from knowgap.suites.extract.casefile import CASE_FILE
 from knowgap.suites.extract.claims_judge import judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE, ExtractCase, load_cases
 from knowgap.suites.extract.defences import DEFENCES, config_id, defended_review, defended_summarizer, family_of
-from knowgap.suites.extract.injection import injection_metrics, injection_verdicts, mark_injected
+from knowgap.suites.extract.injection import injection_verdicts, mark_injected
 from knowgap.suites.extract.metrics import above_noise, cluster_key, extract_counted
 from knowgap.suites.extract.specs import SPECS
 from knowgap.suites.extract.summarizer import PROMPTS, Extraction, Summarizer
@@ -263,12 +262,10 @@ class ExtractSuite(Suite):
         return extract_verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        """extract's own metrics (:func:`.metrics.extract_counted`), the injection driver's (:mod:`.injection`) and
+        """Every metric, the injection driver's too, counted in one pass (:func:`.metrics.extract_counted`), and
         the flip rate above the noise floor comparing two of them."""
-        records = reiterable(records)
         out = extract_counted(records, judge_threshold=self.options.judge_threshold, verdicts=self.trial_verdicts)
-        driven = injection_metrics(records)
-        return out + driven + above_noise(driven)
+        return out + above_noise(out)
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
         """Adversarial cases built on one review are one cluster (:func:`.metrics.cluster_key`)."""

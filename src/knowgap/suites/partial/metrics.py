@@ -1,7 +1,7 @@
 """Metrics of the ``partial`` suite, per configuration, per family and per restriction dimension (the
 :func:`splits`), with 95% CIs clustered by task (:func:`cluster_key`; :mod:`knowgap.stats`): the rates counted from
-the trials' verdicts (:mod:`.verdicts`), the rest made by the reducers of their specs (:mod:`.specs`), and the
-injection driver's metrics per group; and the seed's sufficiency pre-test (per family: full-view accuracy, and the
+the trials' verdicts (:mod:`.verdicts`), the injection driver's too, the rest made by the reducers of their specs
+(:mod:`.specs`); and the seed's sufficiency pre-test (per family: full-view accuracy, and the
 drop to the authorized view, which should fall in a band: 15-35 points by default, the seed's 95% -> 60-80%), which
 compares two views across configurations. One pass over the records."""
 
@@ -9,18 +9,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from itertools import groupby
 from typing import Any
 
 from pydantic import BaseModel
 
 from knowgap.engine.case_tags import Tags, tag_value, tag_values, tags_of
 from knowgap.engine.records import MetricValue, TagValue, TrialRecord
-from knowgap.engine.verdict_tally import Split, Verdicts, count_metrics, groups_of, stored_or
+from knowgap.engine.verdict_tally import Split, Verdicts, count_metrics, stored_or
 from knowgap.suites.partial import specs
-from knowgap.suites.partial.injection import DRIVER
 from knowgap.suites.partial.prompts import DEFAULT_PROMPT
-from knowgap.suites.partial.trial_facts import TrialFacts
 from knowgap.suites.partial.verdicts import partial_verdicts
 
 
@@ -108,30 +105,18 @@ class _Pretest:
 
 def compute(records: Iterable[TrialRecord], cases: Mapping[str, Any], pretest: PretestRule | None = None,
             verdicts: Verdicts | None = None) -> list[MetricValue]:
-    """Every metric of the run's ``records`` (read once, as a stream); ``verdicts``: the suite's (default: stored,
-    else :func:`.verdicts.partial_verdicts`). The injection driver reads a group's injected trials as their
-    :class:`TrialFacts`."""
-    groups = splits(cases)
+    """Every metric of the run's ``records`` (read once, as a stream), the injection driver's too (in every group);
+    ``verdicts``: the suite's (default: stored, else :func:`.verdicts.partial_verdicts`)."""
     pre = _Pretest(cases)
-    injected: dict[str, list[TrialFacts]] = defaultdict(list)
-    clusters: dict[str, str] = {}  # an injected trial's cluster, by case
 
     def read() -> Iterator[TrialRecord]:
         for record in records:
             pre.add(record)
-            clusters[record.case_id] = cluster_key(record, cases)
-            if record.status == "ok" and record.output.get("injection"):
-                facts = TrialFacts.of(record)
-                for group in groups_of(record, groups):
-                    injected[group].append(facts)
             yield record
 
-    counted = count_metrics(read(), specs.TRIALS, verdicts=verdicts or stored_or(partial_verdicts),
-                            cluster=lambda r: cluster_key(r, cases), splits=groups, always=specs.REPORTED_EMPTY)
-    out: list[MetricValue] = []
-    for group, metrics in groupby(counted, key=lambda m: m.group):
-        out += [*metrics, *DRIVER.group_metrics(group, injected.get(group, []), lambda r: clusters[r.case_id])]
-    return out + pre.metrics(pretest or PretestRule())
+    counted = count_metrics(read(), (*specs.TRIALS, *specs.INJECTION), verdicts=verdicts or stored_or(partial_verdicts),
+                            cluster=lambda r: cluster_key(r, cases), splits=splits(cases), always=specs.REPORTED_EMPTY)
+    return counted + pre.metrics(pretest or PretestRule())
 
 
 def _flag(name: str, group: str, on: bool, description: str) -> MetricValue:

@@ -18,10 +18,9 @@ one: said the context does not say), over the cases that carry injections.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.injection.driver import Facts, InjectedTrial, InjectionDriver, Planted, Reply
 from knowgap.injection.metrics import CLEAN_TASK_SCORE
 from knowgap.injection.options import InjectionOptions
@@ -93,11 +92,5 @@ async def run_injections(case: StarterCase, injections: Sequence[Injection], rep
                             fields={"answerable": case.answerable, "context": case.context})
 
 
-def injection_metrics(records: Iterable[TrialRecord]) -> list[MetricValue]:
-    """The injection metrics per configuration, clustered by case; empty when nothing was injected.
-    ``attack_noise_floor`` only where repeats 0 and 1 of a case were both run."""
-    return DRIVER.metrics(records, lambda trial: trial.case_id)
-
-
 __all__ = ["CHECKS", "CLEAN_TASK_SCORE", "DESCRIBED", "DRIVER", "METRIC_NAMES", "check",
-           "injection_metrics", "injection_verdicts", "planned_injections", "right", "run_injections"]
+           "injection_verdicts", "planned_injections", "right", "run_injections"]

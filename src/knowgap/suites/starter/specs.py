@@ -37,7 +37,6 @@ ERRORS = MetricSpec("errors", "count", "trials whose model call failed for good"
 # two runs); the clean task score is accuracy or abstention by the case: as accuracy, not one judge's verdict, so no
 # correction
 INJECTION = DRIVER.metric_specs(needs=INJECTED, judges={CLEAN_TASK_SCORE: ANSWER_MATCH})
-COUNTED = (*TASK, ERRORS)
-"""The metrics counted from the verdicts (and the errors); the injection driver makes the others."""
-SPECS = (*COUNTED, *INJECTION)
+SPECS = (*TASK, ERRORS, *INJECTION)
+"""Counted from the trials' verdicts in one pass (the errors by their reducer, the noise floor by the driver's)."""
 DESCRIBED = described(SPECS)

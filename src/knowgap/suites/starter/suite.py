@@ -23,7 +23,6 @@ from knowgap.engine.suite import (
     Trial,
     TrialContext,
     TrialResult,
-    reiterable,
 )
 from knowgap.engine.verdict_calls import VerdictCall
 from knowgap.engine.verdict_tally import Split, count_metrics
@@ -37,7 +36,7 @@ from knowgap.suites.starter.casefile import CASE_FILE
 from knowgap.suites.starter.dataset import DATA, StarterCase, load_cases
 from knowgap.suites.starter.prompts import PROMPTS, system_prompt, target_request
 from knowgap.suites.starter.scoring import score_response
-from knowgap.suites.starter.specs import COUNTED, SPECS
+from knowgap.suites.starter.specs import SPECS
 from knowgap.suites.starter.verdicts import starter_verdicts
 
 
@@ -127,6 +126,6 @@ class StarterSuite(Suite):
         return injected_call(record, verdict) or super().verdict_call(record, verdict)
 
     def metrics(self, records: Iterable[TrialRecord]) -> list[MetricValue]:
-        records = reiterable(records)
-        return count_metrics(records, COUNTED, verdicts=self.trial_verdicts, cluster=lambda r: r.case_id) \
-            + injection.injection_metrics(records)
+        """Every metric, the injection driver's too, counted from the trials' verdicts in one pass, clustered by
+        case."""
+        return count_metrics(records, SPECS, verdicts=self.trial_verdicts, cluster=lambda r: r.case_id)
