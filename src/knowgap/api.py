@@ -30,7 +30,7 @@ from knowgap.paths import cache_path, runs_dir
 from knowgap.report.failures import FailureList
 from knowgap.report.html import write_html_report
 from knowgap.report.markdown import write_report
-from knowgap.report.sequential import ThresholdsArg, stopping_rule
+from knowgap.report.sequential import ThresholdsArg, judge_corrected, stopping_rule
 from knowgap.suites import available, get_suite
 
 _FLAGS = {"timeout_s": "--timeout", "max_retries": "--max-retries", "repeats": "--repeats",
@@ -162,7 +162,7 @@ def _start(config: RunConfig, suite_cls: type[Suite], *, runs_root: str | Path |
     """Run (or continue) ``config`` on ``suite_cls``; when it ends, also with errored trials, write its
     report.md and report.html (an interrupted run gets none: it is continued, not reported)."""
     return start_run(config, suite_cls, runs_root=runs_root, providers=providers, progress=progress, resume=resume,
-                     after_run=_write_reports, otel=otel)
+                     after_run=_write_reports, otel=otel, correct_rule=judge_corrected)
 
 
 def _write_reports(result: RunResult, suite: Suite) -> None:

@@ -209,6 +209,8 @@ def _print_sequences(manifest: Manifest) -> None:
         said = seq.why if not seq.sequential else f"sequence {interval}"
         out.print(f"  {seq.decision:9} {seq.threshold or seq.metric}  [{seq.group}]  {said}", markup=False,
                   highlight=False, soft_wrap=True)
+        if seq.corrected is not None:
+            out.print(f"            {seq.corrected.says()}", markup=False, highlight=False, soft_wrap=True)
 
 
 _OTEL_HELP = ("Export a span per trial and per model call to an OpenTelemetry collector (OTLP/HTTP; endpoint and "

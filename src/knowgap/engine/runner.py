@@ -43,6 +43,7 @@ from knowgap.engine.records import (
     utcnow,
 )
 from knowgap.engine.sampling import sample_cases
+from knowgap.engine.stopping_rule import StoppingRule
 from knowgap.engine.store import RunStore, new_run_id
 from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialFailed, TrialResult, file_sha256
 from knowgap.engine.tracing import RunTracer, TraceOptions, check_installed
@@ -98,6 +99,9 @@ class RunResult:
 AfterRun = Callable[[RunResult, Suite], None]
 """Called when a run has ended (every trial ok or errored; not when interrupted), its manifest and metrics
 written and its lock still held: the API writes report.md and report.html here."""
+CorrectRule = Callable[[StoppingRule, dict[str, MetricJudge], Suite], StoppingRule]
+"""Finds the judge's card of each threshold on a judge-corrected rate (``use: corrected``) before any call, from the
+run's metric judges, and refuses one that can never be decided: the API's (the cards live above the engine)."""
 
 
 def knowgap_version() -> str:
@@ -184,6 +188,8 @@ class Runner:
     tracing: TraceOptions | None = None
     """``--otel``: export a span per trial and per model call (:mod:`knowgap.engine.tracing`); None: none."""
     tracer: RunTracer | None = field(default=None, init=False, repr=False)
+    correct_rule: CorrectRule | None = None
+    """``use: corrected`` thresholds: finds their cards (:data:`CorrectRule`)."""
 
     def __post_init__(self) -> None:
         suite_cls = self.suite_cls
@@ -216,6 +222,11 @@ class Runner:
                 names = sorted(suite_cls.metric_names or ())
                 raise KnowgapError(f"'{label}': suite '{suite_cls.name}' produces no metric "
                                    f"'{metric}'{did_you_mean(metric, names)}")
+        if rule is not None and any(t.use == "corrected" and t.correction is None for t in rule.thresholds):
+            if self.correct_rule is None:
+                raise KnowgapError("a threshold on a judge-corrected rate (use: corrected) needs the judge's card: "
+                                   "run it through knowgap.run or the CLI")
+            self.config.stopping = self.correct_rule(rule, self.metric_judges(), self.suite)
 
     # planning ---------------------------------------------------------------------------------
     def planned_cases(self) -> list[Case]:
@@ -517,11 +528,11 @@ def _first_error(exc: Exception) -> str:
 def start_run(config: RunConfig, suite_cls: type[Suite], *, runs_root: str | Path | None = None,
               providers: Mapping[str, ChatModel] | None = None, progress: bool = True,
               resume: str | None = None, after_run: AfterRun | None = None,
-              otel: TraceOptions | None = None) -> RunResult:
+              otel: TraceOptions | None = None, correct_rule: CorrectRule | None = None) -> RunResult:
     """Run ``suite_cls`` as ``config`` says (or continue the run ``resume``: an id or folder); ``otel``: export its
     spans (:mod:`knowgap.engine.tracing`)."""
     runner = Runner(config=config, suite_cls=suite_cls, runs_root=runs_dir(runs_root), providers=providers or {},
-                    progress=progress, after_run=after_run, tracing=otel)
+                    progress=progress, after_run=after_run, tracing=otel, correct_rule=correct_rule)
     return runner.run(resume=resume)
 
 

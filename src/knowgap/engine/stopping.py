@@ -28,8 +28,10 @@ from knowgap.engine.records import MetricValue, TrialRecord
 from knowgap.engine.sampling import base_case
 from knowgap.engine.stopping_rule import (
     ComparedMetric,
+    CorrectedBy,
     Decision,
     GatedMetric,
+    JudgeCorrection,
     MetricSequence,
     SequencePoint,
     StoppingRule,
@@ -38,6 +40,7 @@ from knowgap.engine.stopping_rule import (
 )
 from knowgap.engine.suite import Suite, Trial
 from knowgap.engine.usage import usage_from_trials
+from knowgap.stats.judge_correction import alpha_split, card_box, corrected_point, corrected_range
 from knowgap.stats.sequential import decide, wor_betting_cs
 
 log = logging.getLogger("knowgap.run")
@@ -208,6 +211,11 @@ class Sequencer:
         for key, pair in self._pairs(metrics).items():
             current = now[key]
             self._check(pair, current)
+            correction = self._correction(key)
+            if correction is not None:
+                sequences.append(self._corrected(pair, current, correction, complete))
+            if not self._on_value(key):
+                continue
             seq = MetricSequence(metric=pair.metric, group=pair.group, kind=pair.kind, estimate=current.value)
             if complete and current.value is not None:
                 seq.low = seq.high = float(current.value)
@@ -229,9 +237,54 @@ class Sequencer:
         self.sequences = sequences
         for t in self.rule.thresholds:
             for seq in sequences:
-                if seq.metric == t.metric and t.group in (None, seq.group):
+                if seq.metric == t.metric and t.group in (None, seq.group) and _same_use(t, seq):
                     seq.threshold = t.label
                     seq.decision = self._decide(t, seq)
+
+    def _on_value(self, key: tuple[str, str]) -> bool:
+        """Whether (metric, group) gets a sequence of its value: without thresholds, or with one on its value."""
+        gated = self.rule.thresholds
+        return not gated or any(t.metric == key[0] and t.group in (None, key[1]) and t.use == "value"
+                                for t in gated)
+
+    def _correction(self, key: tuple[str, str]) -> JudgeCorrection | None:
+        """The card of a threshold on the corrected rate of (metric, group), if one has one."""
+        return next((t.correction for t in self.rule.thresholds if t.use == "corrected" and t.correction is not None
+                     and t.metric == key[0] and t.group in (None, key[1])), None)
+
+    def _corrected(self, pair: _Pair, current: MetricValue, card: JudgeCorrection, complete: bool) -> MetricSequence:
+        """The sequence of the judge-corrected rate (:mod:`knowgap.stats.judge_correction`): the observed rate's
+        sequence at alpha_1 and the card's box at alpha_2, the Rogan-Gladen transform's range over both."""
+        alpha_observed, alpha_card = alpha_split(self.rule.alpha)
+        box = card_box(card.tp, card.fn, card.fp, card.tn, alpha_card)
+        by = CorrectedBy(card=card, alpha_observed=alpha_observed, alpha_card=alpha_card, sensitivity=box.sensitivity,
+                         specificity=box.specificity, observed=current.value)
+        se, sp = card.tp / max(1, card.tp + card.fn), card.tn / max(1, card.tn + card.fp)
+        estimate = None if current.value is None else corrected_point(float(current.value), se, sp, card.counts)
+        seq = MetricSequence(metric=pair.metric, group=pair.group, kind=pair.kind, estimate=estimate, corrected=by)
+        observed: tuple[float, float] | None = None
+        if complete and current.value is not None:
+            observed = (float(current.value), float(current.value))
+        elif pair.kind != "proportion":
+            seq.sequential, seq.why = False, "a corrected rate is a proportion of the judge's verdicts"
+        elif pair.why:
+            seq.sequential, seq.why = False, pair.why
+        elif self.done:
+            bound = max([float(self._bound(pair.group)), *pair.sizes])
+            path = wor_betting_cs(pair.sums, pair.sizes, len(self.units), alpha=alpha_observed, bound=bound)
+            observed = (path.low[-1], path.high[-1])
+        if observed is not None:
+            by.observed_low, by.observed_high = observed
+            found = corrected_range(observed[0], observed[1], box, card.counts)
+            if found is None:
+                seq.sequential, seq.why = False, "the judge's card allows a judge no better than chance"
+            else:
+                seq.low, seq.high = found
+                points = self.paths.setdefault((f"\0corrected:{pair.metric}", pair.group), [])
+                if not points or points[-1].units != self.done:
+                    points.append(SequencePoint(units=self.done, low=seq.low, high=seq.high, estimate=estimate))
+        seq.path = list(self.paths.get((f"\0corrected:{pair.metric}", pair.group), []))
+        return seq
 
     def _differences(self, now: dict[tuple[str, str], MetricValue], complete: bool) -> list[MetricSequence]:
         """Each compared metric's paired difference from the baseline, this run minus it, unit by unit: unit u with
@@ -306,7 +359,8 @@ class Sequencer:
         """Each threshold's decision: fail when a group fails, pass when every group it covers passes."""
         out: list[tuple[GatedMetric, Decision]] = []
         for t in self.rule.thresholds:
-            mine = [s.decision for s in self.sequences if s.metric == t.metric and t.group in (None, s.group)]
+            mine = [s.decision for s in self.sequences
+                    if s.metric == t.metric and t.group in (None, s.group) and _same_use(t, s)]
             out.append((t, "fail" if "fail" in mine else "pass" if mine and all(d == "pass" for d in mine)
                         else "undecided"))
         return out
@@ -347,6 +401,11 @@ class Sequencer:
         return StopRecord(rule=self.rule, units_total=len(self.units), units_run=self.done,
                           trials_run=sum(len(u.trials) for u in self.units[:self.done]), reason=reason,
                           calls=self.calls, cost_usd=self.cost, sequences=self.sequences)
+
+
+def _same_use(t: GatedMetric, seq: MetricSequence) -> bool:
+    """A threshold on the corrected rate is decided by the corrected sequence, one on the value by the value's."""
+    return (t.use == "corrected") == (seq.corrected is not None)
 
 
 def baseline_values(path: str, units: Sequence[Unit], suite: Suite) -> dict[str, dict[tuple[str, str], MetricValue]]:

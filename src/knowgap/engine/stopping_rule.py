@@ -15,8 +15,32 @@ StopReason = Literal["decided", "narrow", "every case ran", "max calls", "max co
 Decision = Literal["pass", "fail", "undecided"]
 
 
+class JudgeCorrection(BaseModel):
+    """The judge's validity card a threshold on the judge-corrected rate (``use: corrected``) is decided with: found
+    when the run starts (the card the reports would show beside the metric) and kept, with the run's rule, on
+    resume."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    card: str
+    """The card's key: ``judge@version[@judge model]``."""
+    dataset: str
+    n: int
+    measured: str
+    counts: Literal["positive", "negative"]
+    """The metric is a rate of the judge's positive (or negative) verdicts."""
+    tp: int
+    fn: int
+    fp: int
+    tn: int
+
+    def says(self) -> str:
+        return f"{self.card} ({self.dataset}, n={self.n}, measured {self.measured})"
+
+
 class GatedMetric(BaseModel):
-    """One threshold the rule decides: ``METRIC[GROUP] OP VALUE`` on the metric's value (every group without one)."""
+    """One threshold the rule decides: ``METRIC[GROUP] OP VALUE`` on the metric's value (every group without one),
+    or on its judge-corrected rate (``use: corrected``, with the judge's card)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -26,11 +50,16 @@ class GatedMetric(BaseModel):
     value: float
     text: str = ""
     """The threshold as written (the gate's description)."""
+    use: Literal["value", "corrected"] = Field(default="value", exclude_if=lambda v: v == "value")
+    """What it decides: the metric's value, or its Rogan-Gladen rate corrected by the judge's card."""
+    correction: JudgeCorrection | None = Field(default=None, exclude_if=lambda v: v is None)
+    """``use: corrected``: the card, found when the run starts."""
 
     @property
     def label(self) -> str:
         group = f"[{self.group}]" if self.group else ""
-        return self.text or f"{self.metric}{group} {self.op} {self.value:g}"
+        corrected = " (corrected)" if self.use == "corrected" else ""
+        return self.text or f"{self.metric}{group}{corrected} {self.op} {self.value:g}"
 
 
 class ComparedMetric(BaseModel):
@@ -102,6 +131,28 @@ class SequencePoint(BaseModel):
     estimate: float | None = None
 
 
+class CorrectedBy(BaseModel):
+    """How a corrected sequence was made: the observed rate's sequence at ``alpha_observed`` and the card's box
+    (Wilson intervals of its sensitivity and specificity, each at ``1 - alpha_card / 2``), ``alpha_observed +
+    alpha_card`` being the rule's alpha; the corrected range is the Rogan-Gladen transform's over that box."""
+
+    card: JudgeCorrection
+    alpha_observed: float
+    alpha_card: float
+    sensitivity: tuple[float, float]
+    specificity: tuple[float, float]
+    observed_low: float | None = None
+    observed_high: float | None = None
+    observed: float | None = None
+    """The observed (judged) rate so far."""
+
+    def says(self) -> str:
+        return (f"corrected by the judge's card {self.card.says()}: sensitivity [{self.sensitivity[0]:.3f}, "
+                f"{self.sensitivity[1]:.3f}], specificity [{self.specificity[0]:.3f}, {self.specificity[1]:.3f}] "
+                f"(Wilson, each at {1 - self.alpha_card / 2:g}), the observed rate's sequence at alpha "
+                f"{self.alpha_observed:g}")
+
+
 class MetricSequence(BaseModel):
     """One gated (or reported) metric of one group: its sequence over the run's units and its decision."""
 
@@ -121,6 +172,9 @@ class MetricSequence(BaseModel):
     high: float | None = None
     estimate: float | None = None
     path: list[SequencePoint] = Field(default_factory=list)
+    corrected: CorrectedBy | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A sequence of the judge-corrected rate (``use: corrected``): the card and the confidence statements it
+    combines; ``low``, ``high`` and ``estimate`` are then corrected values."""
 
 
 class StopRecord(BaseModel):

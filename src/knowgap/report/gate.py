@@ -9,8 +9,10 @@ A thresholds file is YAML::
       - {metric: over_abstention, group: prompt=grounded, op: "<=", value: 0.25, use: ci_high}
       - {metric: leak_rate, op: "==", value: 0, suite: partial}
 
-``use`` picks what is compared: the metric's ``value`` (default), or a bound of its 95% CI
-(``ci_low`` / ``ci_high``: e.g. "we are 95% sure abstention is at least 0.6").
+``use`` picks what is compared: the metric's ``value`` (default), a bound of its 95% CI
+(``ci_low`` / ``ci_high``: e.g. "we are 95% sure abstention is at least 0.6"), or ``corrected``: the rate
+corrected for its judge's sensitivity and specificity by the judge's card (Rogan-Gladen; the reports' "corrected"
+column), for a proportion of one judge's verdicts.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class Threshold(BaseModel):
     value: float
     group: str | None = Field(None, description="Only this group (configuration); default: every group.")
     suite: str | None = Field(None, description="Only runs of this suite (or this evaluation entry's name).")
-    use: Literal["value", "ci_low", "ci_high"] = "value"
+    use: Literal["value", "ci_low", "ci_high", "corrected"] = "value"
 
     @field_validator("op", mode="before")
     @classmethod
@@ -154,9 +156,24 @@ def _runs_in_scope(t: Threshold, runs: Sequence[tuple[str, RunData]]) -> list[tu
     return [(label, r) for label, r in runs if t.suite in (label, r.manifest.config.suite)]
 
 
-def _check(t: Threshold, label: str, run: RunData, m: MetricValue) -> Check:
-    actual = getattr(m, t.use)
-    if actual is None:
+def _corrected(run: RunData, m: MetricValue, judged: dict[str, Any]) -> float | None:
+    """The metric's rate corrected by its judge's card (None: no card corrects it), as the reports show it
+    (``judged``: each run's :class:`~knowgap.report.judging.Judgements`, made once)."""
+    from knowgap.report.judging import Judgements
+
+    if run.run_id not in judged:
+        judged[run.run_id] = Judgements.for_run(run.manifest)
+    found = judged[run.run_id].of(m).corrected
+    return None if found is None else found.value
+
+
+def _check(t: Threshold, label: str, run: RunData, m: MetricValue, judged: dict[str, Any]) -> Check:
+    actual = _corrected(run, m, judged) if t.use == "corrected" else getattr(m, t.use)
+    if actual is None and t.use == "corrected":
+        passed, message = False, (f"{m.name}[{m.group}] has no corrected rate: no card of its judge corrects it "
+                                  "(a proportion of one judge's verdicts, a card with confusion counts covering the "
+                                  "run's languages)")
+    elif actual is None:
         passed, message = False, f"{m.name}[{m.group}] has no {t.use} (n={m.n}): no data to gate on"
     else:
         passed = OPS[t.op](float(actual), t.value)
@@ -195,6 +212,7 @@ def evaluate_gate(runs: Sequence[RunData] | Sequence[tuple[str, RunData]], thres
         return GateResult(checks=[Check(threshold="(none)", run_id=ids, suite=source, group="", metric="",
                                         actual=None, passed=False, message=EMPTY_GATE)])
     checks = []
+    judged: dict[str, Any] = {}
     for index, t in enumerate(thresholds):
         scoped = _runs_in_scope(t, labelled)
         where = f"thresholds[{index}]"
@@ -216,7 +234,7 @@ def evaluate_gate(runs: Sequence[RunData] | Sequence[tuple[str, RunData]], thres
                                          f"'{t.group}'{did_you_mean(t.group, groups)} (groups: {', '.join(groups)})",
                                  field=f"{where}.group")
             matched = in_group
-        checks += [_check(t, label, r, m) for label, r, m in matched]
+        checks += [_check(t, label, r, m, judged) for label, r, m in matched]
     return GateResult(checks=checks)
 
 

@@ -10,14 +10,22 @@ from knowgap.engine.stopping_rule import StopRecord
 def sequential_check(op: str, value: float, use: str, record: StopRecord, m: MetricValue) -> tuple[bool, str] | None:
     """For a run its rule stopped before every case ran: the check ``m OP VALUE`` read from the metric's sequence
     (valid at the run's level whatever threshold is asked: the sequence holds the whole set's value at every stop),
-    or failed when it has none; None for a run of every case (the metric's own value then is the whole set's)."""
+    or failed when it has none; None for a run of every case (the metric's own value then is the whole set's). A
+    check on the judge-corrected rate (``use: corrected``) reads the corrected sequence whenever the run has one,
+    also after every case ran (the card's own uncertainty remains then)."""
     from knowgap.stats.sequential import decide
 
-    if not record.stopped_early:
-        return None
-    where = f"run stopped after {record.units_run} of {record.units_total} cases"
-    seq = next((s for s in record.sequences if s.metric == m.name and s.group == m.group), None)
-    if use != "value" or seq is None or seq.low is None or seq.high is None:
+    corrected = use == "corrected"
+    seq = next((s for s in record.sequences if s.metric == m.name and s.group == m.group
+                and (s.corrected is not None) == corrected), None)
+    if corrected and seq is not None and seq.low is not None and seq.high is not None:
+        where = f"run stopped after {record.units_run} of {record.units_total} cases; corrected by the judge's card " \
+                f"{seq.corrected.card.card if seq.corrected is not None else ''}"
+    elif not record.stopped_early:
+        return None  # every case ran: a corrected rate with no sequence is read at its point, as without --until
+    else:
+        where = f"run stopped after {record.units_run} of {record.units_total} cases"
+    if use not in ("value", "corrected") or seq is None or seq.low is None or seq.high is None:
         return False, (f"{m.name}[{m.group}]: {where} with no sequence deciding it; continue it with knowgap resume "
                        "RUN --until all")
     verdict = decide(seq.low, seq.high, op, value)
