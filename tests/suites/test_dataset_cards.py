@@ -143,6 +143,33 @@ def test_a_plugin_suite_without_a_card_says_so(tmp_path: Path) -> None:
         assert f"reference error rate {_loaded(name).measured.text()}" in " ".join(proc.stdout.split()), name
 
 
+def test_a_suite_names_its_shipped_units_in_its_own_data_part(tmp_path: Path) -> None:
+    """A new suite (a plugin's, or a built-in one) says what its card's re-read samples in its data part, so adding
+    one needs no edit of knowgap.suites.dataset_cards."""
+    import knowgap
+    from knowgap.engine.suite_data import record_ids
+    from knowgap.errors import KnowgapError
+
+    class Row(knowgap.Case):
+        question: str
+
+    class Tiny(knowgap.Suite):
+        name = "tiny-units"
+        data = knowgap.SuiteData(Row, units=record_ids("cases.jsonl"))
+
+    class Bare(knowgap.Suite):
+        name = "tiny-bare"
+        data = knowgap.SuiteData(Row)
+
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "question": "?"}) + "\n"
+                                                  for i in range(3)), encoding="utf-8")
+    assert shipped_units(Tiny, tmp_path) == ["q0", "q1", "q2"]
+    assert draw_sample(shipped_units(Tiny, tmp_path)) == ["q0", "q1", "q2"]
+    with pytest.raises(KnowgapError, match="tiny-bare.*units="):
+        shipped_units(Bare, tmp_path)
+    assert shipped_units("starter", SUITES / "starter" / "data")[:1] == ["en-library-hours"]  # by a suite's name
+
+
 def test_the_report_line_names_the_rate_the_data_and_what_was_left_out() -> None:
     abstain = get_suite("abstain")
     loaded = _loaded("abstain")

@@ -13,7 +13,10 @@ built-in suite and a plugin's alike, never naming a suite:
 - ``id_field`` / ``provenance_field``: what ``data import`` fills when no column does;
 - ``other_files``: other kinds of case file the suite reads, by name (``data check SUITE FILE --scenario NAME``);
 - ``injection``: how ``data inject`` plants attacks in the file (:class:`~knowgap.engine.case_injection.CaseInjection`);
-  None: the suite has no injected cases.
+  None: the suite has no injected cases;
+- ``units``: the units of the suite's shipped default dataset, read from its data folder (a case id, a question, a
+  role's task): what its dataset card's re-read samples (:mod:`knowgap.suites.dataset_cards`); :func:`record_ids`
+  for a JSONL file of records with an ``id``.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ class SuiteData:
                  what: str = "cases", rules: Sequence[Rule] = (), kind: Callable[[Any], str] | None = None,
                  checker: Callable[[Path], CaseFileCheck[Any]] | None = None,
                  other_files: Mapping[str, SuiteData] | None = None, main_file: str | None = None,
-                 injection: CaseInjection | None = None) -> None:
+                 injection: CaseInjection | None = None, units: Callable[[Path], list[str]] | None = None) -> None:
         self.model = model
         """One line of the case file."""
         self.id_field = id_field
@@ -64,6 +67,9 @@ class SuiteData:
         """The name ``--scenario`` may give this (main) file, besides none (abstain: ``loo``)."""
         self.injection = injection
         """How ``knowgap data inject`` plants attacks in the file; None: the suite has no injected cases."""
+        self.units = units
+        """The unit ids of the suite's shipped default dataset, read from its data folder (the dataset card's re-read
+        samples them); None: the suite ships no dataset card."""
         self.suite = "SUITE"
         """The suite's name, set when the part is assigned to a suite class (in messages)."""
 
@@ -117,6 +123,15 @@ class SuiteData:
         schema = self.model.model_json_schema()
         schema.setdefault("description", f"One line (a JSON object) of a knowgap '{self.suite}' case file (JSONL).")
         return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def record_ids(file: str) -> Callable[[Path], list[str]]:
+    """``units`` of a shipped dataset that is one JSONL file in the data folder: each record's ``id``."""
+
+    def read(folder: Path) -> list[str]:
+        return [str(row["id"]) for _, row in read_lines(folder / file)]
+
+    return read
 
 
 def data_of(suite: type) -> SuiteData | None:

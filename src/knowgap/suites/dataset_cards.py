@@ -7,8 +7,9 @@ ship them too):
 - ``reread.jsonl``: one :class:`RereadRow` per sampled unit: ``{"unit", "verdict": "correct" | "wrong",
   "reason", "reader", "read_on": "YYYY-MM-DD", "fixed"}``. The verdict is the reader's judgement of the data as
   shipped before any fix; ``fixed`` says whether a wrong one was fixed after the read (always false for a
-  correct one). The sample: :func:`draw_sample` over the shipped default dataset's units
-  (``random.Random(37).sample(sorted(units), 40)``; every unit when there are fewer than 40).
+  correct one). The sample: :func:`draw_sample` over the shipped default dataset's units, as the suite's data part
+  reads them (``SuiteData(..., units=...)``: :func:`shipped_units`) (``random.Random(37).sample(sorted(units),
+  40)``; every unit when there are fewer than 40).
 - ``dataset_card.yaml``: a :class:`DatasetCard`: provenance, licence, labelling procedure, each label set's
   provenance (who labelled: people or models, which; by what rule; how independently; what the history shows),
   and the re-read's counts (``n``, ``wrong``, ``fixed``), which must equal what :func:`measure` counts in
@@ -28,14 +29,14 @@ import inspect
 import json
 import random
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from knowgap.errors import InputError
+from knowgap.errors import InputError, KnowgapError
 from knowgap.stats import wilson
 from knowgap.strictjsonl import read_strict
 from knowgap.yamlfile import load_yaml_model
@@ -268,43 +269,18 @@ def _jsonl(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _case_ids(file: str) -> Callable[[Path], list[str]]:
-    def read(folder: Path) -> list[str]:
-        return [str(row["id"]) for row in _jsonl(folder / file)]
-    return read
+def shipped_units(suite: str | type, folder: Path) -> list[str]:
+    """The unit ids of the shipped default dataset in ``folder`` of ``suite`` (a name or a suite class), as its data
+    part reads them (:attr:`knowgap.SuiteData.units`: a case id, a question identifier, a role's task)."""
+    from knowgap.engine.suite_data import data_of
+    from knowgap.suites.registry import get_suite
 
-
-def _policybench_ids(folder: Path) -> list[str]:
-    ids = []
-    for path in sorted((folder / "policybench" / "questions").glob("*.json")):
-        ids += [str(q["identifier"]) for q in json.loads(path.read_text(encoding="utf-8"))["questions"]]
-    return ids
-
-
-def _partial_ids(folder: Path) -> list[str]:
-    ids = []
-    for scenario in _jsonl(folder / "scenarios.jsonl"):
-        for task in scenario["tasks"]:  # type: ignore[attr-defined]
-            for role in task["oracle"]:
-                ids.append(f"{scenario['scenario_id']}/{role}/{task['id']}")
-    return ids
-
-
-UNITS: dict[str, Callable[[Path], list[str]]] = {
-    "starter": _case_ids("cases.jsonl"),
-    "extract": _case_ids("cases.jsonl"),
-    "clarify": _case_ids("cases.jsonl"),
-    "abstain": _policybench_ids,
-    "partial": _partial_ids,
-}
-"""The units of each built-in suite's shipped default dataset, read from its data folder: a case id (starter,
-extract, clarify), a PolicyBench question identifier (abstain: the leave-one-out question of one QA pair), a
-``scenario/role/task`` id (partial: one role's view of one task)."""
-
-
-def shipped_units(suite: str, folder: Path) -> list[str]:
-    """The unit ids of ``suite``'s shipped default dataset in ``folder``."""
-    return UNITS[suite](folder)
+    cls = get_suite(suite) if isinstance(suite, str) else suite
+    data = data_of(cls)
+    if data is None or data.units is None:
+        raise KnowgapError(f"suite {getattr(cls, 'name', cls)!r}: its data part names no units of its shipped "
+                           "dataset (SuiteData(..., units=...)), so a dataset card's re-read has none to sample")
+    return data.units(folder)
 
 
 def population_sha256(units: Sequence[str]) -> str:

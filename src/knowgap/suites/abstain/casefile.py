@@ -11,6 +11,7 @@ knowledge bases and clusters stay the input's.
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,15 @@ def _row(fact: Fact) -> dict[str, Any]:
     return row
 
 
+def policybench_ids(folder: Path) -> list[str]:
+    """The units of the shipped knowledge base (its dataset card's re-read samples them): each PolicyBench question
+    identifier, the leave-one-out question of one QA pair."""
+    ids = []
+    for path in sorted((folder / "policybench" / "questions").glob("*.json")):
+        ids += [str(q["identifier"]) for q in json.loads(path.read_text(encoding="utf-8"))["questions"]]
+    return ids
+
+
 class KnowledgeBase(SuiteData):
     """A knowledge base's records are its facts, whatever the file's format (see the module)."""
 
@@ -42,4 +52,5 @@ CASE_FILE = KnowledgeBase(
     QAPair, id_field=None, provenance_field="source", checker=check_kb_file, main_file=SCENARIOS[0],
     other_files={name: SuiteData(ScenarioItem, checker=partial(check_scenario_file, name))
                  for name in QUESTION_SCENARIOS},
-    injection=CarriedInjections(CHECKS, unit="QA pair", lang=lambda record: case_lang(record.case.question)))
+    injection=CarriedInjections(CHECKS, unit="QA pair", lang=lambda record: case_lang(record.case.question)),
+    units=policybench_ids)

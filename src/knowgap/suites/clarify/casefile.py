@@ -12,7 +12,7 @@ from collections.abc import Sequence, Set
 from typing import Any
 
 from knowgap.engine.case_injection import CaseInjection, CaseRecord, Placement
-from knowgap.engine.suite_data import SuiteData
+from knowgap.engine.suite_data import SuiteData, record_ids
 from knowgap.suites.clarify.dataset import ClarifyCase, check_cases
 from knowgap.suites.clarify.pressure import pressure_for
 
@@ -32,4 +32,5 @@ class PressureTest(CaseInjection):
                 for r in carriers if r.id in keep]
 
 
-CASE_FILE = SuiteData(ClarifyCase, checker=check_cases, injection=PressureTest())
+CASE_FILE = SuiteData(ClarifyCase, checker=check_cases, injection=PressureTest(),
+                      units=record_ids("cases.jsonl"))  # the dataset card's unit: a case

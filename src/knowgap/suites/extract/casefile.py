@@ -16,7 +16,7 @@ from collections.abc import Sequence, Set
 from typing import Any, cast
 
 from knowgap.engine.case_injection import CaseInjection, CaseRecord, Placement, Planned
-from knowgap.engine.suite_data import SuiteData
+from knowgap.engine.suite_data import SuiteData, record_ids
 from knowgap.injection.attacks import Attack
 from knowgap.suites.extract.attacks import CHECKS, Disguise, Position, adversarial_case
 from knowgap.suites.extract.dataset import ExtractCase, check_cases
@@ -72,4 +72,4 @@ class AdversarialCases(CaseInjection):
 
 
 CASE_FILE = SuiteData(ExtractCase, provenance_field="label_source", checker=check_cases,
-                      injection=AdversarialCases())
+                      injection=AdversarialCases(), units=record_ids("cases.jsonl"))  # the card's unit: a case

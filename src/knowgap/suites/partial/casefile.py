@@ -12,12 +12,14 @@ each case clean and with its injection. ``--sample`` takes the (role, task) case
 from __future__ import annotations
 
 from collections.abc import Sequence, Set
+from pathlib import Path
 from typing import Any, cast
 
 from knowgap.engine.case_injection import CaseInjection, CaseRecord, Placement, Planned
 from knowgap.engine.suite_data import SuiteData
 from knowgap.injection import Attack, Injection, plan_injections
 from knowgap.injection.placement import Disguise, Position
+from knowgap.jsonl import read_lines
 from knowgap.suites.partial.dataset import Scenario, check_scenarios
 from knowgap.suites.partial.injected import CHECKS, case_id, case_keys, file_key, hidden_field
 
@@ -52,4 +54,13 @@ class ScenarioInjections(CaseInjection):
                 for r in carriers if r.id in carried]
 
 
-CASE_FILE = SuiteData(Scenario, id_field="scenario_id", checker=check_scenarios, injection=ScenarioInjections())
+def role_task_ids(folder: Path) -> list[str]:
+    """The units of the shipped scenarios (their dataset card's re-read samples them): ``scenario/role/task``, one
+    role's view of one task (the roles of each task's oracle)."""
+    return [case_id(str(scenario["scenario_id"]), role, str(task["id"]))
+            for _, scenario in read_lines(folder / "scenarios.jsonl") for task in scenario["tasks"]
+            for role in task["oracle"]]
+
+
+CASE_FILE = SuiteData(Scenario, id_field="scenario_id", checker=check_scenarios, injection=ScenarioInjections(),
+                      units=role_task_ids)

@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
-from knowgap.engine.suite_data import SuiteData
+from knowgap.engine.suite_data import SuiteData, record_ids
 from knowgap.injection.carried import CarriedInjections
 from knowgap.suites.starter.dataset import StarterCase, check_cases
 from knowgap.suites.starter.injection import CHECKS
 
-CASE_FILE = SuiteData(StarterCase, checker=check_cases, injection=CarriedInjections(CHECKS))
+CASE_FILE = SuiteData(StarterCase, checker=check_cases, injection=CarriedInjections(CHECKS),
+                      units=record_ids("cases.jsonl"))  # the dataset card's unit: a case
