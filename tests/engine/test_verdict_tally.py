@@ -137,3 +137,32 @@ def test_one_pass_over_records_read_as_a_stream() -> None:
     """A run's records are read once: a one-shot iterator gives the metrics a list gives."""
     once = count_metrics(iter(RECORDS), SPECS, verdicts=lambda r: r.verdicts, cluster=lambda r: r.case_id)
     assert once == count_metrics(RECORDS, SPECS, verdicts=lambda r: r.verdicts, cluster=lambda r: r.case_id)
+
+
+def test_a_breakdown_by_part_and_a_metric_shown_where_a_trial_shows_it() -> None:
+    """``by_part``: each verdict also counts under what its part is about (two runs of one trial, two positions);
+    ``shown``: reported with no observation only in a group where some trial shows it, whatever ``always`` says."""
+    from knowgap.engine.metric_spec import nowhere
+
+    position = {"run 0": "start", "run 1": "end"}
+    specs = (
+        MetricSpec("attack_rate", "proportion", "runs whose attack worked", lower_is_better=True, shown=nowhere,
+                   by_part=lambda record, verdict: {"position": position[verdict.part]}),
+        MetricSpec("clean_score", "proportion", "clean runs right", shown=lambda seen: "runs" in seen.record.output),
+    )
+
+    def trial(case: str, config: str, verdicts: list[tuple[str, str, str | None]], runs: bool) -> TrialRecord:
+        return TrialRecord(trial_id=f"{case}|{config}", case_id=case, config_id=config,
+                           output={"runs": 2} if runs else {},
+                           verdicts=[Verdict(metric=m, verdict=v, part=p) for m, v, p in verdicts])  # type: ignore[arg-type]
+
+    records = [trial("a", "c1", [("attack_rate", "wrong", "run 0"), ("attack_rate", "right", "run 1"),
+                                 ("clean_score", "not_scored", None)], runs=True),
+               trial("b", "c1", [("attack_rate", "wrong", "run 1")], runs=True),
+               trial("a", "c2", [], runs=False)]
+    out = _by(count_metrics(records, specs, verdicts=lambda r: r.verdicts, cluster=lambda r: r.case_id))
+    assert [(n, m.value, m.n, m.n_cases) for (g, n), m in out.items() if g == "c1" and n.startswith("attack")] == [
+        ("attack_rate", 2 / 3, 3, 2), ("attack_rate:position=end", 0.5, 2, 2),
+        ("attack_rate:position=start", 1.0, 1, 1)]
+    assert (out[("c1", "clean_score")].value, out[("c1", "clean_score")].n) == (None, 0)  # a trial shows it
+    assert {n for g, n in out if g == "c2"} == set()  # always=None, but no trial of c2 shows either

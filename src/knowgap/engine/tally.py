@@ -43,7 +43,8 @@ class Tally:
         self.counts: Counter[str] = Counter()
         self.items: dict[str, tuple[list[Any], list[Hashable]]] = {}
         self.marks: set[Hashable] = set()
-        """What a reducer noted it has counted (observations several trials share, counted once)."""
+        """What a reducer noted it has counted (observations several trials share, counted once), and the specs
+        some trial of the group shows (``MetricSpec.shown``)."""
         self._alone = count()
 
     def _key(self, cluster: Hashable | None) -> Hashable:

@@ -135,16 +135,18 @@ class Reply:
 
 
 class _Last:
-    """The driver's view of the record read last."""
+    """The driver's view of the record read last (record and view swapped together: a pass in another thread
+    never reads one record's view for another)."""
 
     def __init__(self) -> None:
-        self.record: TrialRecord | None = None
-        self.view: Any = None
+        self.last: tuple[TrialRecord, Any] | None = None
 
     def of(self, record: TrialRecord, view: Callable[[TrialRecord], R]) -> R:
-        if record is not self.record:
-            self.record, self.view = record, view(record)
-        found: R = self.view
+        last = self.last
+        if last is None or last[0] is not record:
+            last = (record, view(record))
+            self.last = last
+        found: R = last[1]
         return found
 
 
