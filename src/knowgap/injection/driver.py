@@ -192,6 +192,7 @@ class InjectionDriver(Generic[T]):
     described: Mapping[str, str] = field(default_factory=dict)
     """The suite's own description of a shared metric (what its check counts as success)."""
     _last: _Last = field(default_factory=lambda: _Last(), init=False, repr=False, compare=False)
+    _planted: _Last = field(default_factory=lambda: _Last(), init=False, repr=False, compare=False)
 
     # --- what it reports ----------------------------------------------------------------------------------
     def metric_specs(self, *, needs: Need | None = None, clean_task_needs: Need | None = None,
@@ -262,7 +263,7 @@ class InjectionDriver(Generic[T]):
         injected run its part names), or the trial fields a rate is broken down by."""
         info = self.trial(record).injection or {}
         if verdict.metric == ATTACK_SUCCESS:
-            injection = _injection_of(info, verdict)
+            injection = _injection_of(self._planted.of(record, lambda _: _Planted.of(info)), verdict)
             return {} if injection is None else {part: getattr(injection, part) for part in BREAKDOWNS}
         rate_of = next((r for r in self.rates if r.name == verdict.metric), None)
         return {} if rate_of is None else {part: info.get(part) for part in rate_of.by}
@@ -423,17 +424,30 @@ class _RunsRate(Generic[T]):
                 if n == name or n.startswith(f"{name}:")]
 
 
-def _injection_of(info: Facts, verdict: Verdict) -> Injection | None:
+@dataclass(frozen=True)
+class _Planted:
+    """A trial's injected runs' injections, in the order its verdicts number them, and its one injection where it
+    planted one."""
+
+    runs: list[Facts]
+    single: Injection | None
+
+    @classmethod
+    def of(cls, info: Facts) -> _Planted:
+        runs = [planted for planted, _ in _pairs(info)]
+        distinct = {json.dumps(planted, sort_keys=True): planted for planted in runs}
+        return cls(runs, Injection.model_validate(next(iter(distinct.values()))) if len(distinct) == 1 else None)
+
+
+def _injection_of(planted: _Planted, verdict: Verdict) -> Injection | None:
     """The injection of the injected run ``verdict`` is about: the trial's one injection where it planted one (a
     run stored before its part named it: extract's ``injected run 2``), else the one of the run its part numbers."""
-    pairs = list(_pairs(info))
-    distinct = {json.dumps(planted, sort_keys=True): planted for planted, _ in pairs}
-    if len(distinct) == 1:
-        return Injection.model_validate(next(iter(distinct.values())))
+    if planted.single is not None:
+        return planted.single
     found = PART.match(verdict.part or "")
-    if found is None or int(found.group(1)) >= len(pairs):
+    if found is None or int(found.group(1)) >= len(planted.runs):
         return None
-    return Injection.model_validate(pairs[int(found.group(1))][0])
+    return Injection.model_validate(planted.runs[int(found.group(1))])
 
 
 def _pairs(info: Facts) -> Iterable[tuple[Facts, Facts]]:
