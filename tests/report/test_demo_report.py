@@ -18,3 +18,7 @@ def test_demo_writes_combined_html(tmp_path: Path) -> None:
     html = report.read_text(encoding="utf-8")
     assert html.count('<section class="run"') == len(available())
     assert "<title>knowgap demo</title>" in html
+    # it opens on the decision (issue 39): a scorecard card per suite, then where each fails most, then the runs
+    assert html.index('id="scorecard"') < html.index('id="fails"') < html.index('<section class="run"')
+    assert html.count('<div class="card"') == len(available())
+    assert "<td>not run with --inject</td>" not in html  # only extract plants attacks in its demo
