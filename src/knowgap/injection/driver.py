@@ -43,6 +43,7 @@ reads them as the driver's ``output.injection``.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Awaitable, Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
@@ -136,15 +137,16 @@ class Reply:
 
 class _Last:
     """The driver's view of the record read last (record and view swapped together: a pass in another thread
-    never reads one record's view for another)."""
+    never reads one record's view for another). The record is held weakly: a pass that streams a run's trials
+    keeps none of them alive once it has moved on (``knowgap.iter_trials`` holds no record it has not handed out)."""
 
     def __init__(self) -> None:
-        self.last: tuple[TrialRecord, Any] | None = None
+        self.last: tuple[weakref.ref[TrialRecord], Any] | None = None
 
     def of(self, record: TrialRecord, view: Callable[[TrialRecord], R]) -> R:
         last = self.last
-        if last is None or last[0] is not record:
-            last = (record, view(record))
+        if last is None or last[0]() is not record:
+            last = (weakref.ref(record), view(record))
             self.last = last
         found: R = last[1]
         return found
