@@ -17,12 +17,12 @@ from knowgap.report.injection import (
     attack_rows,
     injection_markdown,
 )
-from tests.report.test_examples_shown import RunCounter, _extract_cases
+from tests.report.injected_runs import RunCounter, extract_cases
 from tests.suites.starter.test_injection import MARKER_FAMILIES, Ignorer
 
 
 def _extract(tmp_path: Path, runs_root: Path, **options: object) -> RunMetrics:
-    data, cases = _extract_cases(tmp_path)
+    data, cases = extract_cases(tmp_path)
     target = RunCounter({c.injected_review or "" for c in cases})
     result = knowgap.run("extract", models={"target": target.spec}, providers={target.spec: target},
                          options={"data": str(data), "kinds": ["adversarial"], **options}, runs_root=runs_root,
