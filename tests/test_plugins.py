@@ -258,6 +258,26 @@ def test_the_example_plugin_package_installs_and_runs(tmp_path: Path, example_si
         "accuracy": (0.5, 4), "needless_handover": (0.25, 4), "handover_rate": (0.75, 4), "errors": (0.0, 0)}
     assert metrics["accuracy"]["group"] == "prompt=strict"
 
+    # each trial stores a verdict per metric it feeds, and the metrics are counted from them: a person who reads
+    # the reply that invents a refund as a handover after all (a stored verdict set right) moves handover_rate
+    trials = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text(encoding="utf-8").splitlines()]
+    stored = [(v["metric"], v["verdict"]) for t in trials for v in t["verdicts"]]
+    assert sorted(stored) == sorted([("accuracy", "right")] * 2 + [("accuracy", "wrong")] * 2
+                                    + [("needless_handover", "right")] * 3 + [("needless_handover", "wrong")]
+                                    + [("handover_rate", "right")] * 3 + [("handover_rate", "wrong")])
+    recount = ("import json, sys; import knowgap; from knowgap_example_suite.suite import RefundDeskSuite\n"
+               "records = list(knowgap.iter_trials(sys.argv[1], sys.argv[2]))\n"
+               "for r in records:\n"
+               "    r.verdicts = [v.model_copy(update={'verdict': 'right'}) if v.metric == 'handover_rate' else v\n"
+               "                  for v in r.verdicts]\n"
+               "suite = RefundDeskSuite(RefundDeskSuite.Options())\n"
+               "print(json.dumps({m.name: [m.value, m.n] for m in suite.metrics(records)}))")
+    again = subprocess.run([sys.executable, "-c", recount, run_dir.name, str(runs)], capture_output=True, text=True,
+                           env={**os.environ, **env}, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == {"accuracy": [0.5, 4], "needless_handover": [0.25, 4],
+                                        "handover_rate": [1.0, 4], "errors": [0.0, 0]}
+
     # the package's own provider: a desk that hands every question over
     proc = knowgap_cli("run", "refund-desk", "--model", "constant:[HANDOVER]", "--handover-phrase", "[HANDOVER]",
                        "--runs-dir", str(tmp_path / "runs2"), "-q", env=env)

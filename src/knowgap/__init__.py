@@ -28,6 +28,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "knowgap.injection.carried": ("CarriedInjections",),
     # a suite's metrics, each declared once (see docs/architecture.md, "Adding a metric")
     "knowgap.engine.metric_spec": ("MetricSpec", "Need", "Choice"),
+    # ... counted from a trial's verdicts (judged, rate) in one pass (count_metrics; ERRORED: the errors count)
+    "knowgap.engine.verdicts": ("judged", "rate", "not_scored"),
+    "knowgap.engine.verdict_tally": ("count_metrics",),
+    "knowgap.engine.reducers": ("ERRORED",),
     # writing a judge (see docs/architecture.md, "Adding a judge"): the object, and the validity card it measures
     "knowgap.judges.judge": ("Judge",),
     "knowgap.judges.cards": ("ValidityCard", "binary_card"),
@@ -40,13 +44,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
-__all__ = ["CallRecord", "CarriedInjections", "Case", "CaseInjection", "CaseRecord", "ChatModel", "ChatRequest",
-           "ChatResponse", "Choice", "Configuration", "InputError", "Judge", "JudgeUse", "KnowgapError", "Manifest",
-           "Message", "MetricSpec", "MetricValue", "Need", "Placement", "Planned", "PluginWarning", "RunConfig",
-           "RunResult", "Suite", "SuiteData", "SuiteOptions", "ToolCall", "ToolSpec", "Trial", "TrialContext",
-           "TrialRecord", "TrialResult", "Usage", "ValidityCard", "Verdict", "binary_card", "cache_info", "clear_cache",
-           "clear_embeddings", "demo", "failures",
-           "iter_trials", "list_models", "list_runs", "load_run", "register", "register_provider", "resume", "run"]
+__all__ = ["ERRORED", "CallRecord", "CarriedInjections", "Case", "CaseInjection", "CaseRecord", "ChatModel",
+           "ChatRequest", "ChatResponse", "Choice", "Configuration", "InputError", "Judge", "JudgeUse", "KnowgapError",
+           "Manifest", "Message", "MetricSpec", "MetricValue", "Need", "Placement", "Planned", "PluginWarning",
+           "RunConfig", "RunResult", "Suite", "SuiteData", "SuiteOptions", "ToolCall", "ToolSpec", "Trial",
+           "TrialContext", "TrialRecord", "TrialResult", "Usage", "ValidityCard", "Verdict", "binary_card",
+           "cache_info", "clear_cache", "clear_embeddings", "count_metrics", "demo", "failures", "iter_trials",
+           "judged", "list_models", "list_runs", "load_run", "not_scored", "rate", "register", "register_provider",
+           "resume", "run"]
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names are imported on first use
@@ -66,8 +71,11 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names are 
     from knowgap.engine.case_injection import CaseInjection, CaseRecord, Placement, Planned
     from knowgap.engine.metric_spec import Choice, MetricSpec, Need
     from knowgap.engine.records import CallRecord, Manifest, MetricValue, RunConfig, TrialRecord, Verdict
+    from knowgap.engine.reducers import ERRORED
     from knowgap.engine.runner import RunResult
     from knowgap.engine.suite_data import SuiteData
+    from knowgap.engine.verdict_tally import count_metrics
+    from knowgap.engine.verdicts import judged, not_scored, rate
     from knowgap.errors import InputError, KnowgapError
     from knowgap.injection.carried import CarriedInjections
     from knowgap.judges.cards import ValidityCard, binary_card
