@@ -1,6 +1,7 @@
 """Every suite's docs page documents its case file under ``## Case file format``: each example there passes
 ``knowgap data check``, together they show every kind of case, and every field of the format is named. The
-examples are read from the docs, so the docs cannot drift from the code."""
+examples are read from the docs, so the docs cannot drift from the code. The pages are found from the installed
+suites (a suite with a data part and its page ``docs/NAME.md`` in this tree), so a new suite needs no entry here."""
 
 from __future__ import annotations
 
@@ -10,13 +11,19 @@ from pathlib import Path
 import pytest
 
 from knowgap.casefiles import case_schema, check
+from knowgap.engine.suite_data import data_of
+from knowgap.suites import BUILTIN, available
 from tests.helpers import REPO, knowgap_cli
 
 HEADING = "## Case file format"
-PAGES = {"starter": "docs/starter.md", "extract": "docs/extract.md", "clarify": "docs/clarify.md",
-         "partial": "docs/partial.md", "abstain": "docs/abstain.md"}
-KINDS = {"starter": {"answerable", "unanswerable"}}
-"""Kinds a suite's examples must show where the format has no ``kind`` field with its values listed."""
+PAGES = {name: f"docs/{name}.md" for name, cls in available().items()
+         if data_of(cls) is not None and (REPO / "docs" / f"{name}.md").is_file()}
+"""Each suite that reads a case file (its data part) and has its page in knowgap's docs (a built-in suite's
+``docs/NAME.md``)."""
+
+
+def test_every_builtin_suite_with_a_case_file_has_its_page() -> None:
+    assert {name for name in BUILTIN if data_of(available()[name]) is not None} <= set(PAGES)
 
 
 def section(suite: str) -> str:
@@ -33,8 +40,8 @@ def examples(suite: str) -> list[tuple[str, str]]:
 
 
 def expected_kinds(suite: str) -> set[str]:
-    kind = case_schema(suite)["properties"].get("kind", {})
-    return set(kind.get("enum", [])) or KINDS.get(suite, set())
+    """The values of the format's ``kind`` field, where it lists them."""
+    return set(case_schema(suite)["properties"].get("kind", {}).get("enum", []))
 
 
 @pytest.mark.parametrize("suite", sorted(PAGES))
@@ -57,6 +64,15 @@ def test_every_field_of_the_format_is_documented(suite: str) -> None:
     fields = set(case_schema(suite)["properties"])
     assert fields <= named, f"{PAGES[suite]}: fields not in the table: {sorted(fields - named)}"
     assert named <= fields, f"{PAGES[suite]}: the table names fields the format lacks: {sorted(named - fields)}"
+
+
+def test_the_starter_examples_show_an_answerable_and_an_unanswerable_case(tmp_path: Path) -> None:
+    kinds: set[str] = set()
+    for i, (lang, text) in enumerate(examples("starter")):
+        path = tmp_path / f"example-{i}.{lang}"
+        path.write_text(text, encoding="utf-8")
+        kinds |= set(check("starter", path).kinds)
+    assert kinds == {"answerable", "unanswerable"}
 
 
 def test_the_first_extract_example_checks_on_the_command_line(tmp_path: Path) -> None:

@@ -2,57 +2,20 @@
 computed by an exact rule. A new metric that is neither fails here, so no number reaches a report without
 saying what decided it. Each metric has exactly the judge its declaration (MetricSpec) names, in a run's manifest
 and in the catalogue ('knowgap judges --json' lists a metric under the judges its spec names, and no other). The
-options each suite is checked under are derived from its specs' judge choices."""
+options each suite is checked under are derived from its specs' judge choices (tests/suites/suite_options.py)."""
 
 from __future__ import annotations
-
-from typing import Any, Literal, get_args, get_origin
 
 import pytest
 
 from knowgap.engine.metric_spec import Choice
 from knowgap.suites import BUILTIN, available, get_suite
 from knowgap.suites.judge_registry import judges, metrics_by_judge
+from tests.suites.suite_options import options_of
 
 JUDGES = {judge.name: judge for judge in judges()}
 CATALOGUE = set(JUDGES)
 MODEL_BACKED = {name for name, judge in JUDGES.items() if judge.kind == "model"}
-
-
-def _values(cls: Any, option: str) -> list[Any]:
-    """The values option ``option`` of suite ``cls`` can take, where its type lists them (a Literal, a bool)."""
-    annotation = cls.Options.model_fields[option].annotation
-    if annotation is bool:
-        return [True, False]
-    found = []
-    for arg in (annotation, *get_args(annotation)):
-        if get_origin(arg) is Literal:
-            found += list(get_args(arg))
-    return found
-
-
-def _settings(cls: Any, choice: Choice) -> list[dict[str, Any]]:
-    """Options that make ``choice`` pick each of its judges: each value it lists (and what a choice under it
-    needs), and, for its ``otherwise``, each value of the option's type it does not list."""
-    out = []
-    unlisted = [v for v in _values(cls, choice.option) if v not in choice.judges]
-    branches = [*((value, chosen) for value, chosen in choice.judges.items()),
-                *((value, choice.otherwise) for value in unlisted)]
-    for value, chosen in branches:
-        under = _settings(cls, chosen) if isinstance(chosen, Choice) else [{}]
-        out += [{choice.option: value, **more} for more in under]
-    return out
-
-
-def options_of(name: str) -> list[dict[str, Any]]:
-    """The default options and every setting some judge choice of the suite's specs names (derived from its
-    MetricSpecs, so a new suite, a plugin's too, needs no entry here)."""
-    cls = get_suite(name)
-    out: list[dict[str, Any]] = [{}]
-    for spec in cls.metric_specs or ():
-        if isinstance(spec.judge, Choice):
-            out += [found for found in _settings(cls, spec.judge) if found not in out]
-    return out
 
 
 SUITES = sorted(available())
