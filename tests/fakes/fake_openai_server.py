@@ -305,7 +305,7 @@ def fake_server(workdir: Path, *flags: str, name: str = "server", port: int | No
                              "--log", str(log), *flags], cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
     server = FakeServer(proc, port, log)
     try:
-        wait_for_http(f"{server.base_url}/models", timeout=60, proc=proc)  # type: ignore[arg-type]
+        wait_for_http(f"{server.base_url}/models", timeout=60, proc=proc)
         yield server
     finally:
         server.stop()

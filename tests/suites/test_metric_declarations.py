@@ -74,7 +74,8 @@ def test_clarify_single_and_multi_turn(tmp_path: Path, runs_root: Path) -> None:
     from tests.suites.clarify.test_suite_engine import run
 
     data = write_three_cases(tmp_path)
-    for options in ({}, {"turns": 2}):
+    no_options: dict[str, object] = {}
+    for options in (no_options, {"turns": 2}):
         names, undeclared = _declared(run(data, runs_root, **options))
         assert not undeclared and "clarification_rate" in names
 

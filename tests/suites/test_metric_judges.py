@@ -58,7 +58,7 @@ def test_judge_versions_follow_the_metric_judges(suite: str) -> None:
 
 def test_a_judge_switched_off_leaves_its_metrics_unjudged() -> None:
     cls = get_suite("clarify")
-    off = cls(cls.Options(no_rubric=True)).metric_judges()
+    off = cls(cls.Options.model_validate({"no_rubric": True})).metric_judges()
     assert "rubric_total" not in off and off["clarification_rate"].judge == "clarification"
     on = cls(cls.Options()).metric_judges()
     assert on["rubric_total"].judge == "clarify-rubric" and on["rubric_total"].role == "judge"

@@ -51,7 +51,8 @@ def serve(runs_root: Path) -> Iterator[str]:
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
-        assert "http://127.0.0.1:" in line, (line, proc.stderr.read() if proc.poll() is not None else "")
+        assert "http://127.0.0.1:" in line, (line, proc.stderr.read() if proc.stderr and proc.poll() is not None
+                                              else "")
         yield line.split()[4]
     finally:
         proc.terminate()
@@ -98,7 +99,7 @@ def press(driver: Any, key: str) -> None:
 
 
 def pair_n(driver: Any, kind: str, a: str, b: str) -> str | None:
-    return driver.execute_script(  # type: ignore[no-any-return]
+    return driver.execute_script(
         "const r = [...document.querySelectorAll('#pairs tr')].find(r => r.dataset.kind === arguments[0]"
         " && r.dataset.a === arguments[1] && r.dataset.b === arguments[2]); return r ? r.dataset.n : null;",
         kind, a, b)

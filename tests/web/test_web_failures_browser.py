@@ -24,7 +24,7 @@ def served_run(tmp_path: Path, runs_root: Path) -> Iterator[tuple[str, str, Path
 
 
 def _rows(driver: Any) -> list[dict[str, str]]:
-    return driver.execute_script(  # type: ignore[no-any-return]
+    return driver.execute_script(
         "return [...document.querySelectorAll('#failure-list .failure')].map(r => ({trial: r.dataset.trial, "
         "metric: r.dataset.metric, text: r.textContent}))")
 

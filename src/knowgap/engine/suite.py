@@ -49,9 +49,10 @@ class SuiteOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    sample: int | None = Field(None, ge=1, description="Run only N cases, chosen with the run's seed (cases that "
-                                                       "carry a base_id, extract's adversarial variants of a review, "
-                                                       "round-robin over their base cases).")
+    sample: int | None = Field(default=None, ge=1,
+                               description="Run only N cases, chosen with the run's seed (cases that carry a base_id, "
+                                           "extract's adversarial variants of a review, round-robin over their base "
+                                           "cases).")
 
 
 class Case(BaseModel):
