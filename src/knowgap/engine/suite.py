@@ -132,12 +132,6 @@ class JudgeUse(BaseModel):
                                   "a count.")
 
 
-def reiterable(records: Iterable[TrialRecord]) -> Sequence[TrialRecord]:
-    """``records`` for a suite's metrics that go over them more than once: a run's snapshot (or any sequence) as it
-    is, re-read on each pass; a one-pass iterable read into a list."""
-    return records if isinstance(records, Sequence) else list(records)
-
-
 class Suite(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -244,7 +238,7 @@ class Suite(ABC):
         trials' verdicts and its specs' reducers (:func:`~knowgap.engine.verdict_tally.count_metrics`, with
         :meth:`trial_verdicts` and :meth:`splits`). After a run, ``records`` is
         the run store's :class:`~knowgap.engine.store.StoredRecords`: a sequence that reads the file again on each
-        pass, so two passes need no list (a list of every record grows with the run): see :func:`reiterable`."""
+        pass, so two passes need no list (a list of every record grows with the run)."""
 
     def clusters(self, records: Iterable[TrialRecord]) -> dict[str, str]:
         """The cluster of each case of ``records`` (case id -> key): cases with one key are not independent (built

@@ -80,13 +80,6 @@ def stored_or(derive: Verdicts) -> Verdicts:
     return verdicts
 
 
-def groups_of(record: TrialRecord, splits: Sequence[Split]) -> list[str]:
-    """The groups ``record`` counts in: its configuration's, then one per value of each split (before a split
-    that needs ``several`` values is dropped for a run that has one)."""
-    return [record.config_id] + [split.label(record.config_id, value) for split in splits
-                                 for value in dict.fromkeys(split.values(record))]
-
-
 class _Counter:
     """The proportions counted from verdicts and the reducers' metrics, by name, of the specs given."""
 

@@ -76,20 +76,6 @@ def held(run: RunData) -> RunData:
     return run if isinstance(run.records, list) else replace(run, records=list(run.records))
 
 
-def response_text(record: TrialRecord) -> str:
-    """What the target answered: the output's ``response`` when the suite stored one, else the last call's."""
-    value = record.output.get("response")
-    if isinstance(value, str):
-        return value
-    for call in reversed(record.calls):
-        if call.role == "target" and call.response is not None:
-            return call.response.text
-    for call in reversed(record.calls):
-        if call.response is not None:
-            return call.response.text
-    return ""
-
-
 def truncated_answers(record: TrialRecord) -> int:
     """How many of the target's answers in the trial were cut at ``max_tokens`` (the model layer's finish reason)."""
     return sum(1 for c in record.calls if c.role == "target" and c.response is not None and c.response.truncated)

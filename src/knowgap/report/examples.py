@@ -76,17 +76,6 @@ def failed_trials(run: RunData, limit: int = 20) -> Failed:
     return Failed(examples=picked, judged=judged, counts={k: (v[0], v[1]) for k, v in sorted(counts.items())})
 
 
-def worst_examples(run: RunData, limit: int = 20) -> tuple[list[TrialRecord], bool]:
-    """(up to ``limit`` trials, worst first; whether the suite gave a verdict per trial): see :func:`failed_trials`."""
-    found = failed_trials(run, limit)
-    return found.examples, found.judged
-
-
-def failure_counts(run: RunData) -> dict[str, tuple[int, int]]:
-    """Per group: (failed trials, trials with a verdict)."""
-    return failed_trials(run, 0).counts
-
-
 class Exhibit(BaseModel):
     """What the verdicts on one part of a trial are about: the call they judge, its input with the planted text
     marked, and its answer (secrets redacted)."""
