@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from knowgap.ci.forge_api import ForgeApi, ForgeApiError
-from knowgap.ci.note import Posted, marker, note_body, upsert_note
+from knowgap.ci.note import Outcome, marker, note_body, upsert_note
 
 COMMENT_LIMIT = 65_536
 """Characters GitHub accepts in a comment body."""
@@ -28,15 +27,6 @@ _HINTS = {
          "a fork gets a read-only token; the job summary still holds the result)",
     404: "no such repository or pull request for this token: check GITHUB_REPOSITORY and the token's access",
 }
-
-
-@dataclass(frozen=True)
-class GitHubOutcome:
-    """What the step did, as lines for the log; ``warning`` is set when the comment could not be written."""
-
-    lines: list[str]
-    posted: Posted | None = None
-    warning: str | None = None
 
 
 def pull_request_number(env: Mapping[str, str]) -> tuple[int | None, str]:
@@ -79,7 +69,7 @@ def run_link(env: Mapping[str, str], artifact: str | None) -> str:
 
 
 def publish(summary: str, *, name: str, exit_code: int, env: Mapping[str, str], comment: bool = True,
-            artifact: str | None = None) -> GitHubOutcome:
+            artifact: str | None = None) -> Outcome:
     """Write the job summary, then create or update this evaluation's comment on the pull request. A failed
     API call is returned as a warning, never raised: the gate's result (the job's exit code) must not be
     hidden by a comment that could not be written."""
@@ -88,17 +78,17 @@ def publish(summary: str, *, name: str, exit_code: int, env: Mapping[str, str], 
     lines.append(f"job summary: {written}" if written else "no job summary (GITHUB_STEP_SUMMARY is not set)")
     if not comment:
         lines.append("pull request comment: off")
-        return GitHubOutcome(lines)
+        return Outcome(lines)
     number, why = pull_request_number(env)
     if number is None:
         lines.append(f"no pull request comment: {why}")
-        return GitHubOutcome(lines)
+        return Outcome(lines)
     token = env.get("GITHUB_TOKEN", "")
     repo = env.get("GITHUB_REPOSITORY", "")
     if not token or not repo:
         missing = " and ".join(n for n, v in (("GITHUB_TOKEN", token), ("GITHUB_REPOSITORY", repo)) if not v)
         warning = f"cannot comment on pull request #{number}: {missing} is not set"
-        return GitHubOutcome(lines, warning=warning)
+        return Outcome(lines, warning=warning)
     api = ForgeApi(base=env.get("GITHUB_API_URL") or "https://api.github.com", secret=token, what="GitHub API",
                    headers={"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
                             "X-GitHub-Api-Version": "2022-11-28"})
@@ -110,8 +100,8 @@ def publish(summary: str, *, name: str, exit_code: int, env: Mapping[str, str], 
                              update_method="PATCH", body=body, name=name)
     except ForgeApiError as exc:
         hint = _HINTS.get(exc.status or 0, "")
-        return GitHubOutcome(lines, warning=f"could not comment on pull request #{number}: {exc}"
+        return Outcome(lines, warning=f"could not comment on pull request #{number}: {exc}"
                                             f"{' (' + hint + ')' if hint else ''}")
     lines.append(f"pull request #{number}: comment {posted.id} {posted.action} ({marker(name)})"
                  + (f": {posted.url}" if posted.url else ""))
-    return GitHubOutcome(lines, posted=posted)
+    return Outcome(lines, posted=posted)

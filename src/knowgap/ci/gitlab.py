@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from knowgap.ci.forge_api import ForgeApi, ForgeApiError
-from knowgap.ci.note import Posted, marker, note_body, upsert_note
+from knowgap.ci.note import Outcome, marker, note_body, upsert_note
 
 NOTE_LIMIT = 1_000_000
 """Characters GitLab accepts in a note."""
@@ -28,22 +27,15 @@ _HINTS = {
 }
 
 
-@dataclass(frozen=True)
-class GitLabOutcome:
-    lines: list[str]
-    posted: Posted | None = None
-    warning: str | None = None
-
-
 def publish(summary: str, *, name: str, exit_code: int, env: Mapping[str, str], comment: bool = True,
-            token_variable: str = TOKEN_VARIABLE) -> GitLabOutcome:
+            token_variable: str = TOKEN_VARIABLE) -> Outcome:
     """Create or update this evaluation's note on the merge request. A failed API call is returned as a
     warning, never raised: the job's exit code stays the gate's."""
     if not comment:
-        return GitLabOutcome(["merge request note: off"])
+        return Outcome(["merge request note: off"])
     iid = env.get("CI_MERGE_REQUEST_IID", "")
     if not iid:
-        return GitLabOutcome(["no merge request note: not a merge request pipeline (CI_MERGE_REQUEST_IID is not "
+        return Outcome(["no merge request note: not a merge request pipeline (CI_MERGE_REQUEST_IID is not "
                               "set; run the job with rules: - if: $CI_PIPELINE_SOURCE == \"merge_request_event\")"])
     token = env.get(token_variable, "")
     project = env.get("CI_PROJECT_ID", "")
@@ -51,7 +43,7 @@ def publish(summary: str, *, name: str, exit_code: int, env: Mapping[str, str], 
     missing = [n for n, v in ((token_variable, token), ("CI_PROJECT_ID", project), ("CI_API_V4_URL", api_url))
                if not v]
     if missing:
-        return GitLabOutcome([], warning=f"cannot write a note on merge request !{iid}: {' and '.join(missing)} "
+        return Outcome([], warning=f"cannot write a note on merge request !{iid}: {' and '.join(missing)} "
                                          f"{'is' if len(missing) == 1 else 'are'} not set")
     api = ForgeApi(base=api_url, secret=token, what="GitLab API", headers={"PRIVATE-TOKEN": token})
     links = f"HTML report: the artifacts of [job {env['CI_JOB_ID']}]({env['CI_JOB_URL']})." \
@@ -63,6 +55,6 @@ def publish(summary: str, *, name: str, exit_code: int, env: Mapping[str, str], 
                              update_path=lambda nid: f"{notes}/{nid}", update_method="PUT", body=body, name=name)
     except ForgeApiError as exc:
         hint = _HINTS.get(exc.status or 0, "")
-        return GitLabOutcome([], warning=f"could not write a note on merge request !{iid}: {exc}"
+        return Outcome([], warning=f"could not write a note on merge request !{iid}: {exc}"
                                          f"{' (' + hint + ')' if hint else ''}")
-    return GitLabOutcome([f"merge request !{iid}: note {posted.id} {posted.action} ({marker(name)})"], posted=posted)
+    return Outcome([f"merge request !{iid}: note {posted.id} {posted.action} ({marker(name)})"], posted=posted)

@@ -65,6 +65,16 @@ class Posted:
     url: str | None
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What publishing the summary on a forge did, as lines for the log; ``posted``: the comment or note written;
+    ``warning``: set when it could not be written."""
+
+    lines: list[str]
+    posted: Posted | None = None
+    warning: str | None = None
+
+
 def upsert_note(api: ForgeApi, *, list_path: str, create_path: str, update_path: Callable[[Any], str],
                 update_method: str, body: str, name: str) -> Posted:
     """Update the comment whose body starts with this evaluation's marker, or create it when there is none:
