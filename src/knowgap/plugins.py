@@ -18,9 +18,11 @@ from __future__ import annotations
 import importlib
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+
+from knowgap.errors import KnowgapError
 
 OWN_DISTRIBUTION = "knowgap"
 
@@ -50,6 +52,16 @@ class Plugin:
         for part in filter(None, attribute.strip().split(".")):
             obj = getattr(obj, part)
         return obj
+
+    def load_or_raise(self, error: Callable[[str], Exception] = KnowgapError) -> object:
+        """The target, imported (:meth:`load`); a package's failure to import is raised as ``error`` with one line
+        naming the package (:meth:`problem`), a built-in's propagates whole (it is knowgap's own bug)."""
+        try:
+            return self.load()
+        except Exception as exc:
+            if self.package is None:
+                raise
+            raise error(self.problem(f"could not be loaded ({describe_error(exc)})")) from None
 
     def problem(self, what: str) -> str:
         """One line saying that this plugin is unusable, naming its package."""

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 from knowgap.models.base import ChatModel
 from knowgap.models.errors import ModelUnavailableError
-from knowgap.plugins import Plugin, describe_error, discover
+from knowgap.plugins import Plugin, discover
 
 DEFAULT_MODEL = "local:qwen2.5-1.5b"
 Factory = Callable[[str, str], ChatModel]
@@ -118,10 +118,7 @@ def _factory_of(prefix: str) -> Factory:
         return _FACTORIES[prefix]
     if prefix not in _FROM_PACKAGES:
         plugin = _plugins()[prefix]
-        try:
-            factory = plugin.load()
-        except Exception as exc:
-            raise ModelUnavailableError(plugin.problem(f"could not be loaded ({describe_error(exc)})")) from None
+        factory = plugin.load_or_raise(ModelUnavailableError)
         if not callable(factory):
             raise ModelUnavailableError(plugin.problem("is not a callable (spec, rest) -> ChatModel"))
         _FROM_PACKAGES[prefix] = factory

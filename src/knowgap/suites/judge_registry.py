@@ -17,7 +17,7 @@ from knowgap.engine.metric_spec import expanded
 from knowgap.errors import KnowgapError
 from knowgap.judges.catalog import JudgeRow, judge_row
 from knowgap.judges.judge import Judge
-from knowgap.plugins import Plugin, describe_error, discover, warn
+from knowgap.plugins import Plugin, discover, warn
 from knowgap.suites.registry import available
 
 ENTRY_POINTS = "knowgap.judges"
@@ -66,12 +66,7 @@ def _load(plugin: Plugin) -> Judge:
     """The plugin's Judge object; KnowgapError naming the package when it cannot be used."""
     if plugin.name in _LOADED:
         return _LOADED[plugin.name]
-    try:
-        obj = plugin.load()
-    except Exception as exc:
-        if plugin.package is None:
-            raise  # a built-in that does not import is knowgap's own bug: show it whole
-        raise KnowgapError(plugin.problem(f"could not be loaded ({describe_error(exc)})")) from None
+    obj = plugin.load_or_raise()
     if not isinstance(obj, Judge):
         raise KnowgapError(plugin.problem("does not name a knowgap Judge (knowgap.judges.judge.Judge)"))
     if obj.name != plugin.name:

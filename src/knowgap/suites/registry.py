@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from knowgap.engine.suite import Suite
 from knowgap.errors import KnowgapError
-from knowgap.plugins import Plugin, describe_error, discover, warn
+from knowgap.plugins import Plugin, discover, warn
 
 ENTRY_POINTS = "knowgap.suites"
 BUILTIN: dict[str, str] = {
@@ -46,12 +46,7 @@ def _load(plugin: Plugin) -> type[Suite]:
     """The plugin's Suite class; KnowgapError naming the package when it cannot be used."""
     if plugin.name in _SUITES:  # imported before (its module registered it) or registered in Python
         return _SUITES[plugin.name]
-    try:
-        obj = plugin.load()
-    except Exception as exc:
-        if plugin.package is None:
-            raise  # a built-in that does not import is knowgap's own bug: show it whole
-        raise KnowgapError(plugin.problem(f"could not be loaded ({describe_error(exc)})")) from None
+    obj = plugin.load_or_raise()
     if not (isinstance(obj, type) and issubclass(obj, Suite)):
         raise KnowgapError(plugin.problem("does not name a knowgap Suite subclass"))
     if getattr(obj, "name", None) != plugin.name:
