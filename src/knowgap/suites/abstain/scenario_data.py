@@ -98,11 +98,16 @@ def _check_jsonl(scenario: str, path: Path) -> CaseFileCheck[ScenarioItem]:
     return read.with_rule(_rule(scenario))
 
 
-def _load_json(path: Path, what: str) -> tuple[Any, list[Problem]]:
+def _json_list(path: Path, what: str, key: str, shape: str) -> tuple[list[Any], list[Problem]]:
+    """The list under ``key`` of the JSON object in ``path``; a problem when the file is not JSON or not that
+    object (``shape``: what it should be, as its format writes it)."""
     try:
-        return json.loads(read_text(path, what, "abstain")), []
+        data = json.loads(read_text(path, what, "abstain"))
     except ValueError as exc:
-        return None, [Problem(file=str(path), message=f"not valid JSON ({exc})")]
+        return [], [Problem(file=str(path), message=f"not valid JSON ({exc})")]
+    if not isinstance(data, dict) or not isinstance(data.get(key), list):
+        return [], [Problem(file=str(path), field=key, message=f"expected {shape}")]
+    return data[key], []
 
 
 class _SelfAwareRow(BaseModel):
@@ -117,15 +122,12 @@ class _SelfAwareRow(BaseModel):
 
 def _check_selfaware(path: Path) -> CaseFileCheck[ScenarioItem]:
     where = str(path)
-    data, problems = _load_json(path, "SelfAware JSON")
+    rows, problems = _json_list(path, "SelfAware JSON", "example", "SelfAware's {\"example\": [{question_id, "
+                                "question, answer, answerable, source}, ...]}")
     if problems:
         return CaseFileCheck(where, "questions", problems=problems)
-    if not isinstance(data, dict) or not isinstance(data.get("example"), list):
-        return CaseFileCheck(where, "questions", problems=[Problem(
-            file=where, field="example", message="expected SelfAware's {\"example\": [{question_id, question, "
-                                                 "answer, answerable, source}, ...]}")])
     items: list[tuple[int, ScenarioItem]] = []
-    for i, row in enumerate(data["example"]):
+    for i, row in enumerate(rows):
         try:
             r = _SelfAwareRow.model_validate(row, strict=True)
         except ValidationError as exc:
@@ -218,16 +220,13 @@ class _SquadArticle(BaseModel):
 
 def _check_squad(path: Path) -> CaseFileCheck[ScenarioItem]:
     where = str(path)
-    data, problems = _load_json(path, "SQuAD 2.0 JSON")
+    articles, problems = _json_list(path, "SQuAD 2.0 JSON", "data", "SQuAD 2.0's {\"data\": [{title, paragraphs: "
+                                    "[{context, qas: [...]}]}]}")
     if problems:
         return CaseFileCheck(where, "questions", problems=problems)
-    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        return CaseFileCheck(where, "questions", problems=[Problem(
-            file=where, field="data", message="expected SQuAD 2.0's {\"data\": [{title, paragraphs: [{context, "
-                                              "qas: [...]}]}]}")])
     items: list[tuple[int, ScenarioItem]] = []
     seen: set[str] = set()
-    for a, raw in enumerate(data["data"]):
+    for a, raw in enumerate(articles):
         try:
             article = _SquadArticle.model_validate(raw, strict=True)
         except ValidationError as exc:
