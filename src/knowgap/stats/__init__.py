@@ -11,7 +11,9 @@
 - :mod:`.correlation`: Fisher's interval of a rank correlation;
 - :mod:`.power`: sample sizes, design effect of repeats, ICC (``knowgap plan``);
 - :mod:`.sequential`: anytime-valid confidence sequences over units drawn without replacement, and the gate's
-  decisions on them (``knowgap run --until decided``; imported by name: it loads numpy).
+  decisions on them (``knowgap run --until decided``; imported by name: it loads numpy);
+- :mod:`.judge_correction`: the sequence of a judge-corrected rate (the card's box, the Rogan-Gladen range over
+  it, whether a threshold can be decided; imported by name, with ``.sequential``).
 
 Pure functions on numbers; the package imports nothing else of knowgap, so every layer may use it
 (docs/statistics.md says how each interval is computed, docs/architecture.md how to add a rule)."""
