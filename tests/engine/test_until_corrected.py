@@ -137,3 +137,20 @@ def test_a_card_no_run_could_decide_with_is_refused_before_any_call(tmp_path: Pa
                                                         'use: corrected}\n'))
     assert refused.returncode == 2 and "accuracy is no rate of one judge's verdicts" in " ".join(
         refused.stderr.split())
+
+
+def test_without_until_the_gate_compares_the_reports_corrected_rate(tmp_path: Path, system: str,
+                                                                     cases: Path) -> None:
+    runs = tmp_path / "runs"
+    done = knowgap_cli("run", "starter", "--data", str(cases), "-m", system, "--runs-dir", str(runs), "--no-cache",
+                       "-q")
+    assert done.returncode == 0, done.stderr
+    run_id = _manifest(runs)["run_id"]
+    gate = _gate(tmp_path, 'thresholds:\n  - {metric: over_abstention, op: ">=", value: 0.9, use: corrected}\n'
+                           '  - {metric: accuracy, op: ">=", value: 0.0, use: corrected}\n')
+    gated = knowgap_cli("gate", run_id, "--runs-dir", str(runs), "--thresholds", str(gate))
+    said = " ".join(gated.stdout.split())
+    assert gated.returncode == 1, said + gated.stderr
+    # every answerable question declined: the judged rate 1.0 corrects to 1.0 (clipped), as report.md shows it
+    assert "over_abstention[prompt=plain] corrected=1 satisfies >= 0.9" in said
+    assert "accuracy[prompt=plain] has no corrected rate: no card of its judge corrects it" in said
