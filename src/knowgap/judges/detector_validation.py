@@ -1,14 +1,11 @@
-"""Validators of the judges package's own detectors, and what the validators of every offline detector share.
-
-:func:`offline_card` runs an offline detector over a labelled set, timed, and builds its card (with sensitivity and
-specificity per group when asked); :func:`sample_method` says which part of the set it measured. The validators
-here measure ``clarification`` and ``dangerous-assertion`` (real consultation answers, LawBench 3-8 and Lawyer
-LLaMA, labelled for this project by reading them: ``labelled/legal_answers.jsonl``), ``extract-takeover`` (real
-summaries of injected reviews: ``labelled/extract_takeovers.jsonl``) and ``abstention-scenarios`` (the offline
-abstention detector on real replies of ``local:qwen2.5-1.5b`` to the abstain scenarios, labelled by two
-independent annotators: ``labelled/abstention_scenarios.jsonl``; the agreed label is gold, a disagreement is left
-out). A suite's own detectors are measured in the suite's package (``suites/partial/leak_card.py``...), with these
-helpers. Details and provenance: ``judges/data/labelled/SOURCES.md`` and docs/judges.md.
+"""Validators of the judges package's own detectors (what every offline detector's validator shares is in
+:mod:`knowgap.judges.offline_cards`). They measure ``clarification`` and ``dangerous-assertion`` (real consultation
+answers, LawBench 3-8 and Lawyer LLaMA, labelled for this project by reading them: ``labelled/legal_answers.jsonl``),
+``extract-takeover`` (real summaries of injected reviews: ``labelled/extract_takeovers.jsonl``) and
+``abstention-scenarios`` (the offline abstention detector on real replies of ``local:qwen2.5-1.5b`` to the abstain
+scenarios, labelled by two independent annotators: ``labelled/abstention_scenarios.jsonl``; the agreed label is gold,
+a disagreement is left out). A suite's own detectors are measured in the suite's package
+(``suites/partial/leak_card.py``...). Details and provenance: ``judges/data/labelled/SOURCES.md`` and docs/judges.md.
 
 Every validator takes ``(data_dir, limit, judge_model, progress)`` (:data:`knowgap.judges.judge.Validator`);
 ``limit`` draws a seeded sample balanced between the two label classes (None: the whole set). A model judge's
@@ -17,20 +14,10 @@ reply that cannot be parsed is a ``None`` verdict, counted as wrong by the card.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from knowgap.judges.abstention import VERSION as ABSTENTION_VERSION
-from knowgap.judges.cards import (
-    Estimate,
-    Labelling,
-    ValidityCard,
-    binary_card,
-    binary_measures,
-    confusion_of,
-    sha256_files,
-)
+from knowgap.judges.cards import ValidityCard, binary_measures, confusion_of, sha256_files
 from knowgap.judges.clarification import CLARIFICATION_VERSION, DANGER_VERSION
 from knowgap.judges.judge import Judge
 from knowgap.judges.labelled_sets import (
@@ -41,54 +28,19 @@ from knowgap.judges.labelled_sets import (
     stratified,
     takeover_items,
 )
+from knowgap.judges.offline_cards import labelled_set_card, offline_card, sample_method
 from knowgap.judges.takeover import VERSION as TAKEOVER_VERSION
 
-__all__ = ["ABSTENTION_SCENARIOS", "CLARIFICATION", "DANGEROUS_ASSERTION", "EXTRACT_TAKEOVER", "offline_card",
-           "sample_method", "validate_abstention_scenarios", "validate_clarification", "validate_dangerous_assertion",
+__all__ = ["ABSTENTION_SCENARIOS", "CLARIFICATION", "DANGEROUS_ASSERTION", "EXTRACT_TAKEOVER",
+           "validate_abstention_scenarios", "validate_clarification", "validate_dangerous_assertion",
            "validate_extract_takeover"]
-
-
-def offline_card(judge: str, version: str, positive: str, dataset: str, sha: str, labels: Sequence[bool],
-             decide: Callable[[int], bool], progress: Progress | None, *, method: str, notes: str,
-             groups: Sequence[str] | None = None, claim: str | None = None,
-             item_languages: Sequence[str] | None = None, writers: Sequence[str | None] | None = None,
-             replies_how: str = "", labelling: Labelling | None = None) -> ValidityCard:
-    """Run an offline detector (``decide(i)``) over every item, timed, and build its card; with ``groups`` (one
-    name per item), the card's ``extra`` also holds sensitivity and specificity within each group. The card
-    rule's facts of the labelled set (``claim``, each item's language and writer, ``labelling``) go to
-    :func:`~knowgap.judges.cards.binary_card` as given: a validator that states them issues a whole card on a
-    changed set, where a shipped card's facts are carried over only to a card of the same set (same sha256)."""
-    start = time.perf_counter()
-    verdicts: list[bool | None] = []
-    for i in range(len(labels)):
-        verdicts.append(decide(i))
-        if progress:
-            progress(i + 1, len(labels))
-    seconds = time.perf_counter() - start
-    extra: dict[str, Estimate | float | str] = {}
-    for group in sorted(set(groups or ())):
-        members = [i for i, g in enumerate(groups or ()) if g == group]
-        confusion, _ = confusion_of([verdicts[i] for i in members], [labels[i] for i in members])
-        measures = binary_measures(confusion)
-        for measure in ("sensitivity", "specificity"):
-            if measures[measure].value is not None:
-                extra[f"{measure}_{group}"] = measures[measure]
-    return binary_card(judge, version, verdicts, labels, positive=positive, dataset=dataset, dataset_sha256=sha,
-                       seconds=seconds, method=method, notes=notes, extra=extra, claim=claim,
-                       item_languages=item_languages, writers=writers, replies_how=replies_how, labelling=labelling)
-
-
-def sample_method(n_all: int, chosen: Sequence[int], limit: int | None, what: str) -> str:
-    if limit is None or len(chosen) >= n_all:
-        return f"all {n_all} {what}"
-    return f"seeded sample of {len(chosen)} of {n_all} {what}, balanced between the two labels (seed 0)"
 
 
 # --- clarify: the clarification signals and dangerous assertions --------------------------------------------
 
 
-def _origin(rows: Sequence[LegalAnswer]) -> list[str]:
-    return ["written" if r.source == "written-for-knowgap" else "real" for r in rows]
+def _origin(row: LegalAnswer) -> str:
+    return "written" if row.source == "written-for-knowgap" else "real"
 
 
 def validate_clarification(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
@@ -98,17 +50,14 @@ def validate_clarification(data_dir: Path | None, limit: int | None = None, judg
     from knowgap.judges.clarification import CLARIFICATION_VERSION, clarification_signals
 
     items, path = legal_answer_items()
-    labels_all = [it.asks for it in items]
-    chosen = stratified(labels_all, limit)
-    rows = [items[i] for i in chosen]
-    return offline_card("clarification", CLARIFICATION_VERSION, "asks the user for information", path.name,
-                    sha256_files([path]), [r.asks for r in rows],
-                    lambda i: clarification_signals(rows[i].text, rows[i].query).asked, progress,
-                    method=sample_method(len(items), chosen, limit, "labelled answers"), groups=_origin(rows),
-                    notes="94 real Chinese answers (LawBench 3-8 lawyer answers, Lawyer LLaMA answers and lawyer "
-                          "turns; answers with a question mark over-sampled) labelled for this project by one "
-                          "annotator who did not look at the detector's verdicts, plus 32 short answers written "
-                          "for the project (zh + en); extra gives sensitivity / specificity per origin.")
+    return labelled_set_card(
+        "clarification", CLARIFICATION_VERSION, "asks the user for information", items, path,
+        label=lambda r: r.asks, decide=lambda r: clarification_signals(r.text, r.query).asked, limit=limit,
+        progress=progress, what="labelled answers", group=_origin,
+        notes="94 real Chinese answers (LawBench 3-8 lawyer answers, Lawyer LLaMA answers and lawyer "
+              "turns; answers with a question mark over-sampled) labelled for this project by one "
+              "annotator who did not look at the detector's verdicts, plus 32 short answers written "
+              "for the project (zh + en); extra gives sensitivity / specificity per origin.")
 
 
 def validate_dangerous_assertion(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
@@ -117,18 +66,15 @@ def validate_dangerous_assertion(data_dir: Path | None, limit: int | None = None
     from knowgap.judges.clarification import DANGER_VERSION, dangerous_assertions
 
     items, path = legal_answer_items()
-    labels_all = [it.overconfident for it in items]
-    chosen = stratified(labels_all, limit)
-    rows = [items[i] for i in chosen]
-    return offline_card("dangerous-assertion", DANGER_VERSION, "makes an overconfident assertion", path.name,
-                    sha256_files([path]), [r.overconfident for r in rows],
-                    lambda i: bool(dangerous_assertions(rows[i].text)), progress,
-                    method=sample_method(len(items), chosen, limit, "labelled answers"), groups=_origin(rows),
-                    notes="The 94 real answers (LawBench, Lawyer LLaMA; answers with certainty words over-sampled) "
-                          "hold no overconfident assertion, so they measure specificity only; every positive is "
-                          "one of 32 answers written for the project by someone who had read the detector's "
-                          "docstring (some deliberately without its words). Sensitivity is therefore measured on "
-                          "synthetic text; extra gives sensitivity / specificity per origin.")
+    return labelled_set_card(
+        "dangerous-assertion", DANGER_VERSION, "makes an overconfident assertion", items, path,
+        label=lambda r: r.overconfident, decide=lambda r: bool(dangerous_assertions(r.text)), limit=limit,
+        progress=progress, what="labelled answers", group=_origin,
+        notes="The 94 real answers (LawBench, Lawyer LLaMA; answers with certainty words over-sampled) "
+              "hold no overconfident assertion, so they measure specificity only; every positive is "
+              "one of 32 answers written for the project by someone who had read the detector's "
+              "docstring (some deliberately without its words). Sensitivity is therefore measured on "
+              "synthetic text; extra gives sensitivity / specificity per origin.")
 
 
 # --- extract: takeover of a summary by an injected instruction ------------------------------------------------

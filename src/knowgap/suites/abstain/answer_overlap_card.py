@@ -8,10 +8,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from knowgap.judges.cards import ValidityCard, sha256_files
-from knowgap.judges.detector_validation import offline_card, sample_method
+from knowgap.judges.cards import ValidityCard
 from knowgap.judges.judge import Judge, Progress
-from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items, stratified
+from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items
+from knowgap.judges.offline_cards import labelled_set_card
 from knowgap.suites.abstain.scenario_answers import ANSWER_OVERLAP_VERSION, answer_match
 
 
@@ -47,13 +47,10 @@ def validate_answer_overlap(data_dir: Path | None, limit: int | None = None, jud
     the scenarios' answerable questions, labelled right or wrong by reading them; ``extra`` holds sensitivity and
     specificity per scenario."""
     items, path = scenario_answer_items()
-    chosen = stratified([it.correct for it in items], limit)
-    rows = [items[i] for i in chosen]
-    return offline_card("answer-overlap", ANSWER_OVERLAP_VERSION, "gives the right answer", path.name,
-                        sha256_files([path]), [r.correct for r in rows],
-                        lambda i: answer_match(rows[i].response, rows[i].answers)[0], progress,
-                        method=sample_method(len(items), chosen, limit, "labelled scenario answers"),
-                        groups=[r.scenario for r in rows], notes=_NOTES)
+    return labelled_set_card("answer-overlap", ANSWER_OVERLAP_VERSION, "gives the right answer", items, path,
+                             label=lambda r: r.correct, decide=lambda r: answer_match(r.response, r.answers)[0],
+                             limit=limit, progress=progress, what="labelled scenario answers",
+                             group=lambda r: r.scenario, notes=_NOTES)
 
 
 ANSWER_OVERLAP = Judge(

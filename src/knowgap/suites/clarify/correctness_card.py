@@ -11,9 +11,9 @@ from pathlib import Path
 
 from knowgap.judges.cards import Labelling, ValidityCard, binary_card, sha256_files
 from knowgap.judges.clarification import clarification_signals
-from knowgap.judges.detector_validation import offline_card, sample_method
 from knowgap.judges.judge import Judge, Progress
 from knowgap.judges.labelled_sets import DEFAULT_JUDGE_MODEL, DEFAULT_MODEL_LIMIT, stratified
+from knowgap.judges.offline_cards import offline_card, sample_method
 from knowgap.suites.clarify.dataset import CASES_FILE, ClarifyCase, load_cases
 from knowgap.suites.clarify.judging import APPROX_VERSION, approximate_correct, parse_verdict
 from knowgap.suites.clarify.prompts import CORRECTNESS_VERSION, correctness_prompt

@@ -15,9 +15,9 @@ from pydantic import Field
 from knowgap.errors import InputError
 from knowgap.jsonl import read_objects
 from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
-from knowgap.judges.detector_validation import sample_method
 from knowgap.judges.judge import Judge, Progress
 from knowgap.judges.labelled_sets import DEFAULT_JUDGE_MODEL, LabelledItem, stratified
+from knowgap.judges.offline_cards import sample_method
 from knowgap.judges.validation import data_folder
 from knowgap.suites.extract.claims_judge import PROMPT_VERSION, judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE as EXTRACT_CASES

@@ -10,9 +10,9 @@ from pathlib import Path
 from pydantic import Field
 
 from knowgap.judges.cards import Labelling, ValidityCard, sha256_files
-from knowgap.judges.detector_validation import offline_card, sample_method
 from knowgap.judges.judge import Judge, Progress
 from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items, stratified
+from knowgap.judges.offline_cards import offline_card, sample_method
 from knowgap.suites.extract.coverage import VERSION, Coverage, summary_coverage
 from knowgap.text.languages import different_languages
 

@@ -12,10 +12,10 @@ from pydantic import Field
 
 from knowgap.errors import InputError
 from knowgap.jsonl import read_models
-from knowgap.judges.cards import ValidityCard, sha256_files
-from knowgap.judges.detector_validation import offline_card, sample_method
+from knowgap.judges.cards import ValidityCard
 from knowgap.judges.judge import Judge, Progress
-from knowgap.judges.labelled_sets import LabelledItem, labelled_file, stratified
+from knowgap.judges.labelled_sets import LabelledItem, labelled_file
+from knowgap.judges.offline_cards import labelled_set_card
 from knowgap.suites.partial.dataset import DATA, load_dataset
 from knowgap.suites.partial.scoring import GAP_MATCH_VERSION, gap_matches
 
@@ -60,13 +60,9 @@ def validate_gap_matcher(data_dir: Path | None, limit: int | None = None, judge_
                          progress: Progress | None = None) -> ValidityCard:
     """The partial suite's gap matcher: does a gap the agent named refer to a given hidden field?"""
     items, path = gap_items()
-    chosen = stratified([it.match for it in items], limit)
-    rows = [items[i] for i in chosen]
-    return offline_card("gap-matcher", GAP_MATCH_VERSION, "the named gap refers to the field", path.name,
-                        sha256_files([path]), [r.match for r in rows],
-                        lambda i: gap_matches(rows[i].named, rows[i].path, rows[i].aliases), progress,
-                        method=sample_method(len(items), chosen, limit, "labelled (named gap, field) pairs"),
-                        notes=_NOTES)
+    return labelled_set_card("gap-matcher", GAP_MATCH_VERSION, "the named gap refers to the field", items, path,
+                             label=lambda r: r.match, decide=lambda r: gap_matches(r.named, r.path, r.aliases),
+                             limit=limit, progress=progress, what="labelled (named gap, field) pairs", notes=_NOTES)
 
 
 GAP_MATCHER = Judge(

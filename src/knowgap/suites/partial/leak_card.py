@@ -13,10 +13,10 @@ from pydantic import Field
 
 from knowgap.errors import InputError
 from knowgap.jsonl import read_models
-from knowgap.judges.cards import ValidityCard, sha256_files
-from knowgap.judges.detector_validation import offline_card, sample_method
+from knowgap.judges.cards import ValidityCard
 from knowgap.judges.judge import Judge, Progress
-from knowgap.judges.labelled_sets import LabelledItem, labelled_file, stratified
+from knowgap.judges.labelled_sets import LabelledItem, labelled_file
+from knowgap.judges.offline_cards import labelled_set_card
 from knowgap.suites.partial.dataset import DATA, load_dataset
 from knowgap.suites.partial.leak import VERSION, Fingerprint, find_leaks, fingerprints
 from knowgap.suites.partial.view import build_view, render_view
@@ -76,12 +76,9 @@ def validate_leak_detector(data_dir: Path | None, limit: int | None = None, judg
                            progress: Progress | None = None) -> ValidityCard:
     """The partial suite's leak detector: does a text reveal a value the role may not see?"""
     items, path = leak_items()
-    chosen = stratified([it.leaks for it in items], limit)
-    rows = [items[i] for i in chosen]
-    return offline_card("leak-detector", VERSION, "reveals a hidden value", path.name, sha256_files([path]),
-                        [r.leaks for r in rows], lambda i: bool(find_leaks(rows[i].text, rows[i].prints)), progress,
-                        method=sample_method(len(items), chosen, limit, "labelled texts"),
-                        notes=_NOTES)
+    return labelled_set_card("leak-detector", VERSION, "reveals a hidden value", items, path,
+                             label=lambda r: r.leaks, decide=lambda r: bool(find_leaks(r.text, r.prints)),
+                             limit=limit, progress=progress, what="labelled texts", notes=_NOTES)
 
 
 LEAK_DETECTOR = Judge(

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from knowgap.judges.cards import ValidityCard, sha256_files
-from knowgap.judges.detector_validation import offline_card, sample_method
+from knowgap.judges.cards import ValidityCard
 from knowgap.judges.judge import Judge, Progress
-from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items, stratified
+from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items
+from knowgap.judges.offline_cards import labelled_set_card
 from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION, contains_answer
 
 
@@ -37,12 +37,9 @@ def validate_answer_match(data_dir: Path | None, limit: int | None = None, judge
                           progress: Progress | None = None) -> ValidityCard:
     """The starter suite's answer matcher (an accepted answer appears in the response)."""
     items, path = answer_match_items()
-    chosen = stratified([it.correct for it in items], limit)
-    rows = [items[i] for i in chosen]
-    return offline_card("answer-match", ANSWER_MATCH_VERSION, "gives the right answer", path.name,
-                        sha256_files([path]), [r.correct for r in rows],
-                        lambda i: contains_answer(rows[i].response, rows[i].answers), progress,
-                        method=sample_method(len(items), chosen, limit, "labelled responses"), notes=_NOTES)
+    return labelled_set_card("answer-match", ANSWER_MATCH_VERSION, "gives the right answer", items, path,
+                             label=lambda r: r.correct, decide=lambda r: contains_answer(r.response, r.answers),
+                             limit=limit, progress=progress, what="labelled responses", notes=_NOTES)
 
 
 ANSWER_MATCH = Judge(
