@@ -19,9 +19,10 @@ import csv
 import io
 import json
 import re
+from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,6 +37,7 @@ SHIPPED = Path(str(files("knowgap.suites.abstain") / "data" / "scenarios"))
 NATIVE_FORMATS = {"unknowable": "SelfAware JSON (.json)", "false-premise": "FalseQA CSV (.csv)",
                   "unanswerable-context": "SQuAD 2.0 JSON (.json)"}
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+Row = TypeVar("Row", bound=BaseModel)
 
 
 def shipped_file(scenario: str) -> Path:
@@ -98,16 +100,26 @@ def _check_jsonl(scenario: str, path: Path) -> CaseFileCheck[ScenarioItem]:
     return read.with_rule(_rule(scenario))
 
 
-def _json_list(path: Path, what: str, key: str, shape: str) -> tuple[list[Any], list[Problem]]:
-    """The list under ``key`` of the JSON object in ``path``; a problem when the file is not JSON or not that
-    object (``shape``: what it should be, as its format writes it)."""
+def _json_rows(path: Path, what: str, key: str, shape: str, model: type[Row],
+               problems: list[Problem]) -> Iterator[tuple[int, Row]]:
+    """Each element of the list under ``key`` of the JSON object in ``path`` (``shape``: that object, as its
+    format writes it) with its index, validated strictly as ``model``; every problem (the file is not JSON or not
+    that object; an element that does not validate, named ``KEY.INDEX.FIELD``) goes to ``problems``, in order."""
     try:
         data = json.loads(read_text(path, what, "abstain"))
     except ValueError as exc:
-        return [], [Problem(file=str(path), message=f"not valid JSON ({exc})")]
+        problems.append(Problem(file=str(path), message=f"not valid JSON ({exc})"))
+        return
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
-        return [], [Problem(file=str(path), field=key, message=f"expected {shape}")]
-    return data[key], []
+        problems.append(Problem(file=str(path), field=key, message=f"expected {shape}"))
+        return
+    for i, raw in enumerate(data[key]):
+        try:
+            row = model.model_validate(raw, strict=True)
+        except ValidationError as exc:
+            problems += validation_problems(exc, model, str(path), prefix=f"{key}.{i}.")
+            continue
+        yield i, row
 
 
 class _SelfAwareRow(BaseModel):
@@ -122,17 +134,10 @@ class _SelfAwareRow(BaseModel):
 
 def _check_selfaware(path: Path) -> CaseFileCheck[ScenarioItem]:
     where = str(path)
-    rows, problems = _json_list(path, "SelfAware JSON", "example", "SelfAware's {\"example\": [{question_id, "
-                                "question, answer, answerable, source}, ...]}")
-    if problems:
-        return CaseFileCheck(where, "questions", problems=problems)
+    problems: list[Problem] = []
     items: list[tuple[int, ScenarioItem]] = []
-    for i, row in enumerate(rows):
-        try:
-            r = _SelfAwareRow.model_validate(row, strict=True)
-        except ValidationError as exc:
-            problems += validation_problems(exc, _SelfAwareRow, where, prefix=f"example.{i}.")
-            continue
+    for i, r in _json_rows(path, "SelfAware JSON", "example", "SelfAware's {\"example\": [{question_id, question, "
+                           "answer, answerable, source}, ...]}", _SelfAwareRow, problems):
         if r.answerable and not r.answer:
             problems.append(Problem(file=where, field=f"example.{i}.answer",
                                     message="an answerable question needs its answers"))
@@ -220,18 +225,11 @@ class _SquadArticle(BaseModel):
 
 def _check_squad(path: Path) -> CaseFileCheck[ScenarioItem]:
     where = str(path)
-    articles, problems = _json_list(path, "SQuAD 2.0 JSON", "data", "SQuAD 2.0's {\"data\": [{title, paragraphs: "
-                                    "[{context, qas: [...]}]}]}")
-    if problems:
-        return CaseFileCheck(where, "questions", problems=problems)
+    problems: list[Problem] = []
     items: list[tuple[int, ScenarioItem]] = []
     seen: set[str] = set()
-    for a, raw in enumerate(articles):
-        try:
-            article = _SquadArticle.model_validate(raw, strict=True)
-        except ValidationError as exc:
-            problems += validation_problems(exc, _SquadArticle, where, prefix=f"data.{a}.")
-            continue
+    for a, article in _json_rows(path, "SQuAD 2.0 JSON", "data", "SQuAD 2.0's {\"data\": [{title, paragraphs: "
+                                 "[{context, qas: [...]}]}]}", _SquadArticle, problems):
         for p, para in enumerate(article.paragraphs):
             for q, qa in enumerate(para.qas):
                 field = f"data.{a}.paragraphs.{p}.qas.{q}"
