@@ -14,6 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.fakes.serving import serving
+
 PAGE = 30
 
 _GH_LIST = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
@@ -147,11 +149,5 @@ def fake_forge(token: str) -> Iterator[Forge]:
     forge = Forge(token=token)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(forge))
     forge.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield forge
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
