@@ -1,0 +1,123 @@
+"""A labelling sheet of real clarify replies (issue 37, the card rule): one item per distinct reply, with what a
+labeller may see and nothing a judge decided.
+
+Reads stored clarify runs (their folders: ``RUNS_ROOT/RUN_ID``) through knowgap's public API
+(:func:`knowgap.iter_trials`, :func:`knowgap.load_run`) and, for each trial that finished, copies ONLY the target
+model's reply (the text of its ``target`` call, and the call's finish reason so a labeller knows a reply was cut),
+the model (the run manifest's target) and the run and trial ids, with the case's own fields from the clarify
+suite's case file (query, language, kind, missing information, hidden facts, expected clarifying questions, the
+conditional and reference conclusions, conclusion terms, legal basis). It never copies a trial's ``output`` or
+``scores`` (the judges' verdicts: asked, conditionals, dangerous assertions, coverage, citations), nor the run's
+metrics, so the sheet can be labelled blind to every judge.
+
+One item per distinct (model, case, reply text): the same reply written by the same model for the same case in two
+runs or under two prompts is one item that lists every run and trial it came from. The item id is stable across
+re-runs of this script (``MODEL/CASE/sha256(reply)[:8]``), so items labelled earlier keep their ids when runs are
+added.
+
+Run from the repository root: ``python experiments/clarify_real_replies.py RUN_DIR [RUN_DIR ...] -o SHEET.jsonl``.
+Used by the clarify cards re-measured on real replies (clarification, dangerous-assertion; element-coverage,
+clarify-correctness-approx, citation-check): each keeps its own labelled set built from this sheet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from knowgap import iter_trials, load_run
+from knowgap.suites.clarify.dataset import load_cases
+
+
+class Origin(BaseModel):
+    run: str
+    trial: str
+    prompt: str = Field(description="the trial's prompt (its config's 'prompt')")
+
+
+class SheetItem(BaseModel):
+    """One distinct real reply with its case, as a labeller sees it."""
+
+    id: str
+    model: str
+    origins: list[Origin]
+    case_id: str
+    lang: str
+    kind: str
+    domain: str
+    query: str
+    missing_information: list[str]
+    hidden_facts: list[str]
+    expected_clarifying_questions: list[str]
+    conditional_answer: str
+    conclusion: str
+    conclusion_terms: list[str]
+    legal_basis: list[str]
+    reply: str
+    finish_reason: str | None = Field(description="'length' when the reply was cut at max_tokens")
+
+
+def short_model(spec: str) -> str:
+    """``local:qwen2.5-1.5b`` -> ``qwen2.5-1.5b`` (the id's first part)."""
+    return spec.split(":", 1)[-1].replace("/", "_")
+
+
+def sheet_items(run_dirs: list[Path]) -> list[SheetItem]:
+    cases = {c.id: c for c in load_cases()}
+    items: dict[str, SheetItem] = {}
+    for run_dir in run_dirs:
+        manifest, _ = load_run(run_dir.name, run_dir.parent)
+        if manifest.config.suite != "clarify":
+            raise SystemExit(f"{run_dir}: a {manifest.config.suite} run, not clarify")
+        model = manifest.config.models["target"]
+        for trial in iter_trials(run_dir.name, run_dir.parent):
+            target = [c for c in trial.calls if c.role == "target" and c.response is not None]
+            if trial.status != "ok" or not target:
+                print(f"skipped {run_dir.name} {trial.trial_id}: status {trial.status}, no target reply",
+                      file=sys.stderr)
+                continue
+            response = target[-1].response
+            assert response is not None
+            reply = response.text
+            case = cases[trial.case_id]
+            key = f"{short_model(model)}/{case.id}/{hashlib.sha256(reply.encode('utf-8')).hexdigest()[:8]}"
+            origin = Origin(run=manifest.run_id, trial=trial.trial_id, prompt=str(trial.config.get("prompt", "")))
+            if key in items:
+                if origin not in items[key].origins:
+                    items[key].origins.append(origin)
+                continue
+            items[key] = SheetItem(
+                id=key, model=model, origins=[origin], case_id=case.id, lang=case.lang, kind=case.kind,
+                domain=case.domain, query=case.query, missing_information=[m.text for m in case.missing_information],
+                hidden_facts=case.hidden_facts, expected_clarifying_questions=case.expected_clarifying_questions,
+                conditional_answer=case.conditional_answer, conclusion=case.conclusion,
+                conclusion_terms=case.conclusion_terms, legal_basis=case.legal_basis, reply=reply,
+                finish_reason=response.finish_reason)
+    return list(items.values())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="clarify run folders (RUNS_ROOT/RUN_ID)")
+    parser.add_argument("-o", "--out", type=Path, required=True, help="the sheet (JSONL) to write")
+    args = parser.parse_args(argv)
+    items = sheet_items(args.runs)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as f:
+        for item in items:
+            f.write(json.dumps(item.model_dump(), ensure_ascii=False) + "\n")
+    by: dict[tuple[str, str], int] = {}
+    for item in items:
+        by[(item.model, item.lang)] = by.get((item.model, item.lang), 0) + 1
+    print(f"{len(items)} distinct replies -> {args.out}: "
+          + ", ".join(f"{m} {lang} {n}" for (m, lang), n in sorted(by.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
