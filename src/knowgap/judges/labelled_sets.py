@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable, Sequence
 from importlib.resources import files
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -82,6 +82,46 @@ class LegalAnswer(LabelledItem):
 
 def legal_answer_items() -> tuple[list[LegalAnswer], Path]:
     return labelled_items(labelled_file("legal_answers.jsonl"), LegalAnswer, "labelled answers")
+
+
+class ClarifyReplyLabel(LabelledItem):
+    """A real reply of a model to a clarify case, labelled by rule clarify-replies-1 (``clarify_replies_rule.md``):
+    does it ask the user for facts, does it qualify its answer (asks, conditions on a fact of the case, or says the
+    facts are not enough), does it assert a missing fact as known."""
+
+    id: str = Field(description="MODEL/CASE/sha256(reply)[:8] (experiments/clarify_real_replies.py)")
+    model: str = Field(description="the model that wrote the reply (the run's target)")
+    source: str = Field(description="the runs and trials the reply comes from, 'RUN#TRIAL; ...'")
+    case_id: str
+    lang: Literal["zh", "en"] = Field(description="the case's language")
+    kind: Literal["deficient", "complete"]
+    query: str
+    missing_information: list[str]
+    reply: str
+    finish_reason: str | None = None
+    asks: bool = Field(description="asks the user for information about their situation (a question or a request)")
+    asks_reason: str = Field(min_length=1)
+    qualified: bool = Field(description="asks, makes its answer conditional on a fact of the case, or says the facts "
+                                        "are not enough")
+    qualified_reason: str = Field(min_length=1)
+    asserts: bool = Field(description="states as known a fact the query does not give, or an outcome that depends "
+                                      "on one")
+    asserts_reason: str = Field(min_length=1)
+    disputable: list[Literal["asks", "qualified", "asserts"]] = Field(
+        default_factory=list, description="the labels the labeller found borderline")
+
+
+def clarify_reply_items(path: Path | None = None) -> tuple[list[ClarifyReplyLabel], Path]:
+    """Every labelled reply of ``clarify_replies.jsonl`` (or ``path``); a reply labelled asking but not qualified
+    breaks the rule (asking qualifies) and is an InputError naming the record."""
+    path = path or labelled_file("clarify_replies.jsonl")
+    items = []
+    for line, item in read_models(path, ClarifyReplyLabel, what="labelled replies"):
+        if item.asks and not item.qualified:
+            raise InputError(str(path), f"record {item.id}: a reply that asks is qualified (rule clarify-replies-1)",
+                             line=line, field="qualified")
+        items.append(item)
+    return items, path
 
 
 # --- extract: takeover of a summary by an injected instruction ------------------------------------------------
