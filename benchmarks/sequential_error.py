@@ -6,7 +6,9 @@ intra-cluster correlation (a case's rate from a Beta of mean ``rate`` and ICC ``
 run in a random order. The gate is ``metric >= threshold``; the truth is what the full run's value says (the
 finite set's k / n, the number the gate compares after a full run). After every ``batch`` cases each rule looks:
 
-- ``sequence``: :func:`knowgap.stats.sequential.wor_betting_cs` (the product's rule), decided at level alpha;
+- ``sequence``: :func:`knowgap.stats.sequential.wor_betting_cs` with the product's decision rule
+  (:data:`knowgap.engine.stopping.DECISION`: each end one-sided at 1 - alpha, aGRAPA bets), decided at level alpha;
+  ``--old``: the rule before it (the two-sided hedged interval at alpha, predictable-mixture bets);
 - ``wilson``: the clustered Wilson interval of the cases so far (the fixed-n interval every report shows),
   stopping when it lies wholly above or below the threshold: what stopping a fixed-n run "when it looks decided"
   does.
@@ -19,7 +21,8 @@ sensitivity ``se`` and specificity ``sp`` labels each one (its verdicts are what
 labelled set of ``card_n`` items, half positive, drawn afresh for each run (so the card's own error counts). The
 gate ``corrected >= threshold`` is on the rate a perfect judge would give; the truth is the set's true rate. Rules:
 
-- ``corrected``: the product's rule (``use: corrected``): the observed rate's sequence at alpha/2 and the card's box
+- ``corrected``: the product's rule (``use: corrected``): the observed rate's sequence at alpha/2 (each end
+  one-sided, as the decision rule's) and the card's box
   (Wilson, alpha/4 each for se and sp), the Rogan-Gladen range over both (:mod:`knowgap.stats.judge_correction`);
 - ``uncorrected``: the observed rate's sequence at alpha gated on the same threshold (a gate on the judged value);
 - ``plug-in``: the observed rate's sequence at alpha corrected with the card's point se and sp (no box).
@@ -30,6 +33,7 @@ gate ``corrected >= threshold`` is on the rate a perfect judge would give; the t
     python benchmarks/sequential_error.py --runs 2000 --cases 60
     python benchmarks/sequential_error.py --judged              # judge error with a known card, 10,000 runs each
     python benchmarks/sequential_error.py --judged --only 0.7,0.95
+    python benchmarks/sequential_error.py --old                 # the rule before (two-sided, predmix bets)
 """
 
 from __future__ import annotations
@@ -42,9 +46,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from knowgap.engine.stopping import DECISION, TWO_SIDED
 from knowgap.stats import clustered_wilson
 from knowgap.stats.judge_correction import CardBox, alpha_split, card_box, corrected_range
-from knowgap.stats.sequential import decide, wor_betting_cs
+from knowgap.stats.sequential import Bets, Sides, decide, wor_betting_cs
+
+RULE: dict[str, tuple[Bets, Sides]] = {"product": DECISION, "old": TWO_SIDED}
+"""The sequence's bets and sides by rule: the product's decision rule, or the one before it."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,7 @@ class Scenario:
     cases: int = 100
     batch: int = 1
     alpha: float = 0.05
+    rule: str = "product"
 
 
 @dataclass
@@ -123,7 +132,8 @@ def simulate(s: Scenario, runs: int, seed: int = 0) -> Outcome:
         truth = "pass" if successes.sum() / sizes.sum() >= s.threshold else "fail"
         order = rng.permutation(s.cases)
         k, n = successes[order], sizes[order]
-        path = wor_betting_cs(k.tolist(), n.tolist(), s.cases, alpha=s.alpha, bound=5)
+        bets, sides = RULE[s.rule]
+        path = wor_betting_cs(k.tolist(), n.tolist(), s.cases, alpha=s.alpha, bound=5, bets=bets, sides=sides)
         verdict, used = first_decision(path.low, path.high, s.batch, s.threshold)
         wrong_seq += verdict not in ("undecided", truth)
         undecided += used == s.cases
@@ -150,6 +160,7 @@ class JudgedScenario:
     card_n: int = 100
     cases: int = 100
     alpha: float = 0.05
+    rule: str = "product"
 
 
 @dataclass
@@ -206,8 +217,9 @@ def simulate_judged(s: JudgedScenario, runs: int, seed: int = 0) -> JudgedOutcom
         point = CardBox((se_hat, se_hat), (sp_hat, sp_hat), alpha=0.0)
         order = rng.permutation(s.cases)
         k, n = judged[order].tolist(), sizes[order].tolist()
-        half = wor_betting_cs(k, n, s.cases, alpha=alpha_observed, bound=5)
-        whole = wor_betting_cs(k, n, s.cases, alpha=s.alpha, bound=5)
+        bets, sides = RULE[s.rule]
+        half = wor_betting_cs(k, n, s.cases, alpha=alpha_observed, bound=5, bets=bets, sides=sides)
+        whole = wor_betting_cs(k, n, s.cases, alpha=s.alpha, bound=5, bets=bets, sides=sides)
         verdict, used = first_corrected(half.low, half.high, box, s.threshold)
         wrong["corrected"] += verdict not in ("undecided", truth)
         decided += verdict != "undecided"
@@ -232,7 +244,7 @@ def main_judged(args: argparse.Namespace) -> None:
     for s in JUDGED:
         if wanted is not None and s.rate not in wanted:
             continue
-        s = JudgedScenario(s.rate, s.threshold, s.icc, cases=args.cases)
+        s = JudgedScenario(s.rate, s.threshold, s.icc, cases=args.cases, rule=args.rule)
         started = time.perf_counter()
         outcome = simulate_judged(s, args.runs, seed=args.seed + 100 + [j.rate for j in JUDGED].index(s.rate))
         outcomes.append(outcome)
@@ -254,7 +266,10 @@ def main() -> None:
                                        "RATE,RATE")
     parser.add_argument("--judged", action="store_true", help="the judge-error scenarios (a judge of se 0.9, sp 0.85 "
                                                               "with a card of 100 items) instead")
+    parser.add_argument("--old", dest="rule", action="store_const", const="old", default="product",
+                        help="the sequence of the rule before (two-sided at alpha, predmix bets)")
     args = parser.parse_args()
+    print(f"rule: {args.rule} {RULE[args.rule]}", flush=True)
     if args.judged:
         main_judged(args)
         sys.exit(0)
@@ -264,7 +279,7 @@ def main() -> None:
         chosen = [s for s in SCENARIOS if (s.rate, s.icc) in wanted]
     outcomes = []
     for base in chosen:
-        s = Scenario(base.rate, base.threshold, base.icc, cases=args.cases, batch=args.batch)
+        s = Scenario(base.rate, base.threshold, base.icc, cases=args.cases, batch=args.batch, rule=args.rule)
         started = time.perf_counter()
         outcome = simulate(s, args.runs, seed=args.seed + SCENARIOS.index(base))
         outcomes.append(outcome)

@@ -9,11 +9,14 @@ engine with ``--until decided`` on a few orders and holds it to the replay's sto
 replay takes the engine's units in the engine's order (:func:`knowgap.engine.stopping.ordered_units`' rule: the
 sorted unit keys shuffled by ``random.Random(seed)``), its batch sizes (``Sequencer.next_batch``: enough trials to
 keep ``--concurrency`` workers busy) and its sequence (:func:`knowgap.stats.sequential.wor_betting_cs`, the bound a
-unit's trials in the group), read at each batch's end.
+unit's trials in the group, the engine's decision rule :data:`knowgap.engine.stopping.DECISION`: each end one-sided
+at 1 - alpha, aGRAPA bets; ``--old``: the rule before it, two-sided at alpha with predmix bets), read at each
+batch's end.
 
     python benchmarks/sequential_replay.py                                   # the 12 stored identity runs
     python benchmarks/sequential_replay.py --make /tmp/replay                # + larger identity runs (>= 300 trials)
     python benchmarks/sequential_replay.py --runs /tmp/replay --orders 200 --check 3
+    python benchmarks/sequential_replay.py --runs /tmp/replay --old                # the rule before
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from knowgap.engine.records import MetricValue, TrialRecord  # noqa: E402
-from knowgap.engine.stopping import unit_key  # noqa: E402
-from knowgap.stats.sequential import decide, wor_betting_cs  # noqa: E402
+from knowgap.engine.stopping import DECISION, TWO_SIDED, unit_key  # noqa: E402
+from knowgap.stats.sequential import Bets, Sides, decide, wor_betting_cs  # noqa: E402
 
 SYSTEM = "python:tests/stats/identity_system.py:reply"
 DISTANCES = (0.02, 0.05, 0.10, 0.15, 0.20, 0.30)
@@ -105,8 +108,9 @@ def engine_order(keys: list[str], seed: int) -> list[str]:
 class Replay:
     """A run's metric ``key`` ready to replay: each unit's (sum, size), calls and trials, and the bound."""
 
-    def __init__(self, rep: Replayable, key: tuple[str, str], workers: int, alpha: float = 0.05) -> None:
-        self.rep, self.key, self.workers, self.alpha = rep, key, workers, alpha
+    def __init__(self, rep: Replayable, key: tuple[str, str], workers: int, alpha: float = 0.05,
+                 method: tuple[Bets, Sides] = DECISION) -> None:
+        self.rep, self.key, self.workers, self.alpha, self.method = rep, key, workers, alpha, method
         self.values, _ = pooled(rep, key)
         self.full = sum(s for s, _ in self.values.values()) / sum(n for _, n in self.values.values())
         group = key[1]
@@ -120,7 +124,7 @@ class Replay:
         """For the order ``seed`` gives: (units run, decision) at each threshold ``>= t``."""
         order = engine_order(list(self.rep.units), seed)
         path = wor_betting_cs([self.values[u][0] for u in order], [self.values[u][1] for u in order], len(order),
-                              alpha=self.alpha, bound=self.bound)
+                              alpha=self.alpha, bound=self.bound, bets=self.method[0], sides=self.method[1])
         looks = batches(order, self.trials, self.workers)
         out = []
         for t in thresholds:
@@ -137,10 +141,10 @@ class Replay:
         return sum(self.calls[u] for u in order[:units]) / sum(self.calls.values())
 
 
-def replay(rep: Replayable, key: tuple[str, str], orders: int,
-           workers: int) -> dict[tuple[str, float], tuple[float, float]]:
+def replay(rep: Replayable, key: tuple[str, str], orders: int, workers: int,
+           method: tuple[Bets, Sides] = DECISION) -> dict[tuple[str, float], tuple[float, float]]:
     """(side, distance) -> (mean share of calls used, share of orders deciding as the full run)."""
-    r = Replay(rep, key, workers)
+    r = Replay(rep, key, workers, method=method)
     cells = [(side, d, r.full - d if side == "above" else r.full + d) for d in DISTANCES
              for side in ("above", "below") if 0 < (r.full - d if side == "above" else r.full + d) < 1]
     used: dict[tuple[str, float], list[float]] = defaultdict(list)
@@ -150,6 +154,42 @@ def replay(rep: Replayable, key: tuple[str, str], orders: int,
             used[(side, d)].append(r.share_of_calls(seed, end))
             right[(side, d)].append(verdict == ("pass" if r.full >= t else "fail"))
     return {k: (sum(v) / len(v), sum(right[k]) / len(right[k])) for k, v in used.items()}
+
+
+def replay_pair(candidate: Replayable, baseline: Replayable, key: tuple[str, str], orders: int, workers: int,
+                method: tuple[Bets, Sides] = DECISION) -> tuple[float, float, float]:
+    """A paired comparison (``--against BASELINE --compare METRIC[GROUP]``, margin 0) replayed: the candidate's units
+    in each order, the engine's paired transform (``Sequencer._differences``: unit u with n observations in the
+    baseline adds ``(n (b - a) + n) / 2`` of n), decided when the difference's sequence excludes 0. Returns the full
+    difference, the mean share of the candidate's calls used and the share of orders deciding the full run's
+    sign."""
+    sums: dict[str, tuple[float, float]] = {}
+    for unit in candidate.units:
+        a, b = baseline.unit_metrics.get(unit, {}).get(key), candidate.unit_metrics[unit].get(key)
+        if a is None or b is None or a.value is None or b.value is None or not a.n:
+            sums[unit] = (0.0, 0.0)
+            continue
+        n = float(a.n)
+        sums[unit] = (min(n, max(0.0, (n * (float(b.value) - float(a.value)) + n) / 2)), n)
+    full = 2 * sum(x for x, _ in sums.values()) / sum(n for _, n in sums.values()) - 1
+    truth = "higher" if full > 0 else "lower" if full < 0 else "within margin"
+    bound = max(n for _, n in sums.values())
+    calls = {u: calls_of(rs) for u, rs in candidate.units.items()}
+    trials = {u: len(rs) for u, rs in candidate.units.items()}
+    used, right = [], []
+    for seed in range(orders):
+        order = engine_order(list(candidate.units), seed)
+        path = wor_betting_cs([sums[u][0] for u in order], [sums[u][1] for u in order], len(order), alpha=0.05,
+                              bound=bound, bets=method[0], sides=method[1])
+        verdict = truth
+        for end in batches(order, trials, workers):
+            low, high = 2 * path.low[end - 1] - 1, 2 * path.high[end - 1] - 1
+            verdict = truth if end == len(order) else "higher" if low > 0 else "lower" if high < 0 else ""
+            if verdict:
+                break
+        used.append(sum(calls[u] for u in order[:end]) / sum(calls.values()))
+        right.append(verdict == truth)
+    return full, sum(used) / orders, sum(right) / orders
 
 
 def make(folder: Path) -> None:
@@ -212,7 +252,24 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--check", type=int, default=0, help="run the real engine on N orders of each run and "
                                                              "hold it to the replay")
+    parser.add_argument("--pair", type=Path, nargs=2, metavar=("CANDIDATE", "BASELINE"),
+                        help="replay a paired comparison of two finished runs of one plan instead (with --compare)")
+    parser.add_argument("--compare", help="METRIC[GROUP] of --pair")
+    parser.add_argument("--old", action="store_true", help="replay the rule before (two-sided at alpha, predmix "
+                                                               "bets) instead of the engine's")
     args = parser.parse_args()
+    method = TWO_SIDED if args.old else DECISION
+    print(f"rule: {method[0]} bets, {'each end one-sided' if method[1] == 'each' else 'two-sided'}", flush=True)
+    if args.pair:
+        if not args.compare or "[" not in args.compare:
+            parser.error("--pair needs --compare METRIC[GROUP]")
+        key = (args.compare.split("[", 1)[0], args.compare.split("[", 1)[1].rstrip("]"))
+        candidate, baseline = load(args.pair[0]), load(args.pair[1])
+        difference, share, right = replay_pair(candidate, baseline, key, args.orders, args.concurrency, method)
+        print(f"{candidate.name} against {baseline.name}: {len(candidate.units)} units, {args.compare} "
+              f"difference {difference:+.3f}: mean share of the candidate's calls {share:.2f}, orders deciding its "
+              f"sign {right:.3f}")
+        return
     from tests.stats.metric_identity import stored_runs
 
     if args.make:
@@ -227,7 +284,7 @@ def main() -> None:
                 trials, calls = len(rep.records), calls_of(rep.records)
                 for key in headline(rep):
                     full = next(m for m in rep.full if (m.name, m.group) == key)
-                    curve = replay(rep, key, args.orders, args.concurrency)
+                    curve = replay(rep, key, args.orders, args.concurrency, method)
                     cells = "  ".join(f"{side[0]}{d:.2f}: {u:.2f}/{r:.2f}" for (side, d), (u, r) in
                                       sorted(curve.items(), key=lambda kv: (kv[0][1], kv[0][0])))
                     print(f"{rep.name:22} {len(rep.units):4d} units {trials:5d} trials {calls:5d} calls  "

@@ -19,7 +19,9 @@ from knowgap.engine.store import RunStore
 from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialContext, TrialResult
 from knowgap.errors import KnowgapError
 from knowgap.models.types import ChatRequest, ChatResponse, Message
+from knowgap.stats.sequential import decide, wor_betting_cs
 from tests.fakes.models import Echo
+from tests.stats.test_sequential import _one_sided_capital
 
 CASES = 200
 
@@ -301,3 +303,33 @@ def test_a_baseline_of_another_plan_is_refused(runs_root: Path) -> None:
     with pytest.raises(KnowgapError, match="not 'by-model-unregistered'"):
         _by_model(runs_root / "new", 0.5, rule)
     assert not (runs_root / "new").exists() or not any((runs_root / "new").iterdir())
+
+
+def test_a_gate_is_decided_when_its_own_sides_capital_reaches_one_over_alpha(runs_root: Path) -> None:
+    """The decision rule: the run stops at the first case after which K+(0.75) of the cases so far, computed step by
+    step apart from the engine (tests/stats/test_sequential.py), reaches 1/alpha = 20, and the manifest says the
+    rule was each end one-sided with aGRAPA bets. The two-sided interval of the rule before (alpha/2 a side,
+    predmix bets) had not decided it there."""
+    rule = StoppingRule(until="decided", thresholds=[_gate("good >= 0.75", ">=", 0.75)], order_seed=5)
+    result, _ = _run(runs_root, rule, concurrency=1)
+    record = result.manifest.sequential
+    assert record is not None and record.reason == "decided"
+    assert (record.bets, record.sides) == ("agrapa", "each")
+    assert "each end of a sequence one-sided at 0.95" in record.says()
+    x = [float(bool(r.scores["good"])) for r in RunStore.open(runs_root, result.run_id).iter_records()]
+    capital = _one_sided_capital(x, 0.75, CASES, 0.05, "agrapa")
+    assert record.units_run == next(t for t, k in enumerate(capital) if k >= 20) + 1 == len(x) < CASES / 2
+    [seq] = [s for s in record.sequences if s.metric == "good"]
+    assert seq.decision == "pass"
+    before = wor_betting_cs(x, [1.0] * len(x), CASES)
+    assert decide(before.low[-1], before.high[-1], ">=", 0.75) == "undecided"
+
+
+def test_a_width_rule_keeps_the_two_sided_interval(runs_root: Path) -> None:
+    result, _ = _run(runs_root, StoppingRule(until="width=0.3"), concurrency=1)
+    record = result.manifest.sequential
+    assert record is not None and (record.bets, record.sides) == ("predmix", "two")
+    x = [float(bool(r.scores["good"])) for r in RunStore.open(runs_root, result.run_id).iter_records()]
+    [seq] = [s for s in record.sequences if s.metric == "good"]
+    path = wor_betting_cs(x, [1.0] * len(x), CASES)
+    assert (seq.low, seq.high) == (path.low[-1], path.high[-1])

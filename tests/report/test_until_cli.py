@@ -54,6 +54,7 @@ def test_a_run_stops_when_its_gate_is_decided_and_resumes_to_every_case(tmp_path
     run_id = manifest["run_id"]
     report = (runs / run_id / "report.md").read_text(encoding="utf-8")
     assert "## Stopping rule" in report and f"knowgap resume {run_id} --until all" in report
+    assert "Each end of a sequence is a one-sided bound" in report and "wrong with probability at most 0.05" in report
     html = (runs / run_id / "report.html").read_text(encoding="utf-8")
     assert html.count('class="chart sequence-chart"') == len(record["sequences"]) == 2
     assert 'class="fixed-n"' in html

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from benchmarks.sequential_error import Scenario, simulate
 
-from knowgap.stats.sequential import decide, wor_betting_cs, wor_log_capital
+from knowgap.stats.sequential import decide, wor_betting_cs, wor_log_capital, wor_log_capitals
 
 REFERENCE = Path(__file__).with_name("confseq_reference.json")
 
@@ -97,3 +97,59 @@ def test_far_from_the_threshold_the_sequence_stops_early() -> None:
     assert outcome.wrong_sequence == 0
     assert outcome.cases_sequence < 0.4
     assert not math.isnan(outcome.cases_wilson)
+
+
+def _one_sided_capital(x: list[float], m: float, population: int, alpha: float, bets: str) -> list[float]:
+    """K+_t(m) written out step by step, apart from the module's arrays: the next draw's mean under p = m without
+    replacement, and the bet from the draws before t alone (predmix at ``alpha``, or aGRAPA), truncated at 1/2 / mu."""
+    capital, total, squares, out = 1.0, 0.0, 0.0, []
+    mean, variance = 0.5, 0.25  # the running estimates before the first draw: the prior counted as one draw
+    for t, value in enumerate(x, start=1):
+        mu = (population * m - total) / (population - t + 1)
+        if bets == "predmix":
+            bet = math.sqrt(2 * math.log(1 / alpha) / (variance * t * math.log(1 + t)))
+        else:
+            bet = max(0.0, (mean - mu) / (variance + (mean - mu) ** 2))
+        bet = min(bet, 0.5 / mu)
+        capital *= 1 + bet * (value - mu)
+        out.append(capital)
+        total += value
+        mean = min((0.5 + total) / (t + 1), 1.0)
+        squares += (value - mean) ** 2
+        variance = (0.25 + squares) / (t + 1)
+    return out
+
+
+@pytest.mark.parametrize("bets", ["predmix", "agrapa"])
+def test_each_end_is_decided_by_its_own_sides_capital_at_alpha_not_at_alpha_over_two(bets: str) -> None:
+    """Draws of one 0/1 observation from 120 units, 9 in 10 successes: the gate >= 0.6 passes at the first t where
+    K+(0.6), computed here step by step, reaches 1/alpha = 20, not one unit earlier; the hedged two-sided interval
+    (alpha/2 a side, the rule before) has not decided it there, and its own K+ needs 40."""
+    x = [0.0 if i % 10 == 9 else 1.0 for i in range(60)]
+    capital = _one_sided_capital(x, 0.6, 120, 0.05, bets)
+    first = next(t for t, k in enumerate(capital) if k >= 20)
+    path = wor_betting_cs(x, [1] * 60, 120, alpha=0.05, bets=bets, sides="each")  # type: ignore[arg-type]
+    assert decide(path.low[first - 1], path.high[first - 1], ">=", 0.6) == "undecided"
+    assert decide(path.low[first], path.high[first], ">=", 0.6) == "pass"
+    two = wor_betting_cs(x, [1] * 60, 120, alpha=0.05, bets=bets, sides="two")  # type: ignore[arg-type]
+    assert decide(two.low[first], two.high[first], ">=", 0.6) == "undecided"
+    halved = _one_sided_capital(x, 0.6, 120, 0.025, bets)
+    assert halved[first] < 40
+
+
+def test_each_sides_capital_reaches_one_over_alpha_at_most_alpha_of_the_time_under_the_null() -> None:
+    """Ville's bound for each side of the decision rule (aGRAPA bets, each side at alpha): 20,000 populations of 256
+    units of one 0/1 observation (rates uniform in [0.2, 0.8]; 256 units so that the exact value k / 256 is exact in
+    floating point), the first 255 drawn in a random order, K+ and K- at the population's exact value: each ever
+    reaches 1/alpha in at most alpha of them (0.054: 2.6 standard errors of slack at 20,000 runs). The check has the
+    power to fail a rule spending more: the same processes reach 1/(2 alpha), the level a side spends 2 alpha at, in
+    more than 0.054 of them."""
+    rng = np.random.default_rng(3)
+    units, runs = 256, 20_000
+    x = (rng.random((runs, units)) < rng.uniform(0.2, 0.8, runs)[:, None]).astype(float)
+    exact = x.sum(axis=1) / units
+    up, down = wor_log_capitals(x[:, :-1], exact, units, 0.05, bets="agrapa", sides="each")
+    top_up, top_down = up.max(axis=1), down.max(axis=1)
+    assert np.isfinite(top_up).all() and np.isfinite(top_down).all()
+    assert (top_up >= math.log(20)).mean() <= 0.054 and (top_down >= math.log(20)).mean() <= 0.054
+    assert (top_up >= math.log(10)).mean() > 0.054 and (top_down >= math.log(10)).mean() > 0.054

@@ -41,12 +41,19 @@ from knowgap.engine.stopping_rule import (
 from knowgap.engine.suite import Suite, Trial
 from knowgap.engine.usage import usage_from_trials
 from knowgap.stats.judge_correction import alpha_split, card_box, corrected_point, corrected_range
-from knowgap.stats.sequential import decide, wor_betting_cs
+from knowgap.stats.sequential import Bets, Sides, decide, wor_betting_cs
 
 log = logging.getLogger("knowgap.run")
 TOLERANCE = 1e-6
 """How far a metric's value over the trials so far may be from its pooled units (float rounding) and still count
 as their pooled mean."""
+DECISION: tuple[Bets, Sides] = ("agrapa", "each")
+"""The bets and sides a threshold or a comparison is decided with: each end of the sequence a one-sided bound at
+1 - alpha (a decision is wrong only when the end on its side excludes the value), bets aimed at the running mean
+(docs/statistics.md, "Stopping when the gate is decided")."""
+TWO_SIDED: tuple[Bets, Sides] = ("predmix", "two")
+"""The bets and sides of ``--until width=W``: an interval holding the value with probability 1 - alpha, whose width
+is the stopping rule."""
 
 
 def unit_key(case: object) -> str:
@@ -150,6 +157,12 @@ class Sequencer:
         return left[:count]
 
     # sequences -------------------------------------------------------------------------------------
+    @property
+    def method(self) -> tuple[Bets, Sides]:
+        """How this run's sequences are made: two-sided under ``--until width=W`` (the width is what stops it), else
+        the decision rule's one-sided ends (:data:`DECISION`)."""
+        return TWO_SIDED if self.rule.width is not None else DECISION
+
     def _bound(self, group: str) -> int:
         """The most trials a unit has in ``group`` (a configuration, or a breakdown ``CONFIG · ...`` of one),
         known before the run: the bound on a unit's observations a metric counts once per trial (a metric that
@@ -225,7 +238,9 @@ class Sequencer:
                 seq.low, seq.high = float(sum(pair.sums)), math.inf
             elif self.done:
                 bound = max([float(self._bound(pair.group)), *pair.sizes])
-                path = wor_betting_cs(pair.sums, pair.sizes, len(self.units), alpha=self.rule.alpha, bound=bound)
+                bets, sides = self.method
+                path = wor_betting_cs(pair.sums, pair.sizes, len(self.units), alpha=self.rule.alpha, bound=bound,
+                                      bets=bets, sides=sides)
                 seq.low, seq.high = path.low[-1], path.high[-1]
             if seq.low is not None and seq.high is not None and math.isfinite(seq.high):
                 points = self.paths.setdefault(key, [])
@@ -271,7 +286,9 @@ class Sequencer:
             seq.sequential, seq.why = False, pair.why
         elif self.done:
             bound = max([float(self._bound(pair.group)), *pair.sizes])
-            path = wor_betting_cs(pair.sums, pair.sizes, len(self.units), alpha=alpha_observed, bound=bound)
+            bets, sides = self.method  # each end one-sided at alpha_observed: the union bound with the box holds
+            path = wor_betting_cs(pair.sums, pair.sizes, len(self.units), alpha=alpha_observed, bound=bound,
+                                  bets=bets, sides=sides)
             observed = (path.low[-1], path.high[-1])
         if observed is not None:
             by.observed_low, by.observed_high = observed
@@ -320,7 +337,9 @@ class Sequencer:
                         seq.low = seq.high = seq.estimate
                     else:
                         bound = max([float(self._bound(key[1])), *sizes])
-                        path = wor_betting_cs(sums, sizes, len(self.units), alpha=self.rule.alpha, bound=bound)
+                        bets, sides = self.method
+                        path = wor_betting_cs(sums, sizes, len(self.units), alpha=self.rule.alpha, bound=bound,
+                                              bets=bets, sides=sides)
                         seq.low, seq.high = 2 * path.low[-1] - 1, 2 * path.high[-1] - 1
                     points = self.paths.setdefault((f"\0diff:{key[0]}", key[1]), [])
                     if not points or points[-1].units != self.done:
@@ -398,7 +417,8 @@ class Sequencer:
         return None
 
     def record(self, reason: StopReason | None) -> StopRecord:
-        return StopRecord(rule=self.rule, units_total=len(self.units), units_run=self.done,
+        bets, sides = self.method
+        return StopRecord(rule=self.rule, bets=bets, sides=sides, units_total=len(self.units), units_run=self.done,
                           trials_run=sum(len(u.trials) for u in self.units[:self.done]), reason=reason,
                           calls=self.calls, cost_usd=self.cost, sequences=self.sequences)
 

@@ -181,6 +181,12 @@ class StopRecord(BaseModel):
     """What the rule did, in the manifest: the rule, the level, the order's seed, where the run stopped and why."""
 
     rule: StoppingRule
+    bets: Literal["predmix", "agrapa"] = "predmix"
+    """The bets the sequences used (knowgap.stats.sequential): agrapa (aimed at the running mean) for decisions,
+    predmix under ``--until width=W`` (a record without the field: predmix, as every run before it)."""
+    sides: Literal["two", "each"] = "two"
+    """each: each end of every sequence is a one-sided bound at 1 - alpha (a threshold's or a comparison's decision
+    is wrong with probability at most alpha); two: the interval holds the value with probability 1 - alpha."""
     unit: str = "case (cases built on one base case, such as extract's variants of a review, run together)"
     units_total: int = 0
     units_run: int = 0
@@ -201,4 +207,12 @@ class StopRecord(BaseModel):
                "every case ran": "every case ran", "max calls": f"--max-calls {self.rule.max_calls} reached",
                "max cost": f"--max-cost {self.rule.max_cost} reached"}.get(self.reason or "", "not stopped yet")
         return (f"stopped after {self.units_run} of {self.units_total} cases ({self.trials_run} trials, "
-                f"{self.calls} model calls): {why}; {self.rule.describe()}")
+                f"{self.calls} model calls): {why}; {self.rule.describe()}; {self.level()}")
+
+    def level(self) -> str:
+        """What the sequences' intervals hold, in words."""
+        alpha = self.rule.alpha
+        if self.sides == "each":
+            return (f"each end of a sequence one-sided at {1 - alpha:g} ({self.bets} bets): a decision is wrong "
+                    f"with probability at most {alpha:g}")
+        return f"each sequence a two-sided {1 - alpha:g} interval ({self.bets} bets)"

@@ -9,7 +9,7 @@ from knowgap.engine.stopping_rule import StopRecord
 
 def sequential_check(op: str, value: float, use: str, record: StopRecord, m: MetricValue) -> tuple[bool, str] | None:
     """For a run its rule stopped before every case ran: the check ``m OP VALUE`` read from the metric's sequence
-    (valid at the run's level whatever threshold is asked: the sequence holds the whole set's value at every stop),
+    (valid at the run's level whatever threshold is asked: each end bounds the whole set's value at every stop),
     or failed when it has none; None for a run of every case (the metric's own value then is the whole set's). A
     check on the judge-corrected rate (``use: corrected``) reads the corrected sequence whenever the run has one,
     also after every case ran (the card's own uncertainty remains then)."""
@@ -30,6 +30,8 @@ def sequential_check(op: str, value: float, use: str, record: StopRecord, m: Met
                        "RUN --until all")
     verdict = decide(seq.low, seq.high, op, value)
     interval = f"[{seq.low:.4g}, {seq.high:.4g}] at alpha {record.rule.alpha:g}"
+    if record.sides == "each":
+        where += "; each end one-sided"
     if verdict == "undecided":
         return False, (f"{m.name}[{m.group}] undecided: its sequence {interval} holds both sides of {value:g} "
                        f"({where})")

@@ -171,9 +171,14 @@ def sequential_markdown(manifest: Manifest, metrics: Sequence[MetricValue]) -> l
         seq = f"[{_fmt(s.low)}, {_fmt(s.high)}]" if s.low is not None else f"not sequential: {s.why}"
         lines.append(f"| {_name(s)} | {s.group} | {s.threshold or '-'} | {s.decision} | {seq} | {_fmt(s.estimate)} "
                      f"| {ci} | {s.path[-1].units if s.path else 0} |")
-    lines += ["", "The sequence holds the whole set's value at every stop with probability at least "
-              f"{1 - record.rule.alpha:g}; the fixed-n interval is that of the trials that ran, read as if their "
-              "number had been fixed in advance (docs/statistics.md)."]
+    alpha = record.rule.alpha
+    held = (f"Each end of a sequence is a one-sided bound of the whole set's value at every stop, each holding with "
+            f"probability at least {1 - alpha:g}: a decision needs only the end on its side, so it is wrong with "
+            f"probability at most {alpha:g} (the two ends together hold the value with probability at least "
+            f"{1 - 2 * alpha:g})" if record.sides == "each" else
+            f"The sequence holds the whole set's value at every stop with probability at least {1 - alpha:g}")
+    lines += ["", f"{held}; the fixed-n interval is that of the trials that ran, read as if their number had been "
+              "fixed in advance (docs/statistics.md)."]
     corrected = [s for s in record.sequences if s.corrected is not None]
     if corrected:
         lines += ["", "Judge-corrected sequences (their value and fixed-n interval are the corrected rate's):", ""]

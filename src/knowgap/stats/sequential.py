@@ -43,6 +43,10 @@ from typing import Literal
 import numpy as np
 
 Decision = Literal["pass", "fail", "undecided"]
+Bets = Literal["predmix", "agrapa"]
+Sides = Literal["two", "each"]
+"""two: the interval holds p with probability 1 - alpha (the hedged process, alpha/2 a side); each: each end is a
+one-sided bound at 1 - alpha (its own side's process), which is what a threshold's decision needs."""
 THETA = 0.5
 TRUNCATION = 0.5
 GRID = 1000
@@ -72,34 +76,78 @@ def predmix_bets(x: np.ndarray, alpha: float) -> np.ndarray:
     return np.nan_to_num(bets, nan=0.0, posinf=np.inf)
 
 
-def wor_log_capital(w: np.ndarray, m: np.ndarray, population: int, alpha: float) -> np.ndarray:
-    """log K_t(m) of the hedged capital process for draws ``w`` (rows: candidate means ``m``, columns: time) from a
-    population of ``population`` units without replacement; +inf where ``mu_t(m)`` leaves [0, 1] (m impossible)."""
+def agrapa_bets(x: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The approximate growth-rate-adaptive bets (aGRAPA) of Waudby-Smith and Ramdas (2023, the section on testing)
+    against the null means ``mu`` (the next draw's mean under each candidate value, same shape as ``x``): bet t is
+    ``(mu_hat - mu_t) / (sigma2_hat + (mu_hat - mu_t)^2)`` with ``mu_hat`` and ``sigma2_hat`` the regularised
+    running mean and variance of the draws before t (as :func:`predmix_bets`' prior: mean 1/2 and variance 1/4
+    counted as one draw). Returns the raw bets of ``K+`` (the positive part) and of ``K-`` (the negative part),
+    before truncation."""
+    t = np.arange(1, x.shape[-1] + 1, dtype=float)
+    mu_hat = np.minimum((0.5 + np.cumsum(x, axis=-1)) / (t + 1), 1.0)
+    sigma2 = (0.25 + np.cumsum((x - mu_hat) ** 2, axis=-1)) / (t + 1)
+    mu_before = np.concatenate([np.full(x.shape[:-1] + (1,), 0.5), mu_hat[..., :-1]], axis=-1)
+    sigma2_before = np.concatenate([np.full(x.shape[:-1] + (1,), 0.25), sigma2[..., :-1]], axis=-1)
+    gap = mu_before - mu
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bet = np.nan_to_num(gap / (sigma2_before + gap * gap), nan=0.0)
+    return np.maximum(bet, 0.0), np.maximum(-bet, 0.0)
+
+
+def wor_log_capitals(w: np.ndarray, m: np.ndarray, population: int, alpha: float, *, bets: Bets = "predmix",
+                     sides: Sides = "two") -> tuple[np.ndarray, np.ndarray]:
+    """``(log K+_t(m), log K-_t(m))``, each side's own capital process, for draws ``w`` (rows: candidate means
+    ``m``, columns: time) from a population of ``population`` units without replacement; +inf where ``mu_t(m)``
+    leaves [0, 1] (m impossible). ``K+`` grows when the draws run above ``mu_t(m)`` (it rules out values of p too
+    low), ``K-`` when they run below. ``bets``: predmix (sized for the level each side is tested at: ``alpha
+    theta`` when ``sides`` is two, ``alpha`` when each) or agrapa (aimed at the running mean, whatever the level)."""
     steps = w.shape[-1]
     t = np.arange(1, steps + 1, dtype=float)
     before = np.cumsum(w, axis=-1) - w
     mu = (population * m[:, None] - before) / (population - t + 1)
-    bets = predmix_bets(w, alpha * THETA)
-    same = THETA == 0.5  # both sides bet alike (their alpha is split evenly)
-    other = bets if same else predmix_bets(w, alpha * (1 - THETA))
+    if bets == "predmix":
+        level = alpha * THETA if sides == "two" else alpha
+        up_bets = predmix_bets(w, level)
+        same = THETA == 0.5 or sides == "each"  # both sides bet alike (their alpha is split evenly)
+        down_bets = up_bets if same else predmix_bets(w, alpha * (1 - THETA))
+    elif bets == "agrapa":
+        up_bets, down_bets = agrapa_bets(w, mu)
+    else:
+        raise ValueError(f"unknown bets {bets!r}: expected predmix or agrapa")
     excess = w - mu
     with np.errstate(divide="ignore", invalid="ignore"):
-        up = np.minimum(bets, np.where(mu > 0, TRUNCATION / mu, np.inf))
-        down = np.minimum(other, np.where(mu < 1, TRUNCATION / (1 - mu), np.inf))
+        up = np.minimum(up_bets, np.where(mu > 0, TRUNCATION / mu, np.inf))
+        down = np.minimum(down_bets, np.where(mu < 1, TRUNCATION / (1 - mu), np.inf))
         log_up = np.cumsum(np.log(np.maximum(1 + up * excess, 0.0)), axis=-1)
         log_down = np.cumsum(np.log(np.maximum(1 - down * excess, 0.0)), axis=-1)
-    log_k = np.maximum(math.log(THETA) + log_up, math.log(1 - THETA) + log_down)
     impossible = (mu < 0) | (mu > 1)
-    return np.where(impossible, np.inf, np.nan_to_num(log_k, nan=np.inf))
+    return (np.where(impossible, np.inf, np.nan_to_num(log_up, nan=np.inf)),
+            np.where(impossible, np.inf, np.nan_to_num(log_down, nan=np.inf)))
+
+
+def wor_log_capital(w: np.ndarray, m: np.ndarray, population: int, alpha: float, *,
+                    bets: Bets = "predmix") -> np.ndarray:
+    """log K_t(m) of the hedged capital process ``max(theta K+, (1 - theta) K-)`` (the two-sided sequence at
+    ``alpha``); +inf where ``mu_t(m)`` leaves [0, 1] (m impossible)."""
+    log_up, log_down = wor_log_capitals(w, m, population, alpha, bets=bets, sides="two")
+    return np.maximum(math.log(THETA) + log_up, math.log(1 - THETA) + log_down)
 
 
 def wor_betting_cs(sums: Sequence[float], sizes: Sequence[float], population: int, *, alpha: float = 0.05,
-                   bound: float | None = None, grid: int = GRID) -> SequencePath:
+                   bound: float | None = None, grid: int = GRID, bets: Bets = "predmix",
+                   sides: Sides = "two") -> SequencePath:
     """The confidence sequence for ``p = sum(sums) / sum(sizes)`` over a population of ``population`` units, after
     each of the units given (in the random order they ran): unit t has ``sizes[t]`` observations in [0, 1]
     summing to ``sums[t]``. ``bound`` is an upper bound of every unit's size known before the run (default: the
     largest size given). The units given are the first of the population; once all ``population`` have run the
-    interval is [p, p]."""
+    interval is [p, p].
+
+    ``sides`` two (default): ``[low, high]`` holds p at every t at once with probability 1 - alpha (the hedged
+    process). each: ``low`` is a lower bound of p at every t with probability 1 - alpha (``K+`` alone reaching
+    1/alpha rules a value out), ``high`` an upper bound with probability 1 - alpha (``K-`` alone): a threshold
+    ``p >= c`` decided pass when ``low >= c`` and fail when ``high < c`` is wrong with probability at most alpha,
+    since each wrong decision needs the one end on its side to exclude p (the interval as a whole holds p with
+    probability 1 - 2 alpha). ``bets``: predmix (the default) or agrapa (:func:`agrapa_bets`)."""
     steps = len(sums)
     if steps != len(sizes):
         raise ValueError(f"{steps} unit sums but {len(sizes)} unit sizes")
@@ -107,6 +155,8 @@ def wor_betting_cs(sums: Sequence[float], sizes: Sequence[float], population: in
         raise ValueError(f"{steps} units run of a population of {population}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if sides not in ("two", "each"):
+        raise ValueError(f"unknown sides {sides!r}: expected two or each")
     if steps == 0:
         return SequencePath([], [], [])
     s = np.asarray(sums, dtype=float)
@@ -119,8 +169,14 @@ def wor_betting_cs(sums: Sequence[float], sizes: Sequence[float], population: in
     scale = max(scale, 1.0)
     m = np.linspace(0.0, 1.0, grid + 1)
     w = np.clip((s[None, :] - m[:, None] * n[None, :]) / scale + m[:, None], 0.0, 1.0)
-    log_k = np.maximum.accumulate(wor_log_capital(w, m, population, alpha), axis=-1)
-    kept = log_k < math.log(1 / alpha)
+    limit = math.log(1 / alpha)
+    if sides == "two":
+        kept_low = kept_high = np.maximum.accumulate(
+            wor_log_capital(w, m, population, alpha, bets=bets), axis=-1) < limit
+    else:
+        log_up, log_down = wor_log_capitals(w, m, population, alpha, bets=bets, sides="each")
+        kept_low = np.maximum.accumulate(log_up, axis=-1) < limit
+        kept_high = np.maximum.accumulate(log_down, axis=-1) < limit
     step = 1.0 / grid
     total_s, total_n = np.cumsum(s), np.cumsum(n)
     low: list[float] = []
@@ -133,9 +189,13 @@ def wor_betting_cs(sums: Sequence[float], sizes: Sequence[float], population: in
         if t == population - 1 and point is not None:
             last = (point, point)
         else:
-            where = np.flatnonzero(kept[:, t])
-            if where.size:  # else the grid lost the value between two points: keep the last interval
-                last = (max(0.0, max(last[0], m[where[0]] - step)), min(1.0, min(last[1], m[where[-1]] + step)))
+            lows, highs = np.flatnonzero(kept_low[:, t]), np.flatnonzero(kept_high[:, t])
+            # an empty side: the grid lost the value between two points; keep that end where it was
+            lo = max(last[0], m[lows[0]] - step) if lows.size else last[0]
+            hi = min(last[1], m[highs[-1]] + step) if highs.size else last[1]
+            if lo > hi:  # the ends crossed (each side excluded the other's values): their middle decides as they do
+                lo = hi = (lo + hi) / 2
+            last = (max(0.0, lo), min(1.0, hi))
         low.append(last[0])
         high.append(last[1])
     return SequencePath(low, high, estimate)
