@@ -304,8 +304,9 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
             "Gate file (as for knowgap gate) whose thresholds --until decided decides; exit 1 when one fails or is "
             "left undecided.")), annotation=str),
         P("alpha", P.KEYWORD_ONLY, default=typer.Option(0.05, help=(
-            "Level of --until: each sequence holds the whole set's value at every stop with probability 1 - "
-            "alpha.")), annotation=float),
+            "Level of --until: a decision is wrong with probability at most alpha (each end of a sequence a "
+            "one-sided bound at 1 - alpha); under width=W each sequence holds the whole set's value at every stop "
+            "with probability 1 - alpha.")), annotation=float),
         P("max_calls", P.KEYWORD_ONLY, default=typer.Option(None, min=1, help=(
             "With --until: stop once this many model calls (not served from the cache) were made; resumable.")),
           annotation=int),

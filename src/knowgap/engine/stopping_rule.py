@@ -89,8 +89,10 @@ class StoppingRule(BaseModel):
                                    "(in the same seeded order).")
     thresholds: list[GatedMetric] = Field(default_factory=list)
     alpha: float = Field(default=0.05, gt=0, lt=1,
-                         description="The level: each gated metric's sequence holds the full run's value at every "
-                                     "stop with probability 1 - alpha.")
+                         description="The level: a threshold's or a comparison's decision is wrong with "
+                                     "probability at most alpha (each end of its sequence one-sided at 1 - alpha); "
+                                     "under width=W each sequence holds the full run's value at every stop with "
+                                     "probability 1 - alpha.")
     order_seed: int = Field(default=0, description="Seed of the random order the cases run in.")
     max_calls: int | None = Field(default=None, ge=1,
                                   description="Stop once this many model calls (not served from the cache) were "
