@@ -8,7 +8,9 @@ without a rule (same ids, so ``--resume`` and the cache work as before); only th
 
 After each batch, each gated metric's value per unit comes from the suite's own :meth:`Suite.metrics` on that
 unit's trials (a proportion's k of n, a mean's sum and count), and :func:`knowgap.stats.sequential.wor_betting_cs`
-gives the interval that holds the full run's value at every stop with probability 1 - alpha. A metric that is no
+gives the ends that bound the full run's value at every stop, each one-sided at 1 - alpha (:data:`DECISION`: a
+threshold's decision is then wrong with probability at most alpha; under ``--until width=W`` the two-sided interval
+at 1 - alpha, :data:`TWO_SIDED`). A metric that is no
 pooled mean of its units (its value over the trials so far differs from the pooled units: an F1, a calibration
 error) or a mean outside [0, 1] cannot be decided early: it is decided when every case has run. A count (errors)
 only grows: ``errors == 0`` fails at the first error and passes when every case has run.

@@ -6,7 +6,10 @@ A metric that counts a judge's positive verdicts observes ``p``; a judge with se
 sensitivity and specificity are known only from its validity card (its confusion counts on a labelled set), so the
 corrected value is bounded by the worst case over two confidence statements, split by Bonferroni:
 
-- the observed rate's anytime-valid sequence (:func:`knowgap.stats.sequential.wor_betting_cs`) at ``alpha_1``;
+- the observed rate's anytime-valid sequence (:func:`knowgap.stats.sequential.wor_betting_cs`) at ``alpha_1``,
+  each end one-sided at ``1 - alpha_1`` as a decision uses it: the transform rises with the observed rate, so the
+  corrected lower end moves only with the observed lower end (and the box), the upper with the upper, and a wrong
+  decision needs the observed end on its side to exclude the observed value or the judge to leave the box;
 - the card's box: the card's stated interval (Wilson's, on its confusion counts) of the sensitivity and of the
   specificity, each at level ``1 - alpha_2 / 2``, so the box holds both with probability at least ``1 - alpha_2``;
 

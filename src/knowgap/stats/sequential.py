@@ -29,6 +29,13 @@ The construction, for one candidate value m of p:
   computed on a grid of m and widened by one grid step each side, as the authors' ``confseq`` package does;
   once every unit has run it is the exact value, [p, p].
 
+What a threshold's decision uses (``sides="each"``, ``bets="agrapa"``; :data:`knowgap.engine.stopping.DECISION`):
+each end on its own side's process, the lower end ``K+`` alone reaching 1/alpha and the upper end ``K-`` alone, so
+each end is a one-sided bound at 1 - alpha (a decision ``p >= c`` is wrong only when the end on its side excludes
+p, so it is wrong with probability at most alpha); and the same paper's aGRAPA bets (its section on testing), aimed
+at the running mean rather than shrinking like ``1/sqrt(t log t)``. Any predictable bet keeps each side a
+nonnegative martingale under p = m, so the bets change the power, not the guarantee.
+
 With every unit of one observation (B = 1) the capital process is the authors' ``confseq.betting.betting_mart``
 with ``N = G`` bit for bit (``tests/stats/test_sequential.py`` holds it to values that package computed).
 """
