@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from benchmarks.sequential_error import Scenario, simulate
 
-from knowgap.stats.sequential import decide, wor_betting_cs, wor_log_capital, wor_log_capitals
+from knowgap.stats.sequential import Bets, Sides, decide, wor_betting_cs, wor_log_capital, wor_log_capitals
 
 REFERENCE = Path(__file__).with_name("confseq_reference.json")
 
@@ -41,11 +41,12 @@ def test_with_units_of_one_size_the_ratio_transform_is_the_units_own_rate() -> N
     assert clustered.high == pytest.approx(plain.high, abs=1e-12)
 
 
-def test_the_sequence_holds_the_running_estimate_narrows_and_ends_on_the_exact_value() -> None:
+@pytest.mark.parametrize(("bets", "sides"), [("predmix", "two"), ("agrapa", "each")])
+def test_the_sequence_holds_the_running_estimate_narrows_and_ends_on_the_exact_value(bets: Bets, sides: Sides) -> None:
     rng = np.random.default_rng(2)
     sizes = rng.integers(1, 6, 60)
     sums = rng.binomial(sizes, 0.3)
-    path = wor_betting_cs(sums.tolist(), sizes.tolist(), 60, bound=5)
+    path = wor_betting_cs(sums.tolist(), sizes.tolist(), 60, bound=5, bets=bets, sides=sides)
     exact = sums.sum() / sizes.sum()
     assert path.low[-1] == path.high[-1] == pytest.approx(exact)
     widths = [h - lo for lo, h in zip(path.low, path.high, strict=True)]
@@ -121,17 +122,17 @@ def _one_sided_capital(x: list[float], m: float, population: int, alpha: float, 
 
 
 @pytest.mark.parametrize("bets", ["predmix", "agrapa"])
-def test_each_end_is_decided_by_its_own_sides_capital_at_alpha_not_at_alpha_over_two(bets: str) -> None:
+def test_each_end_is_decided_by_its_own_sides_capital_at_alpha_not_at_alpha_over_two(bets: Bets) -> None:
     """Draws of one 0/1 observation from 120 units, 9 in 10 successes: the gate >= 0.6 passes at the first t where
     K+(0.6), computed here step by step, reaches 1/alpha = 20, not one unit earlier; the hedged two-sided interval
     (alpha/2 a side, the rule before) has not decided it there, and its own K+ needs 40."""
     x = [0.0 if i % 10 == 9 else 1.0 for i in range(60)]
     capital = _one_sided_capital(x, 0.6, 120, 0.05, bets)
     first = next(t for t, k in enumerate(capital) if k >= 20)
-    path = wor_betting_cs(x, [1] * 60, 120, alpha=0.05, bets=bets, sides="each")  # type: ignore[arg-type]
+    path = wor_betting_cs(x, [1] * 60, 120, alpha=0.05, bets=bets, sides="each")
     assert decide(path.low[first - 1], path.high[first - 1], ">=", 0.6) == "undecided"
     assert decide(path.low[first], path.high[first], ">=", 0.6) == "pass"
-    two = wor_betting_cs(x, [1] * 60, 120, alpha=0.05, bets=bets, sides="two")  # type: ignore[arg-type]
+    two = wor_betting_cs(x, [1] * 60, 120, alpha=0.05, bets=bets, sides="two")
     assert decide(two.low[first], two.high[first], ">=", 0.6) == "undecided"
     halved = _one_sided_capital(x, 0.6, 120, 0.025, bets)
     assert halved[first] < 40
