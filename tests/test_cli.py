@@ -68,6 +68,18 @@ def test_runs_on_an_empty_folder(tmp_path: Path) -> None:
     assert "no runs yet" in proc.stdout
 
 
+@pytest.mark.parametrize("given", [["--prompts", "grounded,plain"], ["--prompts", "grounded", "--prompts", "plain"]])
+def test_a_list_option_takes_commas_or_repeats(tmp_path: Path, answers: Path, kg_home: Path,
+                                              given: list[str]) -> None:
+    runs = tmp_path / "R"
+    proc = knowgap_cli("run", "starter", "--model", f"scripted:{answers}", "--runs-dir", str(runs), "-q", *given,
+                       env={"KNOWGAP_HOME": str(kg_home)})
+    assert proc.returncode == 0, proc.stderr
+    [run_dir] = list(runs.iterdir())
+    assert json.loads((run_dir / "manifest.json").read_text())["config"]["options"]["prompts"] == ["grounded", "plain"]
+    assert "prompt=grounded" in proc.stdout and "prompt=plain" in proc.stdout
+
+
 def test_version() -> None:
     proc = knowgap_cli("version")
     assert proc.stdout.strip() == importlib.metadata.version("knowgap")

@@ -146,6 +146,14 @@ def _cli_type(annotation: Any) -> Any:
     return annotation
 
 
+def _split_commas(value: Any) -> Any:
+    """A list-valued suite option given as ``--prompts plain,cautious`` (or repeated): one item per comma-separated
+    part; any other value as it is."""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return [part.strip() for item in value for part in item.split(",") if part.strip()]
+    return value
+
+
 _COMMON = """
 Common options pick the models per role, repeats, seed and concurrency; suite options follow.
 
@@ -231,7 +239,7 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
     def command(**kwargs: Any) -> None:
         from knowgap import api
 
-        options = {k: v for k, v in kwargs.items() if k in fields and v is not None and v != []}
+        options = {k: _split_commas(v) for k, v in kwargs.items() if k in fields and v is not None and v != []}
         models = {"target": kwargs["model"], **{role: kwargs[_role_param(role)] for role in roles}}
         resume = kwargs.get("resume")
         if resume:
@@ -332,7 +340,10 @@ def _suite_command(name: str, suite_cls: type[Suite]) -> Callable[..., None]:
         flag = "--" + field_name.replace("_", "-")
         if _cli_type(info.annotation) is bool:  # both ways, so a default of True can be turned off
             flag += "/--no-" + field_name.replace("_", "-")
-        params.append(P(field_name, P.KEYWORD_ONLY, default=typer.Option(None, flag, help=info.description or ""),
+        help_text = info.description or ""
+        if typing.get_origin(_cli_type(info.annotation)) is list:
+            help_text += " Repeatable, or comma-separated (--x a,b)."
+        params.append(P(field_name, P.KEYWORD_ONLY, default=typer.Option(None, flag, help=help_text),
                         annotation=_cli_type(info.annotation)))
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__name__ = name
