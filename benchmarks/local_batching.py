@@ -4,7 +4,7 @@
         [--shapes long-answers,long-prompts,judges] [--requests 8] [--max-tokens 128]
         [--suite starter] [--suite-options '{}'] [--json OUT]
     .venv/bin/python benchmarks/local_batching.py determinism [--pack qwen2.5-0.5b] [--limit 240]
-        [--max-tokens 64] [--json OUT]
+        [--max-tokens 64] [--no-reversed] [--json OUT]
 
 The pack is loaded once (``knowgap.models.local.load_llama``); every side uses that one ``Llama`` object (its
 weights), the batched sides each their own batch (``KNOWGAP_PARALLEL`` sequences, one llama.cpp context).
@@ -303,9 +303,10 @@ def determinism(args: argparse.Namespace, path: Path, llm: Any) -> dict[str, Any
     models = [single, batched]
     backwards = work[::-1]
     passes: dict[str, Result] = {}
-    for name, model, items, concurrency in (("single", single, work, 1), ("batched", batched, work, 4),
-                                            ("single-reversed", single, backwards, 1),
-                                            ("batched-reversed", batched, backwards, 4)):
+    sides: list[tuple[str, LocalModel, Work, int]] = [("single", single, work, 1), ("batched", batched, work, 4)]
+    if not args.no_reversed:
+        sides += [("single-reversed", single, backwards, 1), ("batched-reversed", batched, backwards, 4)]
+    for name, model, items, concurrency in sides:
         fresh_caches(llm, models)
         result = timed(name, lambda m=model, i=items, c=concurrency: run_client(m, i, c))  # type: ignore[misc]
         if name.endswith("reversed"):
@@ -320,6 +321,8 @@ def determinism(args: argparse.Namespace, path: Path, llm: Any) -> dict[str, Any
                               "pairs": {}}
     rows = []
     for title, (a, b) in pairs.items():
+        if a not in passes or b not in passes:  # --no-reversed
+            continue
         differ = [i for i, (x, y) in enumerate(zip(passes[a]["texts"], passes[b]["texts"], strict=True)) if x != y]
         per = count(labels[i] for i in differ)
         geval = [abs(sa.expected - sb.expected) for ra, rb in zip(passes[a]["responses"], passes[b]["responses"],
@@ -374,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite-options", default="{}")
     parser.add_argument("--limit", type=int, default=240, help="determinism: requests (default 240)")
     parser.add_argument("--long-context", type=int, default=24, help="determinism: abstain long_context questions")
+    parser.add_argument("--no-reversed", action="store_true",
+                        help="determinism: single vs batched only, no reversed passes (each mode's noise floor)")
     parser.add_argument("--home", help="KNOWGAP_HOME holding the assembled pack")
     parser.add_argument("--json", metavar="OUT")
     args = parser.parse_args(argv)
