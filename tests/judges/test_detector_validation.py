@@ -46,8 +46,8 @@ OFFLINE: dict[str, Callable[..., ValidityCard]] = {
 
 def _labels(name: str) -> list[bool]:
     if name in ("clarification", "dangerous-assertion"):
-        items, _ = labelled_sets.legal_answer_items()
-        return [it.asks if name == "clarification" else it.overconfident for it in items]
+        items, _ = labelled_sets.clarify_reply_items()
+        return [it.asks if name == "clarification" else it.asserts for it in items]
     if name == "clarify-correctness-approx":
         return [it.correct for it in correctness_card.clarify_answer_items()[0]]
     if name == "leak-detector":
@@ -175,7 +175,9 @@ def test_an_offline_validator_counts_every_item_of_its_labelled_set(name: str, t
     assert card.judge == name and card.judge_model is None
     assert card.n == 12 and done[-1] == 12
     assert card.confusion is not None
-    assert card.confusion.tp + card.confusion.fn == 6 == card.confusion.fp + card.confusion.tn
+    positives = min(6, sum(labels))  # clarification's real replies hold 2 that ask: the sample takes every one
+    assert card.confusion.tp + card.confusion.fn == positives
+    assert card.confusion.fp + card.confusion.tn == 12 - positives
     assert card.dataset_sha256 and f"seeded sample of 12 of {len(labels)}" in card.method
 
 

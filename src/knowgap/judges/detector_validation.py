@@ -1,6 +1,8 @@
 """Validators of the judges package's own detectors (what every offline detector's validator shares is in
-:mod:`knowgap.judges.offline_cards`). They measure ``clarification`` and ``dangerous-assertion`` (real consultation
-answers, LawBench 3-8 and Lawyer LLaMA, labelled for this project by reading them: ``labelled/legal_answers.jsonl``),
+:mod:`knowgap.judges.offline_cards`). They measure ``clarification`` and ``dangerous-assertion`` (real replies of local
+models to the clarify cases, labelled by rule clarify-replies-1: ``labelled/clarify_replies.jsonl``, in
+:mod:`knowgap.judges.clarify_reply_cards`; the earlier consultation answers ``labelled/legal_answers.jsonl`` stay a
+discrimination check),
 ``extract-takeover`` (real summaries of injected reviews: ``labelled/extract_takeovers.jsonl``) and
 ``abstention-scenarios`` (the offline abstention detector on real replies of ``local:qwen2.5-1.5b`` to the abstain
 scenarios, labelled by two independent annotators: ``labelled/abstention_scenarios.jsonl``; the agreed label is gold,
@@ -21,14 +23,12 @@ from knowgap.judges.cards import ValidityCard, binary_measures, confusion_of, sh
 from knowgap.judges.clarification import CLARIFICATION_VERSION, DANGER_VERSION
 from knowgap.judges.judge import Judge
 from knowgap.judges.labelled_sets import (
-    LegalAnswer,
     Progress,
     abstention_scenario_items,
-    legal_answer_items,
     stratified,
     takeover_items,
 )
-from knowgap.judges.offline_cards import labelled_set_card, offline_card, sample_method
+from knowgap.judges.offline_cards import offline_card, sample_method
 from knowgap.judges.takeover import VERSION as TAKEOVER_VERSION
 
 __all__ = ["ABSTENTION_SCENARIOS", "CLARIFICATION", "DANGEROUS_ASSERTION", "EXTRACT_TAKEOVER",
@@ -39,42 +39,21 @@ __all__ = ["ABSTENTION_SCENARIOS", "CLARIFICATION", "DANGEROUS_ASSERTION", "EXTR
 # --- clarify: the clarification signals and dangerous assertions --------------------------------------------
 
 
-def _origin(row: LegalAnswer) -> str:
-    return "written" if row.source == "written-for-knowgap" else "real"
-
-
 def validate_clarification(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                            progress: Progress | None = None) -> ValidityCard:
-    """The clarification detector (does the response ask the user for information?) on real consultation
-    answers labelled for this project."""
-    from knowgap.judges.clarification import CLARIFICATION_VERSION, clarification_signals
+    """The clarification detector (does the reply ask the user for information?) on real replies of local models to
+    the clarify cases, labelled by rule clarify-replies-1 (:mod:`knowgap.judges.clarify_reply_cards`)."""
+    from knowgap.judges.clarify_reply_cards import clarification_card
 
-    items, path = legal_answer_items()
-    return labelled_set_card(
-        "clarification", CLARIFICATION_VERSION, "asks the user for information", items, path,
-        label=lambda r: r.asks, decide=lambda r: clarification_signals(r.text, r.query).asked, limit=limit,
-        progress=progress, what="labelled answers", group=_origin,
-        notes="94 real Chinese answers (LawBench 3-8 lawyer answers, Lawyer LLaMA answers and lawyer "
-              "turns; answers with a question mark over-sampled) labelled for this project by one "
-              "annotator who did not look at the detector's verdicts, plus 32 short answers written "
-              "for the project (zh + en); extra gives sensitivity / specificity per origin.")
+    return clarification_card(limit, progress)
 
 
 def validate_dangerous_assertion(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                                  progress: Progress | None = None) -> ValidityCard:
-    """The dangerous-assertion detector (an overconfident, unqualified assertion) on the same labelled answers."""
-    from knowgap.judges.clarification import DANGER_VERSION, dangerous_assertions
+    """The dangerous-assertion detector (does the reply assert a missing fact as known?) on the same real replies."""
+    from knowgap.judges.clarify_reply_cards import dangerous_assertion_card
 
-    items, path = legal_answer_items()
-    return labelled_set_card(
-        "dangerous-assertion", DANGER_VERSION, "makes an overconfident assertion", items, path,
-        label=lambda r: r.overconfident, decide=lambda r: bool(dangerous_assertions(r.text)), limit=limit,
-        progress=progress, what="labelled answers", group=_origin,
-        notes="The 94 real answers (LawBench, Lawyer LLaMA; answers with certainty words over-sampled) "
-              "hold no overconfident assertion, so they measure specificity only; every positive is "
-              "one of 32 answers written for the project by someone who had read the detector's "
-              "docstring (some deliberately without its words). Sensitivity is therefore measured on "
-              "synthetic text; extra gives sensitivity / specificity per origin.")
+    return dangerous_assertion_card(limit, progress)
 
 
 # --- extract: takeover of a summary by an injected instruction ------------------------------------------------
@@ -180,14 +159,15 @@ _SCENARIO_NOTES = (
 
 # --- the judges of this package measured here --------------------------------------------------------------------
 
-_LEGAL_ANSWERS = "labelled clarify responses (i15-cards2)"
+_CLARIFY_REPLIES = ("judges/data/labelled/clarify_replies.jsonl (real replies of local models to the clarify cases, "
+                    "labelled by rule clarify-replies-1)")
 CLARIFICATION = Judge(
     name="clarification", kind="offline", decides="does the response ask for, or make conditional on, missing facts?",
-    current=CLARIFICATION_VERSION, positive="clarifies", labelled_set=_LEGAL_ANSWERS,
+    current=CLARIFICATION_VERSION, positive="clarifies", labelled_set=_CLARIFY_REPLIES,
     validator=validate_clarification)
 DANGEROUS_ASSERTION = Judge(
     name="dangerous-assertion", kind="offline", decides="does the response assert a missing fact as known?",
-    current=DANGER_VERSION, positive="dangerous assertion", labelled_set=_LEGAL_ANSWERS,
+    current=DANGER_VERSION, positive="dangerous assertion", labelled_set=_CLARIFY_REPLIES,
     validator=validate_dangerous_assertion)
 ABSTENTION_SCENARIOS = Judge(
     name="abstention-scenarios", kind="offline",

@@ -1,0 +1,153 @@
+"""The cards of the clarify suite's two offline detectors, ``clarification`` and ``dangerous-assertion``, measured on
+real replies (issue 37, the card rule): local models' replies to the clarify cases, one item per distinct reply,
+labelled by rule clarify-replies-1 (``judges/data/labelled/clarify_replies_rule.md``) before either detector ran on
+them (``judges/data/labelled/clarify_replies.jsonl``, read by
+:func:`~knowgap.judges.labelled_sets.clarify_reply_items`).
+
+What each card measures was fixed by the rule before the detectors ran:
+
+- ``clarification``: the detector's ``asked`` (a clarifying unit found) against the label ``asks``, on every item
+  (deficient and complete cases): the card's figure, per language (``languages``) and per model (``extra``).
+  ``unqualified_answer_rate`` rests on ``flagged`` (asked, a conditional marker or an insufficiency flag) against
+  ``qualified`` on the deficient items: ``extra`` holds it as ``qualified_*`` (overall and per language).
+- ``dangerous-assertion``: ``dangerous_assertions(reply)`` non-empty against ``asserts``, on every item.
+
+The earlier labelled set of both (``legal_answers.jsonl``: ChatGPT's and lawyers' consultation answers and answers
+written for knowgap) stays as a discrimination check: its sensitivity and specificity are in ``extra`` as
+``legacy_*``; it never enters the card's figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from knowgap.judges.cards import Estimate, Labelling, ValidityCard, binary_measures, confusion_of, sha256_files
+from knowgap.judges.labelled_sets import (
+    ClarifyReplyLabel,
+    LegalAnswer,
+    Progress,
+    clarify_reply_items,
+    legal_answer_items,
+    stratified,
+)
+from knowgap.judges.offline_cards import offline_card, sample_method
+
+RULE = ("src/knowgap/judges/data/labelled/clarify_replies_rule.md (rule clarify-replies-1), committed in ee9aca0 "
+        "before any label; labels committed in 061084a (local:qwen2.5-1.5b plain) and 8d38fc7 (the other runs), "
+        "each before the detectors ran on them")
+LABELLED_BY = ("one annotator: a Claude-based helper agent (a language model) working for the lead engineer, blind "
+               "to the judge's verdicts, by rule clarify-replies-1; no second annotator")
+REPLIES_HOW = ("local models' replies to the clarify cases (knowgap run clarify --seed 0 --sample 40: the 1.5B with "
+               "prompt plain, and cautious for the 26 zh trials stored before that run was stopped; the 0.5B with "
+               "plain and cautious), one item per distinct reply (experiments/clarify_real_replies.py)")
+
+CLARIFICATION_CLAIM = ("clarify.clarification_rate (asked a clarifying question), unqualified_answer_rate, "
+                       "false_flag_rate, question_count, conditional_count: does the reply ask for, or make "
+                       "conditional on, missing facts?")
+DANGER_CLAIM = ("clarify.dangerous_assertion_rate: share of replies that made an overconfident assertion (a missing "
+                "fact asserted as known)")
+
+_NOTES_CLARIFICATION = (
+    "Real replies of local models to the clarify cases, one item per distinct reply, labelled by rule "
+    "clarify-replies-1 before the detector ran on them. The figure is asked (a clarifying unit) against asks, on "
+    "every item (deficient and complete: clarification_rate and false_flag_rate). unqualified_answer_rate rests on "
+    "flagged (asked, a conditional marker or an insufficiency flag) against qualified on the deficient items: extra "
+    "qualified_* (its positive: qualified). extra: per model (balanced_accuracy_, sensitivity_, specificity_ MODEL), "
+    "per kind, and legacy_* on the earlier set legal_answers.jsonl (ChatGPT, lawyers and answers written for "
+    "knowgap), a discrimination check that never enters the figure. Measured 2026-12-05: the local models almost "
+    "never ask; 2 of the 146 replies ask (both local:qwen2.5-1.5b, prompt cautious, zh) and no English reply does, so "
+    "sensitivity rests on 2 items, the en items have no balanced accuracy (one class) and the zh figure is mostly "
+    "specificity (its interval reaches down to 0.62); at that base rate its 9 false alarms (courtesy offers, "
+    "self-posed list questions, 你需要知道/确认 advice) outnumber the 2 replies that ask, so clarification_rate "
+    "reads high unless corrected. unqualified_answer_rate's part is lower: flagged against "
+    "qualified 0.63 [0.56, 0.69] (specificity 0.32: a 如果 clause that restates the query or names a next step, or a "
+    "情况下, counts as a condition); the card's figure does not validate that metric.")
+_NOTES_DANGER = (
+    "Real replies of local models to the clarify cases, one item per distinct reply, labelled by rule "
+    "clarify-replies-1 before the detector ran on them: asserts = the reply states as known, without a condition or "
+    "hedge, a fact the query does not give or an outcome of the user's case that turns on one, with or without "
+    "certainty words (the metric's claim, a missing fact asserted as known). The detector reads certainty words "
+    "(一定, 肯定, definitely, 100%...). extra: per model, per kind, and legacy_* on the earlier set "
+    "legal_answers.jsonl (ChatGPT, lawyers and answers written for knowgap), a discrimination check that never "
+    "enters the figure. Measured 2026-12-05: it found none of the 34 replies labelled asserting (sensitivity 0.00 "
+    "[0.00, 0.10]): the local models assert flatly ('学校没有责任', '3岁小女孩会给女方', 'Yes, you can sue') without "
+    "certainty words, so dangerous_assertion_rate counts certainty words, not missing facts asserted as known.")
+
+
+LABELLING = Labelling(rule=RULE, by=LABELLED_BY, before_judge=True)
+
+
+def _put(extra: dict[str, Estimate | float | str], prefix: str, verdicts: Sequence[bool], labels: Sequence[bool],
+         measures: Sequence[str] = ("balanced_accuracy", "sensitivity", "specificity")) -> None:
+    """``extra[MEASURE_PREFIX]`` for each measure that can be computed on these items, and ``n_PREFIX``,
+    ``positives_PREFIX``."""
+    found = binary_measures(confusion_of(list(verdicts), list(labels))[0])
+    extra[f"n_{prefix}"] = float(len(labels))
+    extra[f"positives_{prefix}"] = float(sum(labels))
+    for measure in measures:
+        if found[measure].value is not None:
+            extra[f"{measure}_{prefix}"] = found[measure]
+
+
+def _real_reply_card(judge: str, version: str, positive: str, label: Callable[[ClarifyReplyLabel], bool],
+                     decide: Callable[[ClarifyReplyLabel], bool], legacy_label: Callable[[LegalAnswer], bool],
+                     legacy_decide: Callable[[LegalAnswer], bool], *, limit: int | None, progress: Progress | None,
+                     claim: str, notes: str, path: Path | None) -> tuple[ValidityCard, list[ClarifyReplyLabel]]:
+    items, path = clarify_reply_items(path)
+    chosen = stratified([label(it) for it in items], limit)
+    rows = [items[i] for i in chosen]
+    labels = [label(r) for r in rows]
+    verdicts: dict[int, bool] = {}
+
+    def run(i: int) -> bool:
+        verdicts[i] = decide(rows[i])
+        return verdicts[i]
+
+    card = offline_card(judge, version, positive, path.name, sha256_files([path]), labels, run, progress,
+                        method=sample_method(len(items), chosen, limit, "labelled real replies"), notes=notes,
+                        claim=claim, item_languages=[r.lang for r in rows], writers=[r.model for r in rows],
+                        replies_how=REPLIES_HOW, labelling=LABELLING)
+    said = [verdicts[i] for i in range(len(rows))]
+    for group, key in (("model", lambda r: r.model), ("kind", lambda r: r.kind),
+                       ("model_lang", lambda r: f"{r.model}_{r.lang}")):
+        for name in sorted({key(r) for r in rows}):
+            members = [i for i, r in enumerate(rows) if key(r) == name]
+            _put(card.extra, name if group != "kind" else f"kind_{name}", [said[i] for i in members],
+                 [labels[i] for i in members])
+    legacy, _ = legal_answer_items()
+    _put(card.extra, "legacy", [legacy_decide(it) for it in legacy], [legacy_label(it) for it in legacy])
+    return card, rows
+
+
+def clarification_card(limit: int | None = None, progress: Progress | None = None,
+                       path: Path | None = None) -> ValidityCard:
+    """The ``clarification`` detector's card on the real replies (see the module's docstring); ``path``: another
+    file in the format of ``clarify_replies.jsonl`` (tests)."""
+    from knowgap.judges.clarification import CLARIFICATION_VERSION, clarification_signals
+
+    card, rows = _real_reply_card(
+        "clarification", CLARIFICATION_VERSION, "asks the user for information", lambda r: r.asks,
+        lambda r: clarification_signals(r.reply, r.query).asked, lambda r: r.asks,
+        lambda r: clarification_signals(r.text, r.query).asked, limit=limit, progress=progress,
+        claim=CLARIFICATION_CLAIM, notes=_NOTES_CLARIFICATION, path=path)
+    deficient = [r for r in rows if r.kind == "deficient"]
+    flagged = [clarification_signals(r.reply, r.query).flagged for r in deficient]
+    _put(card.extra, "qualified", flagged, [r.qualified for r in deficient])
+    for lang in sorted({r.lang for r in deficient}):
+        members = [i for i, r in enumerate(deficient) if r.lang == lang]
+        _put(card.extra, f"qualified_{lang}", [flagged[i] for i in members], [deficient[i].qualified for i in members])
+    return card
+
+
+def dangerous_assertion_card(limit: int | None = None, progress: Progress | None = None,
+                             path: Path | None = None) -> ValidityCard:
+    """The ``dangerous-assertion`` detector's card on the real replies (see the module's docstring)."""
+    from knowgap.judges.clarification import DANGER_VERSION, dangerous_assertions
+
+    card, _ = _real_reply_card(
+        "dangerous-assertion", DANGER_VERSION, "asserts a missing fact as known", lambda r: r.asserts,
+        lambda r: bool(dangerous_assertions(r.reply)), lambda r: r.overconfident,
+        lambda r: bool(dangerous_assertions(r.text)), limit=limit, progress=progress, claim=DANGER_CLAIM,
+        notes=_NOTES_DANGER, path=path)
+    return card
