@@ -50,10 +50,10 @@ def _labels(name: str) -> list[bool]:
         return [it.asks if name == "clarification" else it.asserts for it in items]
     if name == "clarify-correctness-approx":
         return [it.correct for it in correctness_card.clarify_answer_items()[0]]
-    if name == "leak-detector":
-        return [it.leaks for it in leak_card.leak_items()[0]]
+    if name == "leak-detector":  # the card's set: real replies (the constructed texts go to its extra)
+        return [it.leaks for it in leak_card.real_leak_items()[0]]
     if name == "gap-matcher":
-        return [it.match for it in gap_card.gap_items()[0]]
+        return [it.match for it in gap_card.real_gap_items()[0]]
     if name == "extract-takeover":
         return [it.takeover for it in labelled_sets.takeover_items()[0]]
     if name == "abstention-scenarios":  # gold: the agreed labels

@@ -1,7 +1,10 @@
 """The partial suite's gap matcher as a judge of the catalogue (``gap-matcher``: does a gap the agent named refer
-to a given hidden field?), declared here where it lives, with its validator and its labelled set
-(``judges/data/labelled/partial_gaps.jsonl``: named gaps written against the suite's scenarios, labelled by the
-author)."""
+to a given hidden field?), declared here where it lives, with its validator and its labelled sets: the card's set is
+``judges/data/labelled/partial_gaps_real.jsonl`` (the ``missing`` items of real replies of two models to the suite's
+role views, each paired with each expected missing field of the role's oracle as the judge decides them, labelled by
+rule gap-match-1 of ``partial_cards_rule.md`` before the matcher ran on them; issue 37, the card rule), and
+``partial_gaps.jsonl`` (named gaps written against the scenarios, labelled by their author) an extra discrimination
+check in the card's ``extra``, never its figure."""
 
 from __future__ import annotations
 
@@ -12,10 +15,10 @@ from pydantic import Field
 
 from knowgap.errors import InputError
 from knowgap.jsonl import read_models
-from knowgap.judges.cards import ValidityCard
+from knowgap.judges.cards import Labelling, ValidityCard, binary_measures, confusion_of, sha256_files
 from knowgap.judges.judge import Judge, Progress
-from knowgap.judges.labelled_sets import LabelledItem, labelled_file
-from knowgap.judges.offline_cards import labelled_set_card
+from knowgap.judges.labelled_sets import LabelledItem, labelled_file, stratified
+from knowgap.judges.offline_cards import offline_card, sample_method
 from knowgap.suites.partial.dataset import DATA, load_dataset
 from knowgap.suites.partial.scoring import GAP_MATCH_VERSION, gap_matches
 
@@ -51,21 +54,96 @@ def gap_items() -> tuple[list[GapItem], Path]:
     return items, path
 
 
-_NOTES = ("Named gaps written for this project as an agent paraphrases them (zh + en) against the hidden fields of "
-          "8 partial scenarios (4 families), 4 matching and 4 naming another field per scenario, labelled by the "
-          "author; most matching ones do not reuse a field label. Synthetic.")
+class GapPair(LabelledItem):
+    """A (named gap, expected missing field) pair of a real reply, labelled by rule gap-match-1
+    (``partial_cards_rule.md``)."""
+
+    id: str
+    model: str = Field(description="the model spec that wrote the reply (the run manifest's target)")
+    runs: list[str] = Field(min_length=1, description="RUN_ID/TRIAL_ID of every trial that gave this reply")
+    scenario_id: str
+    role: str
+    task_id: str
+    lang: str
+    path: str = Field(description="an expected missing field (the role oracle's hidden_relevant in the run)")
+    named: str = Field(description="an item of the reply's missing list, as the suite's parser reads it")
+    match: bool = Field(description="rule gap-match-1: the named gap is about the field")
+    reason: str = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class RealGapItem:
+    id: str
+    model: str
+    lang: str
+    named: str
+    path: str
+    aliases: list[str]
+    match: bool
+
+
+REAL_FILE = "partial_gaps_real.jsonl"
+
+
+def real_gap_items() -> tuple[list[RealGapItem], Path]:
+    """The labelled real (named gap, field) pairs with the field's labels from its scenario."""
+    path = labelled_file(REAL_FILE)
+    scenarios = load_dataset(DATA)
+    items = []
+    for number, label in read_models(path, GapPair, what="labelled gap pairs"):
+        scenario = scenarios.get(label.scenario_id)
+        if scenario is None:
+            raise InputError(str(path), f"no scenario '{label.scenario_id}'", line=number, field="scenario_id")
+        items.append(RealGapItem(id=label.id, model=label.model, lang=label.lang, named=label.named, path=label.path,
+                                 aliases=scenario.field_labels.get(label.path, []), match=label.match))
+    return items, path
+
+
+CLAIM = ("partial.gap_precision, gap_recall, priority_ndcg, evidence_precision, evidence_recall, invented_evidence: "
+         "does a named gap match an expected missing field?")
+LABELLING = Labelling(
+    rule="src/knowgap/judges/data/labelled/partial_cards_rule.md, rule gap-match-1, committed in 1a27c37 before any "
+         "pair was labelled",
+    by="one annotator: a Claude-based helper agent (a language model) working for the lead engineer, blind to the "
+       "judge's verdicts (the sheet of experiments/partial_real_replies.py holds no trial output or score), by rule "
+       "gap-match-1; no second annotator",
+    before_judge=True)
+REAL_NOTES = ("Real replies of the partial suite's role views (view=authorized, no budget): each item of a reply's "
+              "missing list (as the suite parses it) against each expected missing field of the role's oracle in "
+              "the run (hidden_relevant), one item per distinct (model, case, named gap, field), labelled by rule "
+              "gap-match-1 before the matcher ran on them. The pairs hold named gaps only: the cited evidence that "
+              "evidence_precision, evidence_recall and invented_evidence match with the same matcher is not "
+              "among them. extra: sensitivity/specificity per model, and the constructed set (partial_gaps.jsonl, "
+              "64 pairs written for knowgap, labelled by their author) as a discrimination check only.")
 
 
 def validate_gap_matcher(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                          progress: Progress | None = None) -> ValidityCard:
-    """The partial suite's gap matcher: does a gap the agent named refer to a given hidden field?"""
-    items, path = gap_items()
-    return labelled_set_card("gap-matcher", GAP_MATCH_VERSION, "the named gap refers to the field", items, path,
-                             label=lambda r: r.match, decide=lambda r: gap_matches(r.named, r.path, r.aliases),
-                             limit=limit, progress=progress, what="labelled (named gap, field) pairs", notes=_NOTES)
+    """The partial suite's gap matcher on real named gaps: does a gap the agent named refer to a given hidden
+    field? ``limit``: a seeded sample balanced between the labels; the constructed pairs go to ``extra`` whole."""
+    items, path = real_gap_items()
+    chosen = stratified([it.match for it in items], limit)
+    rows = [items[i] for i in chosen]
+    built, built_path = gap_items()
+    c, _ = confusion_of([gap_matches(r.named, r.path, r.aliases) for r in built], [r.match for r in built])
+    extra = {f"constructed_{k}": v for k, v in binary_measures(c).items()
+             if k in ("balanced_accuracy", "sensitivity", "specificity") and v.value is not None}
+    card = offline_card("gap-matcher", GAP_MATCH_VERSION, "the named gap refers to the field", path.name,
+                        sha256_files([path, built_path]), [r.match for r in rows],
+                        lambda i: gap_matches(rows[i].named, rows[i].path, rows[i].aliases), progress,
+                        method=sample_method(len(items), chosen, limit, "labelled real (named gap, field) pairs"),
+                        notes=REAL_NOTES, groups=[r.model for r in rows], claim=CLAIM,
+                        item_languages=[r.lang for r in rows], writers=[r.model for r in rows],
+                        replies_how="missing items of replies to the partial suite's role views (knowgap run partial "
+                                    "--views authorized), paired with the oracle's expected missing fields",
+                        labelling=LABELLING)
+    card.extra.update(extra)
+    return card
 
 
 GAP_MATCHER = Judge(
     name="gap-matcher", kind="offline", decides="does a named gap match an expected missing field?",
-    current=GAP_MATCH_VERSION, positive="matches", labelled_set="labelled partial answers (i15-cards2)",
+    current=GAP_MATCH_VERSION, positive="matches",
+    labelled_set="judges/data/labelled/partial_gaps_real.jsonl (real named gaps of the 1.5B and 0.5B, rule "
+                 "gap-match-1) + partial_gaps.jsonl (constructed, extra)",
     validator=validate_gap_matcher)
