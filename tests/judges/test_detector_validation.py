@@ -21,6 +21,7 @@ from knowgap.models.registry import register_provider
 from knowgap.models.types import ChatRequest, ChatResponse
 from knowgap.suites.abstain import answer_overlap_card
 from knowgap.suites.clarify import correctness_card
+from knowgap.suites.clarify.labelled_replies import final_answers
 from knowgap.suites.extract import claims_card, coverage_card
 from knowgap.suites.partial import gap_card, leak_card
 from knowgap.suites.starter import answer_match_card
@@ -49,7 +50,7 @@ def _labels(name: str) -> list[bool]:
         items, _ = labelled_sets.clarify_reply_items()
         return [it.asks if name == "clarification" else it.asserts for it in items]
     if name == "clarify-correctness-approx":
-        return [it.correct for it in correctness_card.clarify_answer_items()[0]]
+        return [it.correct for it in final_answers()[0]]
     if name == "leak-detector":  # the card's set: real replies (the constructed texts go to its extra)
         return [it.leaks for it in leak_card.real_leak_items()[0]]
     if name == "gap-matcher":
@@ -104,21 +105,20 @@ def test_the_summary_coverage_card_states_what_its_set_is_when_the_set_changes(t
         card.claim, card.replies, card.languages, card.labelling)
 
 
-def test_the_clarify_correctness_approx_card_states_what_its_set_is_when_the_cases_change(tmp_path: Path) -> None:
-    """Its set is built from the clarify cases, whose file fd01fdc fixed: the card re-measured on it still says
-    what it validates and that its answers are constructed in en and zh (a screen for that reason, not for
-    saying nothing), as the card shipped on that file does."""
-    from knowgap.judges.cards import assess
-
-    card = correctness_card.validate_clarify_correctness_approx(tmp_path)
-    items, _ = correctness_card.clarify_answer_items()
+def test_the_clarify_correctness_approx_card_states_what_its_set_is() -> None:
+    """Its set is real final answers (issue 37, the card rule): the card says what it validates, the models that
+    wrote the answers with their counts, each language's n and positives, and the rule they were labelled by before
+    it ran, as the card shipped on that set does (a shipped card's facts are carried over only on the same
+    sha256)."""
+    card = correctness_card.validate_clarify_correctness_approx(None)
+    items, _ = final_answers()
     assert card.claim is not None and card.claim.startswith("clarify.control_correctness_approx")
-    assert card.replies is not None and (card.replies.kind, card.replies.constructed) == ("constructed", len(items))
+    assert card.replies is not None and (card.replies.kind, card.replies.constructed) == ("real", 0)
+    assert card.replies.models == {m: sum(it.model == m for it in items) for m in {it.model for it in items}}
     assert card.languages is not None and {k: (f.n, f.positives) for k, f in card.languages.items()} == {
-        lang: (sum(it.case.lang == lang for it in items), sum(it.case.lang == lang and it.correct for it in items))
+        lang: (sum(it.lang == lang for it in items), sum(it.lang == lang and it.correct for it in items))
         for lang in ("en", "zh")}
-    assert card.labelling is not None and card.labelling.before_judge
-    assert "constructed" in assess(card, languages=["zh"]).reason
+    assert card.labelling is not None and card.labelling.before_judge and "final-correct-1" in card.labelling.rule
     shipped = ValidityCard.model_validate_json(
         (SHIPPED_DIR / f"{card_key(card.judge, card.version)}.json").read_text(encoding="utf-8"))
     assert shipped.dataset_sha256 == card.dataset_sha256
