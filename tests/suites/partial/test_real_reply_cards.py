@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
+from knowgap.jsonl import read_models
 from knowgap.judges.cards import SHIPPED_DIR, ValidityCard, card_key
 from knowgap.judges.labelled_sets import labelled_file
-from knowgap.jsonl import read_models
 from knowgap.suites.partial import gap_card, leak_card
 from knowgap.suites.partial.dataset import DATA, load_dataset
 from knowgap.suites.partial.leak import find_leaks, fingerprints
