@@ -21,7 +21,7 @@ from knowgap.judges.labelled_sets import LabelledItem, labelled_file, stratified
 from knowgap.judges.offline_cards import offline_card, sample_method
 from knowgap.suites.partial.dataset import DATA, Scenario, load_dataset
 from knowgap.suites.partial.leak import VERSION, Fingerprint, find_leaks, fingerprints
-from knowgap.suites.partial.prompts import system_prompt
+from knowgap.suites.partial.prompts import system_prompt, task_prompt
 from knowgap.suites.partial.view import build_view, render_view
 
 
@@ -101,13 +101,15 @@ def suite_fingerprints(scenario: Scenario, task_id: str, role: str) -> list[Fing
     """The fingerprints the suite checks a role-view trial's replies against (its default prompt): the role's
     hidden values minus everything its prompt shows (system prompt, task prompt with the view, requestable
     evidence)."""
-    from knowgap.suites.partial.suite import _leak_prints  # the suite imports this module
-
     task = next((t for t in scenario.tasks if t.id == task_id), None)
     if task is None:
         raise KeyError(task_id)
-    system = system_prompt(scenario, role, scenario.policy(role).description)
-    return _leak_prints(scenario, task, role, system, {})
+    policy = scenario.policy(role)
+    built = build_view(scenario, policy)  # as suite._leak_prints (which this module cannot import: a cycle)
+    visible = "\n".join([system_prompt(scenario, role, policy.description),
+                         task_prompt(scenario, task, render_view(built.view, scenario.effective_lang())),
+                         json.dumps(built.pending, ensure_ascii=False)])
+    return fingerprints(built.secrets, visible, scenario.leak_markers)
 
 
 def real_leak_items() -> tuple[list[RealLeakItem], Path]:
