@@ -11,7 +11,7 @@ import pytest
 
 from knowgap.errors import InputError
 from knowgap.judges import labelled_sets
-from knowgap.judges.cards import SHIPPED_DIR, ValidityCard, assess, card_key
+from knowgap.judges.cards import MIN_PER_CLASS, SHIPPED_DIR, ValidityCard, assess, card_key
 from knowgap.judges.clarify_reply_cards import clarification_card, dangerous_assertion_card
 
 
@@ -103,5 +103,7 @@ def test_the_shipped_card_reproduces_from_the_shipped_labelled_set(name: str) ->
     for lang in ("zh", "en"):
         figure = (shipped.languages or {})[lang].figure
         status = assess(shipped, languages=[lang]).status
-        clears = figure is not None and figure.value is not None and figure.value >= 0.80
+        found = (shipped.languages or {})[lang]
+        enough = found.positives is not None and min(found.positives, found.n - found.positives) >= MIN_PER_CLASS
+        clears = figure is not None and figure.value is not None and figure.value >= 0.80 and enough
         assert status == ("reportable" if clears else "screen"), (lang, figure)

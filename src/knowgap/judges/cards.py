@@ -83,6 +83,9 @@ class Confusion(BaseModel):
 ReplyKind = Literal["real", "constructed", "mixed"]
 MIN_MODELS = 2
 """A reportable card's real replies come from at least this many different models."""
+MIN_PER_CLASS = 10
+"""A binary card's figure clears the bar only on at least this many labelled items of each class (in each language
+asked): a balanced accuracy from 2 positives says next to nothing about the judge's sensitivity."""
 
 
 class Replies(BaseModel):
@@ -392,6 +395,23 @@ def rule_problems(card: ValidityCard) -> list[str]:
     return problems
 
 
+def thin_classes(card: ValidityCard, languages: Sequence[str]) -> list[str]:
+    """Why a binary card's figure is too thin to clear the bar: fewer than :data:`MIN_PER_CLASS` labelled positives
+    or negatives in a language of ``languages`` (the card's per-language counts), or, with no language asked, in the
+    whole card (its confusion counts). A card that records no class counts (a pairwise rubric card) is not checked."""
+    counts: list[tuple[str, int, int]] = []
+    if languages:
+        for lang in languages:
+            found = (card.languages or {}).get(lang)
+            if found is not None and found.positives is not None:
+                counts.append((f"its {lang} items", found.positives, found.n - found.positives))
+    elif card.confusion is not None and card.confusion.n:
+        c = card.confusion
+        counts.append(("its items", c.tp + c.fn, c.fp + c.tn))
+    return [f"{where} hold {pos} positive(s) and {neg} negative(s): a figure on fewer than {MIN_PER_CLASS} of "
+            "either class cannot clear the bar" for where, pos, neg in counts if min(pos, neg) < MIN_PER_CLASS]
+
+
 def _combined_note(card: ValidityCard) -> str:
     if card.model_only is None or card.model_only.value is None:
         return ""
@@ -403,7 +423,8 @@ def _combined_note(card: ValidityCard) -> str:
 def assess(card: ValidityCard | None, *, judged: bool = True, languages: Sequence[str] | None = None) -> Assessment:
     """``computed`` for a metric no judge decided (an exact rule on structured output); ``screen`` when the judge
     has no card, the card does not cover one of ``languages`` (the run's: ``no card for zh``), its replies are not
-    real ones of at least two models (or it does not say), or its figure is below the bar; else ``reportable``.
+    real ones of at least two models (or it does not say), its figure is below the bar, or that figure rests on
+    fewer than :data:`MIN_PER_CLASS` items of a class (:func:`thin_classes`); else ``reportable``.
     ``languages`` None: no language is checked (the card's own are named in the reason)."""
     if not judged:
         return Assessment(status="computed", reason="computed by an exact rule, no judgement")
@@ -420,7 +441,7 @@ def assess(card: ValidityCard | None, *, judged: bool = True, languages: Sequenc
     held = sorted(lang for lang, f in (card.languages or {}).items() if f.n > 0)
     scope = f"n={card.n}" + (where or (f", {'/'.join(held)}" if held and not wanted else ""))
     figure = f"judge balanced accuracy {ba:.2f}"
-    problems = rule_problems(card)
+    problems = rule_problems(card) + thin_classes(card, wanted)
     if ba < REPORTABLE_BALANCED_ACCURACY:
         problems.insert(0, f"{figure} < {REPORTABLE_BALANCED_ACCURACY:.2f} on {card.dataset} ({scope}){note}")
     elif problems:

@@ -51,7 +51,8 @@ def test_element_coverage_is_measured_per_element_of_each_real_reply(tmp_path: P
     assert card.labelling is not None and "covered-1" in card.labelling.rule and card.labelling.before_judge
     assert card.extra["precision_held_out_n"] == 2.0
     assert "constructed_balanced_accuracy_held_out" in card.extra  # the calibration pairs: a check beside it
-    assert assess(card, languages=["zh"]).status == "reportable"
+    zh = assess(card, languages=["zh"])  # a perfect figure on 2 covered pairs is too thin to report
+    assert zh.status == "screen" and zh.reason.startswith("its zh items hold 2 positive(s) and 4 negative(s)")
 
 
 def test_a_coverage_row_whose_elements_are_not_its_cases_names_file_line_and_field(tmp_path: Path) -> None:
