@@ -13,7 +13,9 @@ Reads stored partial runs (their folders: ``RUNS_ROOT/RUN_ID``) through knowgap'
   show``, unless ``--scenarios RUN_ID=FILE`` names another): the case (scenario, role, task, language, family,
   task type and question), the values the role may not see (each secret's path, value, how it was withheld and
   what was shown of it: :func:`knowgap.suites.partial.view.build_view`), and the role oracle's expected missing
-  fields (``hidden_relevant``) with the scenario's words for them (``field_labels``);
+  fields (``hidden_relevant``) with the scenario's words for them (``field_labels``), and whether the role's view
+  is enough (the oracle's ``sufficient``);
+- the evidence block of the prompt (the view as rendered), which the suite shows the reasoning rubric's judge;
 - the ``missing`` items of the answer as the suite's parser reads them
   (:func:`knowgap.suites.partial.scoring.parse_answer`: what the gap matcher is given; parsing, no judge).
 
@@ -26,7 +28,7 @@ naming the runs it comes from). The item id is stable across re-runs of this scr
 (``MODEL/CASE/sha256(reply)[:8]``).
 
 Run from the repository root: ``python experiments/partial_real_replies.py RUN_DIR [RUN_DIR ...] -o SHEET.jsonl``.
-Used by the leak-detector and gap-matcher cards re-measured on real replies (docs in
+Used by the leak-detector, gap-matcher and partial-rubric cards re-measured on real replies (docs in
 ``src/knowgap/judges/data/labelled/partial_cards_rule.md``).
 """
 
@@ -98,6 +100,9 @@ class SheetItem(BaseModel):
     finish_reason: str | None = Field(description="'length' when the answer was cut at max_tokens")
     parsed: bool = Field(description="the suite's parser found a JSON answer")
     missing: list[str] = Field(description="the answer's missing items as the suite's parser reads them")
+    evidence: str = Field(description="the evidence block of the prompt (the role's view as rendered): what the "
+                                      "reasoning rubric's judge is shown beside the task and the reply")
+    sufficient: bool = Field(description="the role oracle's 'sufficient': the authorized view is enough to decide")
 
 
 def short_model(spec: str) -> str:
@@ -117,6 +122,17 @@ def scenarios_at(commit: str | None, override: Path | None) -> dict[str, Scenari
         path = Path(tmp) / "scenarios.jsonl"
         path.write_text(text, encoding="utf-8")
         return load_dataset(path)
+
+
+def evidence_block(prompt: str, scenario: Scenario, question: str) -> str:
+    """The evidence block of a role's task prompt (``prompts.task_prompt``: the title, the evidence, the task, ...,
+    joined by blank lines): the text the suite gives the rubric judge as the evidence the agent was shown."""
+    head = (f"场景：{scenario.title}" if scenario.effective_lang() == "zh" else f"Scenario: {scenario.title}") + "\n\n"
+    task = "\n\n" + ("任务：" if scenario.effective_lang() == "zh" else "Task: ") + question + "\n\n"
+    if not prompt.startswith(head) or task not in prompt:
+        raise SystemExit(f"{scenario.scenario_id}: the prompt does not hold the scenario's title and task as the "
+                         "suite writes them (another prompt version?)")
+    return prompt[len(head):prompt.index(task)]
 
 
 def sheet_items(run_dirs: list[Path], overrides: dict[str, Path]) -> list[SheetItem]:
@@ -162,6 +178,7 @@ def sheet_items(run_dirs: list[Path], overrides: dict[str, Path]) -> list[SheetI
             messages = calls[0].request.messages
             built = build_view(scenario, scenario.policy(role), summariser=lambda _p, _t: GENERATED)
             answer = parse_answer(replies[-1])
+            prompt = "\n".join(m.content for m in messages if m.role == "user")
             items[key] = SheetItem(
                 id=key, model=model, origins=[origin], case_id=trial.case_id, scenario_id=scenario_id, role=role,
                 task_id=task_id, lang=scenario.effective_lang(), family=scenario.family, task_type=task.type,
@@ -169,9 +186,9 @@ def sheet_items(run_dirs: list[Path], overrides: dict[str, Path]) -> list[SheetI
                 hidden=[Hidden(path=s.path, value=s.value, op=s.op, shown=s.shown) for s in built.secrets],
                 expected_missing=expected,
                 system="\n".join(m.content for m in messages if m.role == "system"),
-                prompt="\n".join(m.content for m in messages if m.role == "user"),
-                replies=replies, finish_reason=last.finish_reason, parsed=isinstance(answer, Answer),
-                missing=answer.missing if isinstance(answer, Answer) else [])
+                prompt=prompt, replies=replies, finish_reason=last.finish_reason, parsed=isinstance(answer, Answer),
+                missing=answer.missing if isinstance(answer, Answer) else [],
+                evidence=evidence_block(prompt, scenario, task.question), sufficient=oracle.sufficient)
     return list(items.values())
 
 
