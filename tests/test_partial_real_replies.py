@@ -30,6 +30,11 @@ def test_the_sheet_holds_each_reply_with_its_case_and_no_verdict(tmp_path: Path)
         assert row["replies"] == [REPLY] and row["missing"] == ["the customer's VIP level"] and row["parsed"]
         assert row["hidden"] and all({"path", "value", "op", "shown"} <= set(h) for h in row["hidden"])
         assert row["prompt"] and row["system"] and row["lang"] in ("en", "zh")
+        # what the rubric judge is shown: the prompt's evidence block (the view as rendered), between title and task
+        assert row["evidence"].startswith(("Evidence (JSON):", "证据（JSON）：")) and row["evidence"] in row["prompt"]
+        assert row["prompt"].index(row["evidence"]) < row["prompt"].index(row["question"])
+        assert "Task:" not in row["evidence"] and "任务：" not in row["evidence"]
+        assert isinstance(row["sufficient"], bool)
         assert row["origins"][0]["run"] == result.manifest.run_id
         assert not {"scores", "output", "verdicts", "leak", "leaked_paths", "gap_precision"} & set(row)
         assert "leaked_paths" not in json.dumps(row) and "gap_precision" not in json.dumps(row)

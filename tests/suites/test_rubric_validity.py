@@ -47,8 +47,8 @@ def test_pairwise_card_counts_ties_and_unreadable_ratings_as_wrong() -> None:
 @pytest.mark.slow
 @pytest.mark.local_model
 def test_validate_partial_rubric_end_to_end_on_the_small_model(small_pack_home: Path, tmp_path: Path) -> None:
-    """The machinery runs on a real model: one pair, two replies, three G-Eval ratings each, a card saved and
-    found again. (Whether the judge meets the 90% bar is measured, not tested.)"""
+    """The machinery runs on a real model: one labelled real reply, three G-Eval ratings, a card saved and found
+    again. (Whether the judge meets the bar is measured, not tested.)"""
     seen: list[tuple[int, int]] = []
     card = validate_partial_rubric(None, 1, "local:qwen2.5-0.5b", lambda done, total: seen.append((done, total)))
     assert seen == [(1, 1)]
@@ -56,5 +56,6 @@ def test_validate_partial_rubric_end_to_end_on_the_small_model(small_pack_home: 
                                                                     "local:qwen2.5-0.5b", 1)
     assert card.parse_failures == 0 and card.extra["fallbacks_to_sampled_digit"] == 0.0
     assert card.agreement is not None and card.agreement.value in (0.0, 1.0)
+    assert card.replies is not None and card.replies.kind == "real"
     save_card(card)
     assert find_card("partial-rubric", RUBRIC_VERSION, "local:qwen2.5-0.5b") == card
