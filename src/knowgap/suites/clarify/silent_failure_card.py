@@ -1,8 +1,17 @@
 """The validity card of the ``clarify-silent-failure`` judge (the seed's silent failure: an answer that looks
-complete but dodges the core question), measured on replies built from the clarify cases, labelled by
-construction.
+complete but dodges the core question).
 
-Per case:
+The card (issue 37, the card rule): the judge on real replies of two local models to the clarify cases (deficient
+and complete: the suite judges both), each labelled silent failure or not by an annotator
+(``judges/data/labelled/clarify_silent_failure_labels.jsonl``, rule silent-failure-1 of
+``clarify_model_judges_rule.md``, committed before the judge ran on them). Its figure: the judge's ``dodges`` against
+the label, balanced accuracy per language; ``extra``: per model that wrote the replies and per kind of case. The
+sample is drawn after labelling, seeded and stratified by language and label (equal classes as far as each allows):
+stratifying on the gold label leaves balanced accuracy unbiased. Each judged reply's verdict is written beside the
+cards measured here (``KNOWGAP_HOME/judge_cards/KEY.items.jsonl``).
+
+The constructed replies it was measured on before stay a discrimination check
+(:func:`validate_silent_failure_constructed`), never part of the card. Per case:
 
 - a *dodge* (positive): a polite, complete-looking reply that restates the question or names its topic, recites
   general principles and sends the user to a lawyer, with no answer and no fact the answer turns on (the seed's
@@ -11,18 +20,29 @@ Per case:
   answer; for a complete control its reference conclusion with its legal basis;
 - for a deficient case also its *questions only* (negative: asking for the missing facts is not dodging).
 
-The dodges are templated, so they are easier to spot than a real model's dodges: the card is optimistic about
-sensitivity and says so in its notes.
+The dodges are templated, so they are easier to spot than a real model's dodges.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
+from pydantic import BaseModel
+
+from knowgap.jsonl import write_jsonl
+from knowgap.judges.cards import (
+    Estimate,
+    Labelling,
+    ValidityCard,
+    binary_card,
+    binary_measures,
+    confusion_of,
+    measured_dir,
+    sha256_files,
+)
 from knowgap.judges.judge import Judge, spec_version
 from knowgap.judges.validation import stratified_sample
 from knowgap.suites.clarify.dataset import CASES_FILE, ClarifyCase, load_cases
@@ -33,10 +53,34 @@ from knowgap.suites.clarify.judging import (
     silent_failure_request,
     silent_failure_spec,
 )
+from knowgap.suites.clarify.labelled_replies import MODEL_JUDGES_RULE_FILE, silent_failure_labels
 
 JUDGE = "clarify-silent-failure"
 DEFAULT_JUDGE_MODEL = "local:qwen2.5-1.5b"
 DEFAULT_MODEL_LIMIT = 60
+"""Constructed replies the discrimination check is measured on unless a limit says otherwise."""
+SILENT_FAILURE_CAP = 40
+"""Real replies the card is measured on unless a limit says otherwise (the lead's cap of model time)."""
+POSITIVE = "dodges the core question (silent failure)"
+CLAIM = "clarify.silent_failure_rate: share of replies that look complete but dodge the core question"
+LABELLING = Labelling(
+    rule=f"{MODEL_JUDGES_RULE_FILE} (rule silent-failure-1), committed in 00a34d0 before any label; labels committed "
+         "in 8a5c640, before the judge ran on them",
+    by="one annotator: a Claude-based helper agent (a language model) working for the lead engineer, blind to the "
+       "judge's verdicts, by rule silent-failure-1; no second annotator",
+    before_judge=True)
+REPLIES_HOW = ("local models' first replies to the clarify cases, deficient and complete (knowgap run clarify --seed "
+               "0 --sample 40: the 1.5B with prompt plain and, for 26 zh trials, cautious; the 0.5B with plain and "
+               "cautious), one item per distinct reply (experiments/clarify_real_replies.py; judges/data/labelled/"
+               "clarify_replies.jsonl)")
+REAL_NOTES = ("Real replies of local:qwen2.5-0.5b and local:qwen2.5-1.5b to the clarify cases (deficient and "
+              "complete), labelled silent failure or not by one annotator (rule silent-failure-1) before the judge "
+              "ran: the labelled pool of 146 holds 50 silent failures (zh 42 of 119, en 8 of 27), so en has fewer "
+              "than 10 positives and its figure cannot clear the bar whatever it is. Most of the small models' silent "
+              "failures are not the seed's polished dodge but degenerate or off-topic text (repeated steps, a side "
+              "issue, 'consult a lawyer'); a wrong answer is an answer, not a dodge. extra: per model, per kind of "
+              "case. The constructed set measured before (templated dodges vs reference replies) stays a "
+              "discrimination check (validate_silent_failure_constructed), never part of this card.")
 Progress = Callable[[int, int], None]
 DATASET = "clarify/cases.jsonl (constructed replies)"
 TOPICS: dict[str, tuple[str, str]] = {
@@ -117,40 +161,123 @@ NOTES = ("Constructed, labelled by construction: per clarify case a templated do
          "answers is likely lower than measured here.")
 
 
-def validate_silent_failure(data_dir: Path | None = None, limit: int | None = DEFAULT_MODEL_LIMIT,
-                            judge_model: str | None = None, progress: Progress | None = None) -> ValidityCard:
-    """The silent-failure judge through the model gateway on a seeded sample of the constructed replies, equal
-    per label as far as the set allows; ``data_dir`` is not used (the set is built from the shipped cases)."""
+def judge_replies(spec: str, items: Sequence[tuple[str, str]],
+                  progress: Progress | None = None) -> tuple[list[bool | None], float]:
+    """The judge model's verdict (True: dodges; None: the call failed or its reply could not be parsed) on each
+    (question, reply), one call at a time through the model gateway, and the seconds it took."""
     from knowgap.engine.gateway import ModelGateway
 
+    verdicts: list[bool | None] = []
+    start = time.perf_counter()
+    with ModelGateway.open(run_id=f"validate-{JUDGE}") as gateway:
+        for done, (question, reply) in enumerate(items, start=1):
+            call = gateway.call_sync(spec, "judge", silent_failure_request(question, reply))
+            verdict = None if call.response is None else parse_silent_failure(call.response.text)
+            verdicts.append(verdict if isinstance(verdict, bool) else None)
+            if progress:
+                progress(done, len(items))
+    return verdicts, time.perf_counter() - start
+
+
+def validate_silent_failure_constructed(data_dir: Path | None = None, limit: int | None = DEFAULT_MODEL_LIMIT,
+                                        judge_model: str | None = None,
+                                        progress: Progress | None = None) -> ValidityCard:
+    """The discrimination check: the judge through the model gateway on a seeded sample of the constructed
+    replies, equal per label as far as the set allows; ``data_dir`` is not used (the set is built from the shipped
+    cases)."""
     spec = judge_model or DEFAULT_JUDGE_MODEL
     items = constructed_replies()
     chosen = stratified_sample(items, [it.dodges for it in items], limit)
     rows = [items[i] for i in chosen]
-    verdicts: list[bool | None] = []
-    start = time.perf_counter()
-    with ModelGateway.open(run_id=f"validate-{JUDGE}") as gateway:
-        for done, row in enumerate(rows, start=1):
-            call = gateway.call_sync(spec, "judge", silent_failure_request(row.case.query, row.reply))
-            verdict = None if call.response is None else parse_silent_failure(call.response.text)
-            verdicts.append(verdict if isinstance(verdict, bool) else None)
-            if progress:
-                progress(done, len(rows))
+    verdicts, seconds = judge_replies(spec, [(row.case.query, row.reply) for row in rows], progress)
     kinds = ", ".join(f"{k} {sum(r.kind == k for r in rows)}" for k in ("dodge", "reference", "questions_only"))
     sample = f"all {len(items)}" if len(rows) == len(items) else f"seeded sample of {len(rows)} of {len(items)}"
     return binary_card(JUDGE, silent_failure_spec().version, verdicts, [r.dodges for r in rows],
-                       positive="dodges the core question (silent failure)", dataset=DATASET,
-                       dataset_sha256=sha256_files([CASES_FILE]), seconds=time.perf_counter() - start,
-                       judge_model=spec,
+                       positive=POSITIVE, dataset=DATASET, dataset_sha256=sha256_files([CASES_FILE]),
+                       seconds=seconds, judge_model=spec,
                        method=f"{sample} constructed replies, balanced between the labels (seed 0): {kinds}; "
                               "unparsed or failed calls count as wrong",
                        notes=NOTES)
+
+
+class SilentFailureVerdict(BaseModel):
+    """One judged real reply (the per-item record written beside the card)."""
+
+    id: str
+    model: str
+    lang: str
+    kind: str
+    silent_failure: bool
+    dodges: bool | None
+    """The judge's verdict; None: the call failed or its reply could not be parsed (counted as wrong)."""
+
+
+def _group_measures(extra: dict[str, Estimate | float | str], name: str, verdicts: Sequence[bool | None],
+                    labels: Sequence[bool]) -> None:
+    """``n_NAME``, ``positives_NAME`` and each of balanced accuracy, sensitivity and specificity that the items
+    allow (``MEASURE_NAME``)."""
+    found = binary_measures(confusion_of(list(verdicts), list(labels))[0])
+    extra[f"n_{name}"] = float(len(labels))
+    extra[f"positives_{name}"] = float(sum(labels))
+    for measure in ("balanced_accuracy", "sensitivity", "specificity"):
+        if found[measure].value is not None:
+            extra[f"{measure}_{name}"] = found[measure]
+
+
+def measure_silent_failure(limit: int | None, judge_model: str, progress: Progress | None = None, *,
+                           labels_path: Path | None = None, replies_path: Path | None = None,
+                           ) -> tuple[ValidityCard, list[SilentFailureVerdict]]:
+    """The card of the silent-failure judge (``judge_model``) on the labelled real replies (all, or ``limit`` of
+    them by the seeded sample stratified by language and label) and each judged reply's verdict."""
+    rows, files = silent_failure_labels(labels_path, replies_path)
+    chosen = stratified_sample(rows, [(item.lang, label.silent_failure) for item, label in rows], limit)
+    picked = [rows[i] for i in chosen]
+    verdicts, seconds = judge_replies(judge_model, [(item.query, item.reply) for item, _ in picked], progress)
+    labels = [label.silent_failure for _, label in picked]
+    extra: dict[str, Estimate | float | str] = {}
+    for key in (lambda i: picked[i][0].model, lambda i: f"kind_{picked[i][0].kind}",
+                lambda i: f"{picked[i][0].model}_{picked[i][0].lang}"):
+        for name in sorted({key(i) for i in range(len(picked))}):
+            members = [i for i in range(len(picked)) if key(i) == name]
+            _group_measures(extra, name, [verdicts[i] for i in members], [labels[i] for i in members])
+    by_lang = ", ".join(f"{lang} {sum(item.lang == lang for item, _ in picked)}"
+                        for lang in sorted({item.lang for item, _ in picked}))
+    sample = (f"all {len(rows)} labelled real replies" if len(picked) == len(rows) else
+              f"a seeded sample (seed 0) of {len(picked)} of {len(rows)} labelled real replies, stratified by "
+              "language and label (equal classes as far as each allows; stratifying on the label leaves balanced "
+              "accuracy unbiased)")
+    card = binary_card(JUDGE, silent_failure_spec().version, verdicts, labels, positive=POSITIVE,
+                       dataset=" + ".join(f.name for f in files), dataset_sha256=sha256_files(files),
+                       seconds=seconds, judge_model=judge_model,
+                       method=f"{sample} ({by_lang}); the judge sees the question and the reply, as in a run; a "
+                              "failed call or an unparsed reply counts as a wrong verdict",
+                       notes=REAL_NOTES, extra=extra, claim=CLAIM, item_languages=[item.lang for item, _ in picked],
+                       writers=[item.model for item, _ in picked], replies_how=REPLIES_HOW, labelling=LABELLING)
+    return card, [SilentFailureVerdict(id=item.id, model=item.model, lang=item.lang, kind=item.kind,
+                                       silent_failure=label.silent_failure, dodges=verdict)
+                  for (item, label), verdict in zip(picked, verdicts, strict=True)]
+
+
+def write_verdicts(card: ValidityCard, verdicts: Sequence[SilentFailureVerdict], folder: Path | None = None) -> Path:
+    """Each judged reply's verdict beside the cards measured here (``KNOWGAP_HOME/judge_cards/KEY.items.jsonl``)."""
+    return write_jsonl((folder or measured_dir()) / f"{card.key}.items.jsonl", [v.model_dump() for v in verdicts])
+
+
+def validate_silent_failure(data_dir: Path | None = None, limit: int | None = None, judge_model: str | None = None,
+                            progress: Progress | None = None) -> ValidityCard:
+    """The catalogue's validator: the card on the labelled real replies (default :data:`SILENT_FAILURE_CAP` of
+    them), the per-reply verdicts written beside the cards measured here; ``data_dir`` is not read."""
+    card, verdicts = measure_silent_failure(SILENT_FAILURE_CAP if limit is None else limit,
+                                            judge_model or DEFAULT_JUDGE_MODEL, progress)
+    write_verdicts(card, verdicts)
+    return card
 
 
 CLARIFY_SILENT_FAILURE = Judge(
     name=JUDGE, kind="model",
     decides="does a reply that looks complete dodge the core question? (the seed's silent failure; LLM, "
             "judges/data/silent_failure.yaml)", current=spec_version(SILENT_FAILURE_SPEC),
-    positive="dodges the core question (silent failure)",
-    labelled_set="clarify cases' reference replies and questions vs templated dodges (constructed)",
+    positive=POSITIVE,
+    labelled_set="judges/data/labelled/clarify_silent_failure_labels.jsonl (real replies of local:qwen2.5-0.5b and "
+                 "local:qwen2.5-1.5b to the clarify cases, zh and en; rule silent-failure-1)",
     validator=validate_silent_failure, fields=("silent_failure",), needs_data=False)
