@@ -43,6 +43,7 @@ from knowgap.engine.records import (
     utcnow,
 )
 from knowgap.engine.sampling import sample_cases
+from knowgap.engine.signal_wakeup import signals_wake_loop
 from knowgap.engine.stopping_rule import StoppingRule
 from knowgap.engine.store import RunStore, new_run_id
 from knowgap.engine.suite import Case, Configuration, Suite, Trial, TrialFailed, TrialResult, file_sha256
@@ -446,19 +447,24 @@ class Runner:
         ran = set(finished)
         workers = self.config.concurrency or max(c.limit for c in clients.values())
         try:
-            while True:
-                sequencer.complete(ran, store.iter_records())
-                sequencer.count_usage(store.iter_every_record(), self.config.prices)
-                sequencer.evaluate(self.suite.metrics(store.snapshot()))
-                reason = sequencer.reason()
-                manifest.sequential = sequencer.record(reason)
-                if reason is not None:
-                    return
-                batch = [t for unit in sequencer.next_batch(workers) for t in unit.trials if t.trial_id not in ran]
-                await self._execute(store, iter(batch), total, len(ran), clients)
-                ran.update(t.trial_id for t in batch)
+            with signals_wake_loop(asyncio.get_running_loop()):
+                await self._decide_in_order(store, manifest, sequencer, ran, workers, total, clients)
         finally:
             await self.gateway.aclose()
+
+    async def _decide_in_order(self, store: RunStore, manifest: Manifest, sequencer: Sequencer, ran: set[str],
+                               workers: int, total: int, clients: Mapping[str, ModelClient]) -> None:
+        while True:
+            sequencer.complete(ran, store.iter_records())
+            sequencer.count_usage(store.iter_every_record(), self.config.prices)
+            sequencer.evaluate(self.suite.metrics(store.snapshot()))
+            reason = sequencer.reason()
+            manifest.sequential = sequencer.record(reason)
+            if reason is not None:
+                return
+            batch = [t for unit in sequencer.next_batch(workers) for t in unit.trials if t.trial_id not in ran]
+            await self._execute(store, iter(batch), total, len(ran), clients)
+            ran.update(t.trial_id for t in batch)
 
     def _tally(self, store: RunStore, manifest: Manifest) -> None:
         """Trial counts, error causes and usage in the manifest, from what trials.jsonl holds."""
@@ -467,11 +473,12 @@ class Runner:
     async def _execute_and_close(self, store: RunStore, trials: Iterator[Trial], done: int, total: int,
                                  clients: Mapping[str, ModelClient]) -> None:
         try:
-            if self.config.executor == "ray":
-                from knowgap.engine.ray_executor import execute_on_ray
-                await execute_on_ray(self, store, trials, total, done, clients)
-            else:
-                await self._execute(store, trials, total, done, clients)
+            with signals_wake_loop(asyncio.get_running_loop()):
+                if self.config.executor == "ray":
+                    from knowgap.engine.ray_executor import execute_on_ray
+                    await execute_on_ray(self, store, trials, total, done, clients)
+                else:
+                    await self._execute(store, trials, total, done, clients)
         finally:
             await self.gateway.aclose()
 
