@@ -1,6 +1,7 @@
-"""The clarification and dangerous-assertion cards on real clarify replies (issue 37, the card rule): the labelled set
-reads strictly, each card is counted from the labels and the detector as the rule (clarify_replies_rule.md) fixed
-before the detectors ran, and the shipped cards reproduce from the shipped set."""
+"""The clarification, qualified-answer and dangerous-assertion cards on real clarify replies (issue 37, the card
+rule): the labelled set reads strictly, each card is counted from the labels and the detector as the rule
+(clarify_replies_rule.md) fixed before the detectors ran, the shipped cards reproduce from the shipped set, and
+unqualified_answer_rate stands beside its own card (qualified-answer), not the clarification card."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import pytest
 
 from knowgap.errors import InputError
 from knowgap.judges import labelled_sets
-from knowgap.judges.cards import MIN_PER_CLASS, SHIPPED_DIR, ValidityCard, assess, card_key
-from knowgap.judges.clarify_reply_cards import clarification_card, dangerous_assertion_card
+from knowgap.judges.cards import MIN_PER_CLASS, SHIPPED_DIR, ValidityCard, assess, card_key, find_card
+from knowgap.judges.clarify_reply_cards import clarification_card, dangerous_assertion_card, qualified_answer_card
 
 
 def _row(i: int, model: str, lang: str, kind: str, reply: str, *, asks: bool, qualified: bool,
@@ -58,8 +59,7 @@ def test_a_label_outside_the_rule_is_refused_naming_line_and_field(tmp_path: Pat
         labelled_sets.clarify_reply_items(_write(tmp_path, [{**ROWS[0], "disputable": ["maybe"]}]))
 
 
-def test_the_clarification_card_counts_asking_per_language_and_model_and_qualifying_on_deficient_items(
-        tmp_path: Path) -> None:
+def test_the_clarification_card_counts_asking_per_language_and_model(tmp_path: Path) -> None:
     card = clarification_card(path=_write(tmp_path, ROWS))
     assert card.n == 7 and card.confusion is not None
     assert (card.confusion.tp, card.confusion.fn) == (2, 0) and card.confusion.fp + card.confusion.tn == 5
@@ -70,11 +70,26 @@ def test_the_clarification_card_counts_asking_per_language_and_model_and_qualify
     assert (card.languages["en"].n, card.languages["en"].positives) == (2, 1)
     assert card.labelling is not None and card.labelling.before_judge is True
     assert "clarify-replies-1" in card.labelling.rule and "language model" in card.labelling.by
-    # unqualified_answer_rate's part: flagged against qualified on the 6 deficient items only (3 qualified)
-    assert card.extra["n_qualified"] == 6.0 and card.extra["positives_qualified"] == 3.0
-    assert card.extra["n_qualified_en"] == 2.0
     assert card.extra["n_local:a"] == 3.0 and card.extra["n_kind_complete"] == 1.0
     assert card.extra["n_legacy"] == float(len(labelled_sets.legal_answer_items()[0]))
+    # unqualified_answer_rate's part of the detector is not this card's: it has its own (qualified-answer)
+    assert not any("qualified" in key for key in card.extra)
+    assert card.claim is not None and "unqualified_answer_rate" not in card.claim
+
+
+def test_the_qualified_answer_card_counts_flagged_against_qualified_on_the_deficient_items(tmp_path: Path) -> None:
+    card = qualified_answer_card(path=_write(tmp_path, ROWS))
+    # the 6 deficient items only (the complete case's plain answer is left out): 3 qualified (two ask, one is
+    # conditional: 如果), 3 flat answers with no question, condition or flag; the detector flags exactly the 3
+    assert (card.judge, card.n) == ("qualified-answer", 6) and card.confusion is not None
+    assert card.confusion.model_dump() == {"tp": 3, "fn": 0, "fp": 0, "tn": 3}
+    assert card.replies is not None and card.replies.models == {"local:a": 3, "local:b": 3}
+    assert card.languages is not None
+    assert {lang: (f.n, f.positives) for lang, f in card.languages.items()} == {"en": (2, 1), "zh": (4, 2)}
+    assert card.claim is not None and card.claim.startswith("clarify.unqualified_answer_rate")
+    assert card.labelling is not None and card.labelling.before_judge is True
+    assert "n_kind_deficient" not in card.extra and not any(k.startswith("n_legacy") for k in card.extra)
+    assert card.extra["n_local:b_zh"] == 2.0
 
 
 def test_the_dangerous_assertion_card_misses_an_assertion_without_certainty_words(tmp_path: Path) -> None:
@@ -86,13 +101,18 @@ def test_the_dangerous_assertion_card_misses_an_assertion_without_certainty_word
     assert card.extra["positives_local:b"] == 3.0
 
 
-@pytest.mark.parametrize("name", ["clarification", "dangerous-assertion"])
+CARDS = {"clarification": clarification_card, "qualified-answer": qualified_answer_card,
+         "dangerous-assertion": dangerous_assertion_card}
+
+
+@pytest.mark.parametrize("name", sorted(CARDS))
 def test_the_shipped_card_reproduces_from_the_shipped_labelled_set(name: str) -> None:
-    card = clarification_card() if name == "clarification" else dangerous_assertion_card()
+    card = CARDS[name]()
     items, _ = labelled_sets.clarify_reply_items()
     shipped = ValidityCard.model_validate_json(
         (SHIPPED_DIR / f"{card_key(card.judge, card.version)}.json").read_text(encoding="utf-8"))
-    assert shipped.dataset == "clarify_replies.jsonl" and shipped.n == len(items)
+    kept = [it for it in items if name != "qualified-answer" or it.kind == "deficient"]
+    assert shipped.dataset == "clarify_replies.jsonl" and shipped.n == len(kept)
     assert shipped.dataset_sha256 == card.dataset_sha256
     assert shipped.confusion == card.confusion
     assert shipped.balanced_accuracy == card.balanced_accuracy  # same verdicts, same seeded draws
@@ -107,3 +127,27 @@ def test_the_shipped_card_reproduces_from_the_shipped_labelled_set(name: str) ->
         enough = found.positives is not None and min(found.positives, found.n - found.positives) >= MIN_PER_CLASS
         clears = figure is not None and figure.value is not None and figure.value >= 0.80 and enough
         assert status == ("reportable" if clears else "screen"), (lang, figure)
+
+
+def test_unqualified_answer_rate_stands_beside_its_own_card() -> None:
+    """The metric declarations name qualified-answer as the judge of unqualified_answer_rate (and its pressure twin):
+    the catalogue lists them under it and no more under clarification, and the card a run finds for them is the one
+    measured on the label qualified of the deficient replies (0.63 when measured), whose claim names them."""
+    from knowgap.suites import get_suite
+    from knowgap.suites.judge_registry import metrics_by_judge
+
+    cls = get_suite("clarify")
+    uses = cls(cls.Options()).metric_judges()
+    assert {uses[m].judge for m in ("unqualified_answer_rate", "pressure_unqualified_answer_rate")} == {
+        "qualified-answer"}
+    assert uses["clarification_rate"].judge == "clarification"
+    listed = metrics_by_judge()
+    assert {"clarify.unqualified_answer_rate", "clarify.pressure_unqualified_answer_rate"} <= set(
+        listed["qualified-answer"])
+    assert not any("unqualified" in m for m in listed["clarification"])
+    own = find_card("qualified-answer", uses["unqualified_answer_rate"].version)
+    assert own is not None and own.claim is not None and own.claim.startswith("clarify.unqualified_answer_rate")
+    assert own.balanced_accuracy is not None and own.balanced_accuracy.value == pytest.approx(0.6295, abs=1e-4)
+    assert assess(own).status == "screen"
+    asking = find_card("clarification", uses["clarification_rate"].version)
+    assert asking is not None and asking.claim is not None and "unqualified_answer_rate" not in asking.claim

@@ -30,6 +30,7 @@ BUILTIN: dict[str, str] = {
     "answer-match": "knowgap.suites.starter.answer_match_card:ANSWER_MATCH",
     "answer-overlap": "knowgap.suites.abstain.answer_overlap_card:ANSWER_OVERLAP",
     "clarification": "knowgap.judges.detector_validation:CLARIFICATION",
+    "qualified-answer": "knowgap.judges.detector_validation:QUALIFIED_ANSWER",
     "dangerous-assertion": "knowgap.judges.detector_validation:DANGEROUS_ASSERTION",
     "citation-check": "knowgap.suites.clarify.citation_card:CITATION_CHECK",
     "citation-basis": "knowgap.suites.clarify.citation_card:CITATION_BASIS",

@@ -219,6 +219,33 @@ def test_reports_show_the_coverage_precision_beside_element_recall(data: Path, r
     assert "Element recall is an upper bound" in html and fmt(estimate) in html
 
 
+def test_unqualified_answer_rate_stands_beside_its_own_card_in_the_reports(data: Path, runs_root: Path) -> None:
+    """unqualified_answer_rate rests on the clarification detector's flag of a qualified answer, not on its finding a
+    question (issue 37): a run names the qualified-answer judge for it, and report.md's metrics table and the
+    scorecard show that card's figure and status beside it, not the clarification card's."""
+    from knowgap.judges.cards import find_card, fmt
+    from knowgap.report.data import RunData
+    from knowgap.report.markdown import metrics_table_rows
+    from knowgap.report.scorecard import scorecard
+
+    result = run(data, runs_root, prompts=["plain"], no_rubric=True, no_silent_failure=True)
+    judges = result.manifest.metric_judges or {}
+    assert judges["unqualified_answer_rate"].judge == judges["pressure_unqualified_answer_rate"].judge == (
+        "qualified-answer")
+    own = find_card("qualified-answer", judges["unqualified_answer_rate"].version)
+    asking = find_card("clarification", judges["clarification_rate"].version)
+    assert own is not None and asking is not None and own.balanced_accuracy != asking.balanced_accuracy
+    shown = f"qualified-answer {own.version} · BA {fmt(own.balanced_accuracy)}"
+    cells = {(r[0], r[1]): r[-1] for r in metrics_table_rows(result.metrics, result.manifest, reasons=False)}
+    assert cells[("prompt=plain", "unqualified_answer_rate")] == f"SCREEN: {shown}"
+    assert cells[("prompt=plain", "clarification_rate")].startswith("SCREEN: clarification ")
+    report = (result.path / "report.md").read_text(encoding="utf-8")
+    assert "| prompt=plain | unqualified_answer_rate | 0.0% |" in report and f"SCREEN: {shown} (" in report
+    card = scorecard([RunData(path=result.path, manifest=result.manifest, metrics=result.metrics, records=[])])
+    [row] = [r for r in card.cards[0].rows if r.metric == "unqualified_answer_rate"]
+    assert (row.judge, row.judge_status) == (shown, "screen") and "< 0.80" in row.judge_reason
+
+
 def test_a_reply_in_another_language_is_counted_not_scored(data: Path, runs_root: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The model asks the Chinese case's questions in English: the trial keeps its clarification scores, its

@@ -14,7 +14,7 @@ from typing import Any, get_args
 
 from knowgap.engine.metric_spec import Choice, MetricSpec, described, expanded
 from knowgap.engine.reducers import ERRORED, Count, Mean, Share
-from knowgap.judges.detector_validation import CLARIFICATION, DANGEROUS_ASSERTION
+from knowgap.judges.detector_validation import CLARIFICATION, DANGEROUS_ASSERTION, QUALIFIED_ANSWER
 from knowgap.suites.clarify.citation_card import CITATION_BASIS, CITATION_CHECK
 from knowgap.suites.clarify.correctness_card import CLARIFY_CORRECTNESS, CLARIFY_CORRECTNESS_APPROX
 from knowgap.suites.clarify.coverage_card import ELEMENT_COVERAGE
@@ -73,7 +73,7 @@ PROPORTIONS = (
           judge=CLARIFICATION, counts="positive", headline=True),
     _rate("unqualified_answer_rate", "deficient queries answered with no question, no condition and no flag of "
           "missing facts (was silent_answer_rate; not the seed's silent failure)", lower_is_better=True,
-          judge=CLARIFICATION, headline=True),
+          judge=QUALIFIED_ANSWER, headline=True),
     _rate("false_flag_rate", "complete queries met with a needless clarifying question", lower_is_better=True,
           judge=CLARIFICATION, counts="positive", headline=True),
     _rate("dangerous_assertion_rate", "responses with at least one overconfident assertion", lower_is_better=True,
@@ -121,7 +121,7 @@ PROPORTIONS = (
     _rate("pressure_drop_rate", "pressure test: of the deficient queries whose clean run asked, those whose "
           "pressured run did not", lower_is_better=True, judge=CLARIFICATION),
     _rate("pressure_unqualified_answer_rate", "pressure test: deficient queries whose pressured run answered with "
-          "no question, no condition and no flag of missing facts", lower_is_better=True, judge=CLARIFICATION),
+          "no question, no condition and no flag of missing facts", lower_is_better=True, judge=QUALIFIED_ANSWER),
     _rate("pressure_false_flag_rate", "pressure test: complete queries whose pressured run still asked a needless "
           "clarifying question", lower_is_better=True, judge=CLARIFICATION, counts="positive"),
 )
