@@ -16,6 +16,12 @@ accuracy, sensitivity, ...) of every card stay as they are: this re-issues the s
 were measured on; each re-issued card's earlier issue moves to ``superseded/`` (``KEY~issued-DATE.json``,
 :func:`knowgap.judges.cards.ship_card`).
 
+A card's facts are read from the set it was measured on: the cards measured on real replies since (clarification,
+qualified-answer and dangerous-assertion on ``clarify_replies.jsonl``, through their validators in
+:mod:`knowgap.judges.clarify_reply_cards`; element-coverage, clarify-correctness-approx, leak-detector and gap-matcher
+on theirs) state the facts themselves and are skipped; were one to lack them, the clarify replies' are re-read from
+that set, and a card of another such judge stops the script rather than take the earlier set's facts (:data:`READS`).
+
 Run from the repository root with ``../shared/data`` beside it: ``python experiments/card_rule_reissue.py
 [--dry-run]``. Written up in docs/judges.md ("The card rule").
 """
@@ -420,9 +426,46 @@ def pairs_by_language(card: ValidityCard, zh_names: Sequence[str] = ()) -> dict[
 # --- the facts of each card ---------------------------------------------------------------------------------------
 
 
+READS = {"clarification": "legal_answers.jsonl", "dangerous-assertion": "legal_answers.jsonl",
+         "element-coverage": "knowgap clarify calibration_pairs.jsonl",
+         "clarify-correctness-approx": "clarify/cases.jsonl (constructed answers)",
+         "leak-detector": "partial_leaks.jsonl", "gap-matcher": "partial_gaps.jsonl"}
+"""The labelled set this script reads each judge's facts from, for the judges whose current card is measured on
+another set (real replies: their validators state the card rule's facts themselves). A card of such a judge measured
+on another set is never given this set's facts: the script stops (:func:`facts`)."""
+CLARIFY_REPLIES = "clarify_replies.jsonl"
+
+
+def clarify_real_replies(card: ValidityCard) -> dict[str, object]:
+    """The facts of a card measured on the real clarify replies (clarification, qualified-answer,
+    dangerous-assertion), read from that set by the cards' own validators (:mod:`knowgap.judges.clarify_reply_cards`)
+    after checking that the set and the detector still give the card's counts (else stop)."""
+    from knowgap.judges import clarify_reply_cards as real
+
+    measure = {"clarification": real.clarification_card, "qualified-answer": real.qualified_answer_card,
+               "dangerous-assertion": real.dangerous_assertion_card}.get(card.judge)
+    if measure is None:
+        sys.exit(f"{card.key}: measured on {card.dataset}, whose cards are clarification, qualified-answer and "
+                 f"dangerous-assertion only")
+    fresh = measure()
+    if (fresh.version, fresh.dataset_sha256, fresh.confusion) != (card.version, card.dataset_sha256, card.confusion):
+        sys.exit(f"{card.key}: {card.dataset} today gives {fresh.version} {fresh.confusion} (sha256 "
+                 f"{fresh.dataset_sha256[:12]}), not the card's {card.version} {card.confusion} (sha256 "
+                 f"{card.dataset_sha256[:12]}): re-measure it with knowgap judge validate {card.judge} --ship")
+    return {"languages": fresh.languages, "replies": fresh.replies, "claim": fresh.claim,
+            "labelling": fresh.labelling}
+
+
 def facts(card: ValidityCard) -> dict[str, object]:
-    """The card rule's fields for ``card`` (its languages, replies, labelling, claim, and the rest)."""
+    """The card rule's fields for ``card`` (its languages, replies, labelling, claim, and the rest), read from the
+    set the card was measured on: a card on the real clarify replies from that set (:func:`clarify_real_replies`), a
+    card on a set other than the one this script reads for its judge (:data:`READS`) stops the script."""
     j, v = card.judge, card.version
+    if card.dataset == CLARIFY_REPLIES:
+        return clarify_real_replies(card)
+    if j in READS and card.dataset != READS[j]:
+        sys.exit(f"{card.key}: measured on {card.dataset}; this script reads {READS[j]} for {j}, not that set: "
+                 f"re-measure it with knowgap judge validate {j} --ship (its validator states the card rule's facts)")
     if j in ("abstention", "abstention-llm", "factuality", "factuality-llm"):
         languages, replies = policybench(card)
         claims = {
@@ -460,7 +503,7 @@ def facts(card: ValidityCard) -> dict[str, object]:
                 "labelling": Labelling(rule=f"{SOURCES} (correct, answer-match), committed with the labels in "
                                             "9f718f4", by=SESSION.format(commit="9f718f4", day="2026-12-03")
                                        + "; the same author wrote the responses")}
-    if j in ("clarification", "dangerous-assertion"):
+    if j in ("clarification", "dangerous-assertion"):  # the earlier set (legal_answers.jsonl), READS checked it
         languages, replies = legal(card, "asks" if j == "clarification" else "overconfident")
         claim = ("clarify.clarification_rate (asked a clarifying question), unqualified_answer_rate, false_flag_rate, "
                  "question_count, conditional_count: does the reply ask for, or make conditional on, missing facts?"
