@@ -77,7 +77,7 @@ def sheet_items(run_dirs: list[Path], kb: str = "policybench") -> list[SheetItem
     items: dict[str, SheetItem] = {}
     for run_dir in run_dirs:
         manifest, _ = load_run(run_dir.name, run_dir.parent)
-        if manifest.config.suite != "abstain" or manifest.config.options.get("scenario"):
+        if manifest.config.suite != "abstain" or manifest.config.options.get("scenario", "loo") != "loo":
             raise SystemExit(f"{run_dir}: not a leave-one-out abstain run")
         model = manifest.config.models["target"]
         for trial in iter_trials(run_dir.name, run_dir.parent):

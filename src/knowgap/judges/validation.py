@@ -13,7 +13,11 @@ total)`` callback (:data:`knowgap.judges.judge.Validator`). Each judge is declar
   ``factuality.yaml`` run through the model gateway (response cache, retries, accounting), as
   ``knowgap judge abstention --model`` does; a reply that cannot be parsed is counted as a wrong verdict,
   never dropped. factuality's positive class is *acceptable* (tier 1 or 2, what ``factuality_answered``
-  counts), measured on the answered rows (reference tier 1/2/3).
+  counts), measured on the answered rows (reference tier 1/2/3). Their catalogue validators
+  (:func:`validate_abstention_llm_real`, :func:`validate_factuality_llm_real`) measure them on the shipped real
+  replies of the embedded models (:mod:`knowgap.judges.abstain_reply_cards`, issue 37's card rule); given a data
+  folder (``--data``), on PolicyBench's GPT-4o rows instead (:func:`validate_abstention_llm`,
+  :func:`validate_factuality_llm`).
 """
 
 from __future__ import annotations
@@ -202,17 +206,66 @@ def validate_factuality_llm(data_dir: Path | None, limit: int | None = None, jud
                       notes="labels: gpt-4.1 judge that agreed ~80% (3 tiers) with human annotators")
 
 
+def _spec_outcomes_with(model: str, spec_name: str,
+                       progress: Progress | None) -> Callable[[list[dict[str, str]]], list[str | ParseFailure]]:
+    def outcomes(records: list[dict[str, str]]) -> list[str | ParseFailure]:
+        return spec_outcomes(model, spec_name, records,
+                             progress=(lambda done: progress(done, len(records))) if progress else None)
+
+    return outcomes
+
+
+_EARLIER = (POLICYBENCH_RESPONSES, "openai:gpt-4o replies (PolicyBench responses_dev), labelled by KnowOrNot's "
+                                   "gpt-4.1 judge")
+
+
+def validate_abstention_llm_real(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                                 progress: Progress | None = None) -> ValidityCard:
+    """abstention-llm on the labelled real replies of the embedded models (``judges/data/labelled/
+    abstain_replies.jsonl``, default 40 items); with ``data_dir``, on PolicyBench's GPT-4o rows
+    (:func:`validate_abstention_llm`)."""
+    if data_dir is not None:
+        return validate_abstention_llm(data_dir, limit, judge_model, progress)
+    from knowgap.judges.abstain_reply_cards import ABSTENTION_CAP, abstention_llm_card
+    from knowgap.judges.spec import load_spec
+
+    model = judge_model or DEFAULT_JUDGE_MODEL
+    card, _ = abstention_llm_card(load_spec("abstention").version, model,
+                                  _spec_outcomes_with(model, "abstention", progress),
+                                  limit=ABSTENTION_CAP if limit is None else limit, earlier=_EARLIER)
+    return card
+
+
+def validate_factuality_llm_real(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                                 progress: Progress | None = None) -> ValidityCard:
+    """factuality-llm on the labelled real answers of the embedded models (the items of ``abstain_replies.jsonl``
+    labelled answered, default 30); with ``data_dir``, on PolicyBench's GPT-4o rows
+    (:func:`validate_factuality_llm`)."""
+    if data_dir is not None:
+        return validate_factuality_llm(data_dir, limit, judge_model, progress)
+    from knowgap.judges.abstain_reply_cards import FACTUALITY_CAP, factuality_llm_card
+    from knowgap.judges.spec import load_spec
+
+    model = judge_model or DEFAULT_JUDGE_MODEL
+    card, _ = factuality_llm_card(load_spec("factuality").version, model,
+                                  _spec_outcomes_with(model, "factuality", progress),
+                                  limit=FACTUALITY_CAP if limit is None else limit, earlier=_EARLIER)
+    return card
+
+
 _PB = POLICYBENCH_LABELS
+_REAL = ("judges/data/labelled/abstain_replies.jsonl (real answers of local:qwen2.5-0.5b and local:qwen2.5-1.5b, "
+         "en; rules abstained-1, tier-1)")
 ABSTENTION = Judge(
     name="abstention", kind="offline", decides="did the response decline to answer?", current=ABSTENTION_VERSION,
     positive="abstained", labelled_set=_PB + ", label abstention", validator=validate_abstention, fields=("abstained",))
 ABSTENTION_LLM = Judge(
     name="abstention-llm", kind="model",
     decides="did the response decline to answer? (LLM, judges/data/abstention.yaml)",
-    current=spec_version("abstention"), positive="abstained", labelled_set=_PB + ", label abstention",
-    validator=validate_abstention_llm, fields=("abstained",))
+    current=spec_version("abstention"), positive="abstained", labelled_set=_REAL + ", label abstained",
+    validator=validate_abstention_llm_real, fields=("abstained",), needs_data=False)
 FACTUALITY_LLM = Judge(
     name="factuality-llm", kind="model",
     decides="KnowOrNot tier of an answer against the expected answer (LLM, judges/data/factuality.yaml)",
     current=spec_version("factuality"), positive="acceptable (tier_1 or tier_2)",
-    labelled_set=_PB + ", label factuality", validator=validate_factuality_llm)
+    labelled_set=_REAL + ", label tier", validator=validate_factuality_llm_real, needs_data=False)
