@@ -139,7 +139,7 @@ def test_cli_validates_on_the_real_replies_without_a_data_folder(tmp_path: Path,
     assert card.balanced_accuracy.value == 0.5 and card.languages is not None and set(card.languages) == {"en"}
 
 
-@pytest.mark.parametrize("name", ["abstention-llm"])
+@pytest.mark.parametrize("name", ["abstention-llm", "factuality-llm"])
 def test_the_shipped_card_reproduces_from_its_recorded_verdicts(name: str) -> None:
     """The shipped card is what its validator makes of the outcomes the 1.5B gave (replayed): the same sample in the
     same order, the same labels, counts, figures and extras."""
