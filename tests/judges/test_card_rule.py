@@ -166,14 +166,19 @@ def test_every_shipped_card_says_what_it_validates_and_was_measured_on() -> None
 
 
 def test_the_clarify_rubric_card_is_a_screen_that_reports_model_only_and_combined() -> None:
+    """Measured on real replies of both models (issue 37): the one adequate reply of the pool (zh) makes the combined
+    figure too thin to report, and the model alone calls every reply adequate (0.50)."""
     card = find_card("clarify-rubric", "clarify-rubric-v3-anchored", "local:qwen2.5-1.5b")
-    assert card is not None and card.replies is not None and card.replies.kind == "constructed"
-    assert card.model_only is not None and card.model_only.value == pytest.approx(13 / 62)
-    assert card.combined is not None and card.combined.value == pytest.approx(0.98)
+    assert card is not None and card.replies is not None and card.replies.kind == "real"
+    assert set(card.replies.models) == {"local:qwen2.5-0.5b", "local:qwen2.5-1.5b"}
+    assert card.model_only is not None and card.model_only.value == pytest.approx(0.5)
+    assert card.combined is not None and card.combined.value == pytest.approx((1 + 32 / 41) / 2)
     a = assess(card)
-    assert a.status == "screen" and "(model alone 0.21, combined 0.98)" in a.reason
-    assert "the rule, not the rubric" in card.notes
-    assert card.languages is not None and {k: f.n for k, f in card.languages.items()} == {"en": 13, "zh": 49}
+    assert a.status == "screen" and "(model alone 0.50, combined 0.89)" in a.reason
+    assert "hold 1 positive(s) and 41 negative(s)" in a.reason
+    assert card.languages is not None and {k: (f.n, f.positives) for k, f in card.languages.items()} == {
+        "en": (18, 0), "zh": (24, 1)}
+    assert assess(card, languages=["en"]).reason.startswith("the judge's card")  # en: one class, no figure
 
 
 def test_re_issuing_a_card_keeps_the_earlier_issue_where_no_look_up_finds_it(tmp_path: Path) -> None:

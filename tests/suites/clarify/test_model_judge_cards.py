@@ -154,3 +154,22 @@ def test_the_silent_failure_validator_samples_by_language_and_label_and_writes_v
     rows = [json.loads(line) for line in
             (measured_dir() / f"{card.key}.items.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 8 and sum(r["silent_failure"] for r in rows) == 4 and not any(r["dodges"] for r in rows)
+
+
+def test_the_shipped_cards_of_the_default_judge_model_are_measured_on_real_replies() -> None:
+    """Both cards of local:qwen2.5-1.5b (the suite's default judge model) rest on real replies of two models in
+    both languages, labelled before the judge ran; both are screens (the silent-failure judge called every reply a
+    dodge: specificity 0 of 21)."""
+    from knowgap.judges.cards import find_card
+    from knowgap.suites.clarify.judging import silent_failure_spec
+    from knowgap.suites.clarify.prompts import RUBRIC_VERSION
+
+    rubric = find_card("clarify-rubric", RUBRIC_VERSION, "local:qwen2.5-1.5b")
+    silent = find_card("clarify-silent-failure", silent_failure_spec().version, "local:qwen2.5-1.5b")
+    for card in (rubric, silent):
+        assert card is not None and card.replies is not None and card.replies.kind == "real"
+        assert len(card.replies.models) == 2 and card.languages is not None and set(card.languages) == {"en", "zh"}
+        assert card.labelling is not None and card.labelling.before_judge and assess(card).status == "screen"
+    assert rubric is not None and rubric.model_only is not None and rubric.combined is not None
+    assert silent is not None and silent.confusion is not None
+    assert (silent.confusion.tp, silent.confusion.fn, silent.confusion.fp, silent.confusion.tn) == (19, 0, 21, 0)

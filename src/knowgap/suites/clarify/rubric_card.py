@@ -65,9 +65,19 @@ NOTES = ("Real replies of local:qwen2.5-0.5b and local:qwen2.5-1.5b to the clari
          "total of 3.0: the labelled pool of 112 holds 1 adequate reply (zh, local:qwen2.5-1.5b) and none in en, so "
          "the binary figure has no balanced accuracy in en (one class) and rests on one positive in zh; the ordinal "
          "agreement in extra (mean absolute error, Spearman's rho, per dimension) is what this card measures of the "
-         "rubric on such replies. The constructed pairs measured before (reference reply vs an assuming reply: 0.98 "
-         "with the anchors, 0.21 by the model alone; superseded/) stay a discrimination check "
-         "(validate_clarify_rubric_pairs), never part of this card.")
+         "rubric on such replies. Measured 2026-12-05 with local:qwen2.5-1.5b (42 replies, 4 requests each, 11.5 s a "
+         "reply): the model's own ratings do not tell the replies apart: every dimension 2.85-4.16 and every total "
+         "3.13-4.00 (median 3.72), so the model alone calls all 42 adequate (model_only 0.50), including a reply "
+         "naming the flower pot's maker as liable and degenerate repetitions; its totals rank the replies like the "
+         "annotator's barely (Spearman 0.09 [-0.23, 0.39], mean absolute error 1.90). As the judge runs, the offline "
+         "anchors (B set to 1 on the 39 of 42 replies where the clarification detector finds no question, A too on "
+         "11 of them that state no condition either) pull the totals to 1.88-3.13, around the bar: 7 inadequate zh "
+         "replies still land at 3.01-3.13, and 2 whose self-posed questions the detector takes for asking keep the "
+         "model's 3.75 and 3.78 (9 false adequate of 23 zh, specificity 0.78; none of 18 en); the one adequate reply "
+         "(which asks) keeps the model's 3.82; combined 0.89 [0.45, 0.92] on that one positive is the anchors' and "
+         "the bar's doing, not the model's (Spearman 0.15 [-0.17, 0.44], mean absolute error 1.06). The constructed "
+         "pairs measured before (reference reply vs an assuming reply: 0.98 with the anchors, 0.21 by the model "
+         "alone; superseded/) stay a discrimination check (validate_clarify_rubric_pairs), never part of this card.")
 
 
 async def _rate(guideline: str, case: ClarifyCase, ctx: GatewayContext, reply: str) -> Ratings:

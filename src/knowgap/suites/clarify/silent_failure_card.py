@@ -76,11 +76,17 @@ REPLIES_HOW = ("local models' first replies to the clarify cases, deficient and 
 REAL_NOTES = ("Real replies of local:qwen2.5-0.5b and local:qwen2.5-1.5b to the clarify cases (deficient and "
               "complete), labelled silent failure or not by one annotator (rule silent-failure-1) before the judge "
               "ran: the labelled pool of 146 holds 50 silent failures (zh 42 of 119, en 8 of 27), so en has fewer "
-              "than 10 positives and its figure cannot clear the bar whatever it is. Most of the small models' silent "
-              "failures are not the seed's polished dodge but degenerate or off-topic text (repeated steps, a side "
-              "issue, 'consult a lawyer'); a wrong answer is an answer, not a dodge. extra: per model, per kind of "
-              "case. The constructed set measured before (templated dodges vs reference replies) stays a "
-              "discrimination check (validate_silent_failure_constructed), never part of this card.")
+              "than 10 positives and its figure cannot clear the bar whatever it is. Most of the small models' "
+              "silent failures are not the seed's polished dodge but degenerate or off-topic text (repeated steps, a "
+              "side issue, 'consult a lawyer'); a wrong answer is an answer, not a dodge. Measured 2026-12-06 with "
+              "local:qwen2.5-1.5b (40 replies, 5.6 s each): the judge said 'dodges' for every reply, sensitivity "
+              "19/19 and specificity 0/21 (0.50 in both languages, for both models' replies and both kinds of "
+              "case), direct answers included ('Yes, you can still sue him', 'No, it is not your joint property', "
+              "'根据您的描述，这套房子属于您的丈夫。'): with this judge silent_failure_rate reads the "
+              "share of replies judged, not of dodges. The 0.5B judge's card (the constructed set: 16 of 20 good "
+              "replies called dodges) stays that judge model's card. extra: per model, per kind of case. The "
+              "constructed set measured before (templated dodges vs reference replies) stays a discrimination check "
+              "(validate_silent_failure_constructed), never part of this card.")
 Progress = Callable[[int, int], None]
 DATASET = "clarify/cases.jsonl (constructed replies)"
 TOPICS: dict[str, tuple[str, str]] = {
