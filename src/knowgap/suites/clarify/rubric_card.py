@@ -24,8 +24,7 @@ from functools import partial
 from pathlib import Path
 
 from knowgap.errors import InputError
-from knowgap.jsonl import write_jsonl
-from knowgap.judges.cards import Estimate, Labelling, ValidityCard, measured_dir
+from knowgap.judges.cards import Estimate, Labelling, ValidityCard
 from knowgap.judges.geval import Ratings
 from knowgap.judges.judge import Judge, Progress
 from knowgap.judges.labelled_sets import DEFAULT_JUDGE_MODEL
@@ -36,6 +35,7 @@ from knowgap.judges.rubric_validity import (
     ScoredVerdict,
     validate_pairs,
     validate_scored,
+    write_verdicts,
 )
 from knowgap.stats import wilson
 from knowgap.suites.clarify.dataset import CASES_FILE, GUIDELINE_FILES, ClarifyCase, load_cases, load_guideline
@@ -161,11 +161,6 @@ def measure_clarify_rubric(limit: int | None, judge_model: str, progress: Progre
                     "judge and the annotator alike; extra also: per dimension the share of ratings that round to the "
                     "annotator's score (DIM_exact) and per language the mean absolute error of the total")
     return card, verdicts
-
-
-def write_verdicts(card: ValidityCard, verdicts: list[ScoredVerdict], folder: Path | None = None) -> Path:
-    """Each judged reply's verdict beside the cards measured here (``KNOWGAP_HOME/judge_cards/KEY.items.jsonl``)."""
-    return write_jsonl((folder or measured_dir()) / f"{card.key}.items.jsonl", [v.model_dump() for v in verdicts])
 
 
 def validate_clarify_rubric(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
