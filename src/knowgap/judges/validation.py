@@ -219,6 +219,21 @@ _EARLIER = (POLICYBENCH_RESPONSES, "openai:gpt-4o replies (PolicyBench responses
                                    "gpt-4.1 judge")
 
 
+def _on_real_replies(spec_name: str, limit: int | None, judge_model: str | None,
+                     progress: Progress | None) -> ValidityCard:
+    """The card of the judge spec ``spec_name`` (abstention or factuality) on the labelled real answers of the
+    embedded models (:mod:`knowgap.judges.abstain_reply_cards`; ``limit`` default: the card's cap)."""
+    from knowgap.judges import abstain_reply_cards as real
+    from knowgap.judges.spec import load_spec
+
+    make, cap = ((real.abstention_llm_card, real.ABSTENTION_CAP) if spec_name == "abstention" else
+                 (real.factuality_llm_card, real.FACTUALITY_CAP))
+    model = judge_model or DEFAULT_JUDGE_MODEL
+    card, _ = make(load_spec(spec_name).version, model, _spec_outcomes_with(model, spec_name, progress),
+                   limit=cap if limit is None else limit, earlier=_EARLIER)
+    return card
+
+
 def validate_abstention_llm_real(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
                                  progress: Progress | None = None) -> ValidityCard:
     """abstention-llm on the labelled real replies of the embedded models (``judges/data/labelled/
@@ -226,14 +241,7 @@ def validate_abstention_llm_real(data_dir: Path | None, limit: int | None = None
     (:func:`validate_abstention_llm`)."""
     if data_dir is not None:
         return validate_abstention_llm(data_dir, limit, judge_model, progress)
-    from knowgap.judges.abstain_reply_cards import ABSTENTION_CAP, abstention_llm_card
-    from knowgap.judges.spec import load_spec
-
-    model = judge_model or DEFAULT_JUDGE_MODEL
-    card, _ = abstention_llm_card(load_spec("abstention").version, model,
-                                  _spec_outcomes_with(model, "abstention", progress),
-                                  limit=ABSTENTION_CAP if limit is None else limit, earlier=_EARLIER)
-    return card
+    return _on_real_replies("abstention", limit, judge_model, progress)
 
 
 def validate_factuality_llm_real(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
@@ -243,14 +251,7 @@ def validate_factuality_llm_real(data_dir: Path | None, limit: int | None = None
     (:func:`validate_factuality_llm`)."""
     if data_dir is not None:
         return validate_factuality_llm(data_dir, limit, judge_model, progress)
-    from knowgap.judges.abstain_reply_cards import FACTUALITY_CAP, factuality_llm_card
-    from knowgap.judges.spec import load_spec
-
-    model = judge_model or DEFAULT_JUDGE_MODEL
-    card, _ = factuality_llm_card(load_spec("factuality").version, model,
-                                  _spec_outcomes_with(model, "factuality", progress),
-                                  limit=FACTUALITY_CAP if limit is None else limit, earlier=_EARLIER)
-    return card
+    return _on_real_replies("factuality", limit, judge_model, progress)
 
 
 _PB = POLICYBENCH_LABELS
