@@ -13,7 +13,8 @@ metrics, so the sheet can be labelled blind to every judge.
 One item per distinct (model, case, reply text): the same reply written by the same model for the same case in two
 runs or under two prompts is one item that lists every run and trial it came from. The item id is stable across
 re-runs of this script (``MODEL/CASE/sha256(reply)[:8]``), so items labelled earlier keep their ids when runs are
-added.
+added. Reading the runs' finished trials and grouping the replies are ``real_reply_sheets.py``'s, shared with
+``partial_real_replies.py``.
 
 Run from the repository root: ``python experiments/clarify_real_replies.py RUN_DIR [RUN_DIR ...] -o SHEET.jsonl``.
 Used by the clarify cards re-measured on real replies (clarification, dangerous-assertion; element-coverage,
@@ -23,15 +24,15 @@ clarify-correctness-approx, citation-check): each keeps its own labelled set bui
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import sys
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+from real_reply_sheets import reply_id, seen_before, short_model, target_trials
 
-from knowgap import iter_trials, load_run
 from knowgap.suites.clarify.dataset import load_cases
+
+__all__ = ["Origin", "SheetItem", "main", "sheet_items", "short_model"]
 
 
 class Origin(BaseModel):
@@ -62,42 +63,26 @@ class SheetItem(BaseModel):
     finish_reason: str | None = Field(description="'length' when the reply was cut at max_tokens")
 
 
-def short_model(spec: str) -> str:
-    """``local:qwen2.5-1.5b`` -> ``qwen2.5-1.5b`` (the id's first part)."""
-    return spec.split(":", 1)[-1].replace("/", "_")
-
-
 def sheet_items(run_dirs: list[Path]) -> list[SheetItem]:
     cases = {c.id: c for c in load_cases()}
     items: dict[str, SheetItem] = {}
-    for run_dir in run_dirs:
-        manifest, _ = load_run(run_dir.name, run_dir.parent)
-        if manifest.config.suite != "clarify":
-            raise SystemExit(f"{run_dir}: a {manifest.config.suite} run, not clarify")
+    for manifest, trial, target in target_trials(run_dirs, "clarify"):
         model = manifest.config.models["target"]
-        for trial in iter_trials(run_dir.name, run_dir.parent):
-            target = [c for c in trial.calls if c.role == "target" and c.response is not None]
-            if trial.status != "ok" or not target:
-                print(f"skipped {run_dir.name} {trial.trial_id}: status {trial.status}, no target reply",
-                      file=sys.stderr)
-                continue
-            response = target[-1].response
-            assert response is not None
-            reply = response.text
-            case = cases[trial.case_id]
-            key = f"{short_model(model)}/{case.id}/{hashlib.sha256(reply.encode('utf-8')).hexdigest()[:8]}"
-            origin = Origin(run=manifest.run_id, trial=trial.trial_id, prompt=str(trial.config.get("prompt", "")))
-            if key in items:
-                if origin not in items[key].origins:
-                    items[key].origins.append(origin)
-                continue
-            items[key] = SheetItem(
-                id=key, model=model, origins=[origin], case_id=case.id, lang=case.lang, kind=case.kind,
-                domain=case.domain, query=case.query, missing_information=[m.text for m in case.missing_information],
-                hidden_facts=case.hidden_facts, expected_clarifying_questions=case.expected_clarifying_questions,
-                conditional_answer=case.conditional_answer, conclusion=case.conclusion,
-                conclusion_terms=case.conclusion_terms, legal_basis=case.legal_basis, reply=reply,
-                finish_reason=response.finish_reason)
+        response = target[-1].response
+        assert response is not None
+        reply = response.text
+        case = cases[trial.case_id]
+        key = reply_id(model, case.id, reply)
+        origin = Origin(run=manifest.run_id, trial=trial.trial_id, prompt=str(trial.config.get("prompt", "")))
+        if seen_before(items, key, origin):
+            continue
+        items[key] = SheetItem(
+            id=key, model=model, origins=[origin], case_id=case.id, lang=case.lang, kind=case.kind,
+            domain=case.domain, query=case.query, missing_information=[m.text for m in case.missing_information],
+            hidden_facts=case.hidden_facts, expected_clarifying_questions=case.expected_clarifying_questions,
+            conditional_answer=case.conditional_answer, conclusion=case.conclusion,
+            conclusion_terms=case.conclusion_terms, legal_basis=case.legal_basis, reply=reply,
+            finish_reason=response.finish_reason)
     return list(items.values())
 
 

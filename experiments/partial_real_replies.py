@@ -25,7 +25,8 @@ verdicts), nor the run's metrics or verdicts, so the sheet can be labelled blind
 One item per distinct (model, case, reply text): the same reply to the same case by the same model in two runs is
 one item listing every run and trial it came from (its expected fields are the union of the runs' oracles, each
 naming the runs it comes from). The item id is stable across re-runs of this script
-(``MODEL/CASE/sha256(reply)[:8]``).
+(``MODEL/CASE/sha256(reply)[:8]``). Reading the runs' finished trials and grouping the replies are
+``real_reply_sheets.py``'s, shared with ``clarify_real_replies.py``.
 
 Run from the repository root: ``python experiments/partial_real_replies.py RUN_DIR [RUN_DIR ...] -o SHEET.jsonl``.
 Used by the leak-detector, gap-matcher and partial-rubric cards re-measured on real replies (docs in
@@ -35,7 +36,6 @@ Used by the leak-detector, gap-matcher and partial-rubric cards re-measured on r
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -44,8 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+from real_reply_sheets import reply_id, seen_before, target_trials
 
-from knowgap import iter_trials, load_run
 from knowgap.suites.partial.dataset import DATA, Scenario, load_dataset
 from knowgap.suites.partial.scoring import Answer, parse_answer
 from knowgap.suites.partial.view import build_view
@@ -105,11 +105,6 @@ class SheetItem(BaseModel):
     sufficient: bool = Field(description="the role oracle's 'sufficient': the authorized view is enough to decide")
 
 
-def short_model(spec: str) -> str:
-    """``local:qwen2.5-1.5b`` -> ``qwen2.5-1.5b``."""
-    return spec.split(":", 1)[-1].replace("/", "_")
-
-
 def scenarios_at(commit: str | None, override: Path | None) -> dict[str, Scenario]:
     """The scenarios a run used: ``override``, else the shipped file at ``commit`` (git show), else today's."""
     if override is not None:
@@ -137,58 +132,47 @@ def evidence_block(prompt: str, scenario: Scenario, question: str) -> str:
 
 def sheet_items(run_dirs: list[Path], overrides: dict[str, Path]) -> list[SheetItem]:
     items: dict[str, SheetItem] = {}
-    for run_dir in run_dirs:
-        manifest, _ = load_run(run_dir.name, run_dir.parent)
-        if manifest.config.suite != "partial":
-            raise SystemExit(f"{run_dir}: a {manifest.config.suite} run, not partial")
+    runs: dict[str, dict[str, Scenario]] = {}
+    for manifest, trial, calls in target_trials(run_dirs, "partial"):
+        if str(trial.config.get("view", "")) == "full":
+            continue
         model = manifest.config.models["target"]
-        scenarios = scenarios_at(manifest.git_commit, overrides.get(manifest.run_id))
-        for trial in iter_trials(run_dir.name, run_dir.parent):
-            calls = [c for c in trial.calls if c.role == "target" and c.response is not None]
-            if trial.status != "ok" or not calls:
-                print(f"skipped {run_dir.name} {trial.trial_id}: status {trial.status}, no target reply",
-                      file=sys.stderr)
-                continue
-            if str(trial.config.get("view", "")) == "full":
-                continue
-            scenario_id, role, task_id = trial.case_id.split("/")
-            scenario = scenarios[scenario_id]
-            task = next(t for t in scenario.tasks if t.id == task_id)
-            replies = [c.response.text for c in calls if c.response is not None]
-            last = calls[-1].response
-            assert last is not None
-            key = (f"{short_model(model)}/{trial.case_id}/"
-                   f"{hashlib.sha256(replies[-1].encode('utf-8')).hexdigest()[:8]}")
-            origin = Origin(run=manifest.run_id, trial=trial.trial_id, config=trial.config_id,
-                            commit=manifest.git_commit)
-            oracle = task.oracle[role]
-            expected = [Expected(path=p, labels=scenario.field_labels.get(p, []), runs=[manifest.run_id])
-                        for p in oracle.hidden_relevant]
-            if key in items:
-                item = items[key]
-                if origin not in item.origins:
-                    item.origins.append(origin)
-                for e in expected:
-                    known = next((x for x in item.expected_missing if x.path == e.path), None)
-                    if known is None:
-                        item.expected_missing.append(e)
-                    elif manifest.run_id not in known.runs:
-                        known.runs.append(manifest.run_id)
-                continue
-            messages = calls[0].request.messages
-            built = build_view(scenario, scenario.policy(role), summariser=lambda _p, _t: GENERATED)
-            answer = parse_answer(replies[-1])
-            prompt = "\n".join(m.content for m in messages if m.role == "user")
-            items[key] = SheetItem(
-                id=key, model=model, origins=[origin], case_id=trial.case_id, scenario_id=scenario_id, role=role,
-                task_id=task_id, lang=scenario.effective_lang(), family=scenario.family, task_type=task.type,
-                question=task.question,
-                hidden=[Hidden(path=s.path, value=s.value, op=s.op, shown=s.shown) for s in built.secrets],
-                expected_missing=expected,
-                system="\n".join(m.content for m in messages if m.role == "system"),
-                prompt=prompt, replies=replies, finish_reason=last.finish_reason, parsed=isinstance(answer, Answer),
-                missing=answer.missing if isinstance(answer, Answer) else [],
-                evidence=evidence_block(prompt, scenario, task.question), sufficient=oracle.sufficient)
+        if manifest.run_id not in runs:
+            runs[manifest.run_id] = scenarios_at(manifest.git_commit, overrides.get(manifest.run_id))
+        scenarios = runs[manifest.run_id]
+        scenario_id, role, task_id = trial.case_id.split("/")
+        scenario = scenarios[scenario_id]
+        task = next(t for t in scenario.tasks if t.id == task_id)
+        replies = [c.response.text for c in calls if c.response is not None]
+        last = calls[-1].response
+        assert last is not None
+        key = reply_id(model, trial.case_id, replies[-1])
+        origin = Origin(run=manifest.run_id, trial=trial.trial_id, config=trial.config_id, commit=manifest.git_commit)
+        oracle = task.oracle[role]
+        expected = [Expected(path=p, labels=scenario.field_labels.get(p, []), runs=[manifest.run_id])
+                    for p in oracle.hidden_relevant]
+        if seen_before(items, key, origin):
+            for e in expected:
+                known = next((x for x in items[key].expected_missing if x.path == e.path), None)
+                if known is None:
+                    items[key].expected_missing.append(e)
+                elif manifest.run_id not in known.runs:
+                    known.runs.append(manifest.run_id)
+            continue
+        messages = calls[0].request.messages
+        built = build_view(scenario, scenario.policy(role), summariser=lambda _p, _t: GENERATED)
+        answer = parse_answer(replies[-1])
+        prompt = "\n".join(m.content for m in messages if m.role == "user")
+        items[key] = SheetItem(
+            id=key, model=model, origins=[origin], case_id=trial.case_id, scenario_id=scenario_id, role=role,
+            task_id=task_id, lang=scenario.effective_lang(), family=scenario.family, task_type=task.type,
+            question=task.question,
+            hidden=[Hidden(path=s.path, value=s.value, op=s.op, shown=s.shown) for s in built.secrets],
+            expected_missing=expected,
+            system="\n".join(m.content for m in messages if m.role == "system"),
+            prompt=prompt, replies=replies, finish_reason=last.finish_reason, parsed=isinstance(answer, Answer),
+            missing=answer.missing if isinstance(answer, Answer) else [],
+            evidence=evidence_block(prompt, scenario, task.question), sufficient=oracle.sufficient)
     return list(items.values())
 
 
