@@ -218,7 +218,7 @@ def test_a_bad_labelled_line_names_file_line_and_field(tmp_path: Path, monkeypat
 
 def test_clarify_correctness_counts_verdicts_and_parse_failures(tmp_path: Path) -> None:
     register_provider("cards-correct", lambda spec, _rest: Fixed('{"verdict": "correct", "reason": "same"}', spec))
-    card = correctness_card.validate_clarify_correctness(tmp_path, 8, "cards-correct:m", None)
+    card = correctness_card.validate_clarify_correctness_constructed(tmp_path, 8, "cards-correct:m", None)
     assert (card.judge_model, card.n, card.parse_failures) == ("cards-correct:m", 8, 0)
     assert card.confusion is not None and (card.confusion.tp, card.confusion.fp) == (4, 4)
     assert card.sensitivity is not None and card.sensitivity.value == 1.0
@@ -228,7 +228,8 @@ def test_clarify_correctness_counts_verdicts_and_parse_failures(tmp_path: Path) 
     assert card.languages is not None and sum(f.n for f in card.languages.values()) == 8
 
     register_provider("cards-garbled", lambda spec, _rest: Fixed("I think it is right.", spec))
-    garbled = correctness_card.validate_clarify_correctness(tmp_path, 8, "cards-garbled:m", None)
+    garbled = correctness_card.validate_clarify_correctness_constructed(tmp_path, 8, "cards-garbled:m",
+                                                                       None)
     assert garbled.parse_failures == 8
     assert garbled.confusion is not None and garbled.confusion.tp + garbled.confusion.tn == 0
 

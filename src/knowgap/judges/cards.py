@@ -327,6 +327,25 @@ def binary_card(judge: str, version: str, verdicts: Sequence[bool | None], label
                         known_failures=list(known_failures))
 
 
+def group_measures(groups: Sequence[str], verdicts: Sequence[bool | None],
+                   labels: Sequence[bool]) -> dict[str, Estimate | float]:
+    """A card's ``extra`` entries per group (``groups[i]`` is item i's: a model, a language, ``MODEL_LANG``...):
+    ``n_GROUP``, ``positives_GROUP`` and each of balanced accuracy, sensitivity and specificity its items allow
+    (``MEASURE_GROUP``)."""
+    if not len(groups) == len(verdicts) == len(labels):
+        raise ValueError(f"{len(groups)} groups for {len(verdicts)} verdicts and {len(labels)} labels")
+    out: dict[str, Estimate | float] = {}
+    for group in sorted(set(groups)):
+        members = [i for i, g in enumerate(groups) if g == group]
+        c, _ = confusion_of([verdicts[i] for i in members], [labels[i] for i in members])
+        out[f"n_{group}"] = float(len(members))
+        out[f"positives_{group}"] = float(c.tp + c.fn)
+        for measure, value in binary_measures(c).items():
+            if measure in ("balanced_accuracy", "sensitivity", "specificity") and value.value is not None:
+                out[f"{measure}_{group}"] = value
+    return out
+
+
 # --- what a card means for a reported number ------------------------------------------------------------------
 
 Status = Literal["reportable", "screen", "computed"]
