@@ -1,25 +1,47 @@
 """The extract suite's claim judge as a judge of the catalogue (``extract-claims``: is each claim of a summary
-supported by its source?), declared here where it lives, with its validator: SummEdits summaries (read from the data
-folder: SummEdits states no licence, so it is never shipped) and the suite's handwritten faithful / unfaithful
-review summaries."""
+supported by its source?), declared here where it lives, with its validators.
+
+The card (issue 37, the card rule): the judge on REAL summaries of normal reviews written by two local models, zh and
+en, one item per distinct summary, each labelled unfaithful or not by rule claims-1
+(``judges/data/labelled/extract_summaries_rule.md``, committed before any label and before the judge ran on them;
+the labels: ``extract_summaries.jsonl``). The sample is drawn after labelling, seeded and stratified by language and
+label (equal classes per language as far as each allows: stratifying on the gold label leaves balanced accuracy
+unbiased); each judged summary's verdict is written beside the cards measured here
+(``KNOWGAP_HOME/judge_cards/KEY.items.jsonl``).
+
+With a data folder the earlier set is measured instead (:func:`validate_extract_claims`): SummEdits summaries (read
+from the data folder: SummEdits states no licence, so it is never shipped) and the suite's handwritten faithful /
+unfaithful review summaries; constructed, it is a discrimination check and never makes the card reportable."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from knowgap.errors import InputError
-from knowgap.jsonl import read_objects
-from knowgap.judges.cards import ValidityCard, binary_card, sha256_files
+from knowgap.jsonl import read_models, read_objects, write_jsonl
+from knowgap.judges.cards import (
+    Estimate,
+    Labelling,
+    ValidityCard,
+    binary_card,
+    binary_measures,
+    confusion_of,
+    group_measures,
+    language_figures,
+    measured_dir,
+    sha256_files,
+)
 from knowgap.judges.judge import Judge, Progress
-from knowgap.judges.labelled_sets import DEFAULT_JUDGE_MODEL, LabelledItem, stratified
+from knowgap.judges.labelled_sets import DEFAULT_JUDGE_MODEL, LabelledItem, labelled_file, stratified
 from knowgap.judges.offline_cards import sample_method
-from knowgap.judges.validation import data_folder
-from knowgap.suites.extract.claims_judge import PROMPT_VERSION, judge_faithfulness
+from knowgap.judges.validation import data_folder, stratified_sample
+from knowgap.suites.extract.claims_judge import PROMPT_VERSION, JudgeFaithfulness, judge_faithfulness
 from knowgap.suites.extract.dataset import CASES_FILE as EXTRACT_CASES
 
 
@@ -84,18 +106,15 @@ def extract_claim_items(data_dir: Path) -> tuple[list[SummaryItem], list[Path]]:
     return items, paths
 
 
-def validate_extract_claims(data_dir: Path | None, limit: int | None = 40, judge_model: str | None = None,
-                            progress: Progress | None = None) -> ValidityCard:
-    """The extract claim judge (decompose + verify): positive = it finds an unsupported claim (score < 1), on
-    SummEdits summaries and the extract suite's handwritten review summaries."""
+def judge_summaries(spec: str, pairs: Sequence[tuple[str, str]], progress: Progress | None = None, *,
+                    refusals: bool = True) -> tuple[list[JudgeFaithfulness | None], float]:
+    """The claims judge (``spec``) on each (review, summary) as a run asks it (decompose, then verify, seed 0),
+    one at a time through the model gateway, and the seconds it took; None where a judge call failed.
+    ``refusals=False``: the model is asked even of a summary the abstention phrase calls a refusal."""
     from knowgap.engine.gateway import ModelCallFailed, ModelGateway
     from knowgap.models.types import ChatRequest, ChatResponse
 
-    spec = judge_model or DEFAULT_JUDGE_MODEL
-    items, paths = extract_claim_items(data_folder(data_dir))
-    chosen = stratified([not it.faithful for it in items], limit)
-    rows = [items[i] for i in chosen]
-    verdicts: list[bool | None] = []
+    results: list[JudgeFaithfulness | None] = []
     start = time.perf_counter()
     with ModelGateway.open(run_id=f"validate-{PROMPT_VERSION}") as gateway:
         gateway.client(spec)
@@ -103,23 +122,40 @@ def validate_extract_claims(data_dir: Path | None, limit: int | None = 40, judge
         async def generate(request: ChatRequest) -> ChatResponse:
             return await gateway.generate(spec, "judge", request)
 
-        for i, row in enumerate(rows):
+        for i, (source, summary) in enumerate(pairs):
             try:
-                result = gateway._run(judge_faithfulness(row.source, row.summary, generate, seed=0))
+                results.append(gateway._run(judge_faithfulness(source, summary, generate, seed=0,
+                                                               refusals=refusals)))
             except ModelCallFailed:  # a failed judge call is a wrong verdict, counted like a parse failure
-                verdicts.append(None)
-            else:
-                if result.outcome == "judge_parse_failure":
-                    verdicts.append(None)
-                else:
-                    verdicts.append(result.outcome == "scored" and (result.score or 0.0) < 1.0)
+                results.append(None)
             if progress:
-                progress(i + 1, len(rows))
+                progress(i + 1, len(pairs))
+    return results, time.perf_counter() - start
+
+
+def unfaithful_verdict(result: JudgeFaithfulness | None) -> bool | None:
+    """The judge's positive: it found an unsupported claim (scored, score < 1); None (counted wrong) for a failed
+    call or an unreadable judge answer; an empty summary, a refusal or no claims are not positives."""
+    if result is None or result.outcome == "judge_parse_failure":
+        return None
+    return result.outcome == "scored" and (result.score or 0.0) < 1.0
+
+
+def validate_extract_claims(data_dir: Path | None, limit: int | None = 40, judge_model: str | None = None,
+                            progress: Progress | None = None) -> ValidityCard:
+    """The extract claim judge (decompose + verify): positive = it finds an unsupported claim (score < 1), on
+    SummEdits summaries and the extract suite's handwritten review summaries (the earlier, constructed set)."""
+    spec = judge_model or DEFAULT_JUDGE_MODEL
+    items, paths = extract_claim_items(data_folder(data_dir))
+    chosen = stratified([not it.faithful for it in items], limit)
+    rows = [items[i] for i in chosen]
+    results, seconds = judge_summaries(spec, [(row.source, row.summary) for row in rows], progress)
+    verdicts = [unfaithful_verdict(r) for r in results]
     n_summedits = sum(r.benchmark == "summedits" for r in rows)
     return binary_card("extract-claims", PROMPT_VERSION, verdicts, [not r.faithful for r in rows],
                        positive="unfaithful summary (an unsupported claim)",
                        dataset="summedits (documents <= 800 characters) + extract/handwritten_calibration.jsonl",
-                       dataset_sha256=sha256_files(paths), seconds=time.perf_counter() - start, judge_model=spec,
+                       dataset_sha256=sha256_files(paths), seconds=seconds, judge_model=spec,
                        method=sample_method(len(items), chosen, limit, "summaries")
                        + f" ({n_summedits} SummEdits, {len(rows) - n_summedits} handwritten); "
                          "parse failures and failed calls count as wrong",
@@ -130,7 +166,157 @@ def validate_extract_claims(data_dir: Path | None, limit: int | None = 40, judge
                              "data folder, not shipped.")
 
 
+# --- the card on real summaries (issue 37, the card rule) ----------------------------------------------------
+
+REAL_SET = "extract_summaries.jsonl"
+RULE_FILE = "src/knowgap/judges/data/labelled/extract_summaries_rule.md"
+REAL_CAP = 40
+"""Real summaries the card is measured on unless a limit says otherwise (the lead's cap of model time)."""
+POSITIVE = "unfaithful summary (an unsupported claim)"
+CLAIM = ("extract.faithfulness_judge (and faithfulness_judge_pass_rate): the share of a summary's claims the review "
+         "supports; the card's positive: the judge finds an unsupported claim (score < 1)")
+REAL_LABELLING = Labelling(
+    rule=f"{RULE_FILE} (rule claims-1), committed in 2f91459 before any label; labels committed in 1768cbf, "
+         "before the judge ran on them",
+    by="one annotator: a Claude-based helper agent (a language model) working for the lead engineer, blind to the "
+       "judge's verdicts, by rule claims-1; no second annotator",
+    before_judge=True)
+REPLIES_HOW = ("summaries of the extract suite's normal reviews by local:qwen2.5-1.5b (two runs of 16 normal cases, 3 "
+               "summarizer runs each at temperature 0, prompt default) and local:qwen2.5-0.5b (the 40 normal cases, "
+               "one run at temperature 0 with prompt default and one with prompt guarded), one item per distinct "
+               "summary (experiments/extract_real_summaries.py)")
+
+
+class SummaryLabel(LabelledItem):
+    """A real summary of a normal review, labelled by rule claims-1 (``extract_summaries_rule.md``)."""
+
+    id: str = Field(description="MODEL/CASE/sha256(summary)[:8] (experiments/extract_real_summaries.py)")
+    model: str = Field(description="the model that wrote the summary (the run's target)")
+    source: str = Field(description="the runs, trials and summarizer calls it comes from, 'RUN#TRIAL#CALL; ...'")
+    case_id: str
+    lang: Literal["zh", "en"] = Field(description="the review's language")
+    review: str
+    summary: str
+    finish_reason: str | None = None
+    unfaithful: bool = Field(description="at least one claim the review neither states nor directly implies")
+    reason: str = Field(min_length=1)
+    disputable: bool = False
+
+
+class SummaryVerdict(BaseModel):
+    """One judged real summary (the per-item record written beside the card)."""
+
+    id: str
+    model: str
+    lang: str
+    unfaithful: bool
+    outcome: str | None = Field(description="the judge's outcome; None when its call failed")
+    score: float | None
+    verdict: bool | None = Field(description="the judge's positive (score < 1) as it runs; None: counted wrong")
+    model_only_verdict: bool | None = Field(description="the judge model's own, also asked of a summary the "
+                                                        "refusal rule screened out")
+
+
+def summary_labels(path: Path | None = None) -> tuple[list[SummaryLabel], Path]:
+    """Every labelled summary of ``extract_summaries.jsonl`` (or ``path``); a bad row, or an id twice, is an
+    InputError naming file, line and field."""
+    path = path or labelled_file(REAL_SET)
+    items: list[SummaryLabel] = []
+    seen: set[str] = set()
+    for line, item in read_models(path, SummaryLabel, what="labelled summaries"):
+        if item.id in seen:
+            raise InputError(str(path), f"summary {item.id} is labelled twice", line=line, field="id")
+        seen.add(item.id)
+        items.append(item)
+    return items, path
+
+
+REAL_NOTES = ("Real summaries of the extract suite's normal reviews by local:qwen2.5-0.5b and local:qwen2.5-1.5b "
+              "(zh and en), labelled unfaithful or not by one annotator (rule claims-1) before the judge ran on "
+              "them: 84 summaries, unfaithful en 16 of 46 (0.5B 15, 1.5B 1), zh 12 of 38 (all the 0.5B's: the "
+              "1.5B's 10 zh summaries are all faithful, so zh positives come from one model). The 1.5B wrote English "
+              "summaries of the Chinese reviews (labelled on content; the item's language is the review's). The "
+              "judge runs a rule before the model: a summary under 200 characters holding an abstention phrase "
+              "('did not mention', 'cannot provide') is a 'refusal' and never checked (not a positive); model_only "
+              "asks the model of those too, combined is the judge as it runs. extra: per model and "
+              "model_language, outcome_* (the judge's outcomes as it runs), refusal_screened, "
+              "balanced_accuracy_model_only_LANG. The constructed set measured before (SummEdits dialogues + "
+              "handwritten pairs) is measured with --data, a discrimination check, never part of this card.")
+
+
+def measure_claims_real(limit: int | None, judge_model: str, progress: Progress | None = None, *,
+                        path: Path | None = None) -> tuple[ValidityCard, list[SummaryVerdict]]:
+    """The extract-claims card (``judge_model``) on the labelled real summaries (all, or ``limit`` of them by the
+    seeded sample stratified by language and label) and each judged summary's verdict."""
+    items, path = summary_labels(path)
+    chosen = stratified_sample(items, [(it.lang, it.unfaithful) for it in items], limit)
+    rows = [items[i] for i in chosen]
+    results, seconds = judge_summaries(judge_model, [(r.review, r.summary) for r in rows], progress)
+    verdicts = [unfaithful_verdict(r) for r in results]
+    labels = [r.unfaithful for r in rows]
+    # the rule before the model (a short summary with an abstention phrase is a 'refusal', never checked): the
+    # model alone is asked of those summaries too, for the model-only figure
+    screened = [i for i, r in enumerate(results) if r is not None and r.outcome == "refusal"]
+    own = list(verdicts)
+    if screened:
+        again, more = judge_summaries(judge_model, [(rows[i].review, rows[i].summary) for i in screened],
+                                      refusals=False)
+        seconds += more
+        for i, result in zip(screened, again, strict=True):
+            own[i] = unfaithful_verdict(result)
+    extra: dict[str, Estimate | float | str] = {"refusal_screened": float(len(screened))}
+    extra.update(group_measures([r.model for r in rows], verdicts, labels))
+    extra.update(group_measures([f"{r.model}_{r.lang}" for r in rows], verdicts, labels))
+    outcomes = [None if r is None else r.outcome for r in results]
+    for outcome in sorted({o or "call_failed" for o in outcomes}):
+        extra[f"outcome_{outcome}"] = float(sum((o or "call_failed") == outcome for o in outcomes))
+    by_lang = ", ".join(f"{lang} {sum(r.lang == lang for r in rows)}" for lang in sorted({r.lang for r in rows}))
+    sample = (f"all {len(items)} labelled real summaries" if len(rows) == len(items) else
+              f"a seeded sample (seed 0) of {len(rows)} of {len(items)} labelled real summaries, stratified by "
+              "language and label (equal classes per language as far as each allows; stratifying on the label "
+              "leaves balanced accuracy unbiased), drawn after labelling")
+    card = binary_card("extract-claims", PROMPT_VERSION, verdicts, labels, positive=POSITIVE, dataset=path.name,
+                       dataset_sha256=sha256_files([path]), seconds=seconds, judge_model=judge_model,
+                       method=f"{sample} ({by_lang}); the judge decomposes and verifies each summary against its "
+                              "review as in a run (seed 0); a failed call or an unreadable judge answer counts as a "
+                              "wrong verdict",
+                       notes=REAL_NOTES, extra=extra, claim=CLAIM, item_languages=[r.lang for r in rows],
+                       writers=[r.model for r in rows], replies_how=REPLIES_HOW, labelling=REAL_LABELLING)
+    card.model_only = binary_measures(confusion_of(own, labels)[0])["balanced_accuracy"]
+    card.combined = card.balanced_accuracy
+    for lang, figure in language_figures([r.lang for r in rows], own, labels).items():
+        if figure.figure is not None and figure.figure.value is not None:
+            extra[f"balanced_accuracy_model_only_{lang}"] = figure.figure
+    per_item = [SummaryVerdict(id=r.id, model=r.model, lang=r.lang, unfaithful=r.unfaithful,
+                               outcome=None if res is None else res.outcome,
+                               score=None if res is None else res.score, verdict=v, model_only_verdict=m)
+                for r, res, v, m in zip(rows, results, verdicts, own, strict=True)]
+    return card, per_item
+
+
+def write_verdicts(card: ValidityCard, verdicts: Sequence[SummaryVerdict], folder: Path | None = None) -> Path:
+    """Each judged summary's verdict beside the cards measured here (``KNOWGAP_HOME/judge_cards/KEY.items.jsonl``,
+    or ``folder``)."""
+    return write_jsonl((folder or measured_dir()) / f"{card.key}.items.jsonl", [v.model_dump() for v in verdicts])
+
+
+def validate_extract_claims_real(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                                 progress: Progress | None = None) -> ValidityCard:
+    """The catalogue's validator: the card on the labelled real summaries (default :data:`REAL_CAP` of them), the
+    per-summary verdicts written beside the cards measured here; with ``data_dir``, the earlier constructed set
+    (:func:`validate_extract_claims`, default 40)."""
+    if data_dir is not None:
+        return validate_extract_claims(data_dir, 40 if limit is None else limit, judge_model, progress)
+    card, verdicts = measure_claims_real(REAL_CAP if limit is None else limit, judge_model or DEFAULT_JUDGE_MODEL,
+                                         progress)
+    write_verdicts(card, verdicts)
+    return card
+
+
 EXTRACT_CLAIMS = Judge(
     name="extract-claims", kind="model", decides="is each claim of the output supported by the source?",
-    current=PROMPT_VERSION, positive="unfaithful", labelled_set="labelled extract outputs (i15-cards2)",
-    validator=validate_extract_claims)
+    current=PROMPT_VERSION, positive="unfaithful",
+    labelled_set="judges/data/labelled/extract_summaries.jsonl (real summaries of local:qwen2.5-0.5b and "
+                 "local:qwen2.5-1.5b of the extract suite's normal reviews, zh and en; rule claims-1); with --data, "
+                 "SummEdits dialogues + the handwritten pairs",
+    validator=validate_extract_claims_real, needs_data=False)

@@ -80,11 +80,13 @@ Generate = Callable[[ChatRequest], Awaitable[ChatResponse]]
 
 
 async def judge_faithfulness(review: str, summary: str, generate: Generate, *, max_tokens: int = 384,
-                             seed: int | None = 0) -> JudgeFaithfulness:
-    """Decompose ``summary`` into claims and verify each against ``review`` with two judge calls."""
+                             seed: int | None = 0, refusals: bool = True) -> JudgeFaithfulness:
+    """Decompose ``summary`` into claims and verify each against ``review`` with two judge calls. A short summary
+    holding an abstention phrase is a ``refusal`` without a call (the rule before the model); ``refusals=False``
+    asks the model of it all the same (the validity card's model-only figure; runs never do)."""
     if not summary.strip():
         return JudgeFaithfulness(outcome="empty")
-    if abstention_phrase(summary) is not None and len(summary) < 200:
+    if refusals and abstention_phrase(summary) is not None and len(summary) < 200:
         return JudgeFaithfulness(outcome="refusal", reason=abstention_phrase(summary))
     decompose = ChatRequest.simple(f"SUMMARY:\n{summary}", system=DECOMPOSE_SYSTEM, max_tokens=max_tokens,
                                    seed=seed, json_schema=DECOMPOSE_SCHEMA)
