@@ -38,8 +38,7 @@ from knowgap.judges.cards import (
     Labelling,
     ValidityCard,
     binary_card,
-    binary_measures,
-    confusion_of,
+    group_measures,
     measured_dir,
     sha256_files,
 )
@@ -218,18 +217,6 @@ class SilentFailureVerdict(BaseModel):
     """The judge's verdict; None: the call failed or its reply could not be parsed (counted as wrong)."""
 
 
-def _group_measures(extra: dict[str, Estimate | float | str], name: str, verdicts: Sequence[bool | None],
-                    labels: Sequence[bool]) -> None:
-    """``n_NAME``, ``positives_NAME`` and each of balanced accuracy, sensitivity and specificity that the items
-    allow (``MEASURE_NAME``)."""
-    found = binary_measures(confusion_of(list(verdicts), list(labels))[0])
-    extra[f"n_{name}"] = float(len(labels))
-    extra[f"positives_{name}"] = float(sum(labels))
-    for measure in ("balanced_accuracy", "sensitivity", "specificity"):
-        if found[measure].value is not None:
-            extra[f"{measure}_{name}"] = found[measure]
-
-
 def measure_silent_failure(limit: int | None, judge_model: str, progress: Progress | None = None, *,
                            labels_path: Path | None = None, replies_path: Path | None = None,
                            ) -> tuple[ValidityCard, list[SilentFailureVerdict]]:
@@ -241,11 +228,9 @@ def measure_silent_failure(limit: int | None, judge_model: str, progress: Progre
     verdicts, seconds = judge_replies(judge_model, [(item.query, item.reply) for item, _ in picked], progress)
     labels = [label.silent_failure for _, label in picked]
     extra: dict[str, Estimate | float | str] = {}
-    for key in (lambda i: picked[i][0].model, lambda i: f"kind_{picked[i][0].kind}",
-                lambda i: f"{picked[i][0].model}_{picked[i][0].lang}"):
-        for name in sorted({key(i) for i in range(len(picked))}):
-            members = [i for i in range(len(picked)) if key(i) == name]
-            _group_measures(extra, name, [verdicts[i] for i in members], [labels[i] for i in members])
+    for groups in ([item.model for item, _ in picked], [f"kind_{item.kind}" for item, _ in picked],
+                   [f"{item.model}_{item.lang}" for item, _ in picked]):
+        extra |= group_measures(groups, verdicts, labels)
     by_lang = ", ".join(f"{lang} {sum(item.lang == lang for item, _ in picked)}"
                         for lang in sorted({item.lang for item, _ in picked}))
     sample = (f"all {len(rows)} labelled real replies" if len(picked) == len(rows) else
