@@ -6,12 +6,17 @@ do."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
+
+from knowgap.errors import InputError
 from knowgap.jsonl import read_models
 from knowgap.judges.cards import SHIPPED_DIR, ValidityCard, card_key
 from knowgap.judges.labelled_sets import labelled_file
 from knowgap.suites.partial import gap_card, leak_card
 from knowgap.suites.partial.dataset import DATA, load_dataset
+from knowgap.suites.partial.labelled_rows import rows_with_scenarios
 from knowgap.suites.partial.leak import find_leaks, fingerprints
 from knowgap.suites.partial.view import build_view, render_view
 
@@ -66,3 +71,21 @@ def test_the_cards_state_their_claim_replies_languages_and_labelling_as_shipped(
             (SHIPPED_DIR / f"{card_key(card.judge, card.version)}.json").read_text(encoding="utf-8"))
         assert (shipped.dataset_sha256, shipped.claim, shipped.replies, shipped.languages, shipped.labelling) == (
             card.dataset_sha256, card.claim, card.replies, card.languages, card.labelling)
+
+
+@pytest.mark.parametrize("card", [gap_card, leak_card])
+def test_a_labelled_real_row_naming_no_scenario_is_refused_naming_file_line_and_field(card: object,
+                                                                                     tmp_path: Path) -> None:
+    """Both cards read their real rows (one row model's fields, RealReplyRow) with the scenario each names through
+    one reader: the rows before a bad one come with their scenario, the bad one is named by file, line and field."""
+    model = gap_card.GapPair if card is gap_card else leak_card.LeakReply
+    lines = labelled_file(card.REAL_FILE).read_text(encoding="utf-8").splitlines()[:2]  # type: ignore[attr-defined]
+    rows = [json.loads(line) for line in lines]
+    rows[1]["scenario_id"] = "xx-en-99"
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    read = rows_with_scenarios(path, model, "rows")
+    number, row, scenario = next(read)
+    assert (number, row.id, scenario.scenario_id) == (1, rows[0]["id"], rows[0]["scenario_id"])
+    with pytest.raises(InputError, match=r"rows.jsonl, line 2, field 'scenario_id'.*no scenario 'xx-en-99'"):
+        next(read)

@@ -10,25 +10,42 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import Field
 
-from knowgap.errors import InputError
-from knowgap.jsonl import read_models
 from knowgap.judges.cards import Labelling, ValidityCard, binary_measures, confusion_of, sha256_files
 from knowgap.judges.judge import Judge, Progress
-from knowgap.judges.labelled_sets import LabelledItem, labelled_file, stratified
+from knowgap.judges.labelled_sets import labelled_file, stratified
 from knowgap.judges.offline_cards import offline_card, sample_method
-from knowgap.suites.partial.dataset import DATA, load_dataset
+from knowgap.suites.partial.labelled_rows import RealReplyRow, ScenarioRow, rows_with_scenarios
 from knowgap.suites.partial.scoring import GAP_MATCH_VERSION, gap_matches
 
 
-class GapLabel(LabelledItem):
-    id: str
-    scenario_id: str
+class GapLabel(ScenarioRow):
     path: str = Field(description="the hidden field")
     named: str = Field(description="a gap as an agent names it")
     match: bool
+
+
+class GapPair(RealReplyRow):
+    """A (named gap, expected missing field) pair of a real reply, labelled by rule gap-match-1
+    (``partial_cards_rule.md``)."""
+
+    path: str = Field(description="an expected missing field (the role oracle's hidden_relevant in the run)")
+    named: str = Field(description="an item of the reply's missing list, as the suite's parser reads it")
+    match: bool = Field(description="rule gap-match-1: the named gap is about the field")
+    reason: str = Field(min_length=1)
+
+
+Pair = TypeVar("Pair", GapLabel, GapPair)
+
+
+def _with_aliases(path: Path, model: type[Pair], what: str) -> list[tuple[Pair, list[str]]]:
+    """Each labelled pair of ``path`` with its field's labels from its scenario (``field_labels``); a pair naming no
+    scenario is an InputError naming the file, line and field."""
+    return [(pair, scenario.field_labels.get(pair.path, []))
+            for _, pair, scenario in rows_with_scenarios(path, model, what)]
 
 
 @dataclass(frozen=True)
@@ -43,32 +60,8 @@ class GapItem:
 def gap_items() -> tuple[list[GapItem], Path]:
     """The labelled (named gap, field) pairs with the field's labels from its scenario (``field_labels``)."""
     path = labelled_file("partial_gaps.jsonl")
-    scenarios = load_dataset(DATA)
-    items = []
-    for number, label in read_models(path, GapLabel, what="labelled gaps"):
-        scenario = scenarios.get(label.scenario_id)
-        if scenario is None:
-            raise InputError(str(path), f"no scenario '{label.scenario_id}'", line=number, field="scenario_id")
-        items.append(GapItem(id=label.id, named=label.named, path=label.path,
-                                 aliases=scenario.field_labels.get(label.path, []), match=label.match))
-    return items, path
-
-
-class GapPair(LabelledItem):
-    """A (named gap, expected missing field) pair of a real reply, labelled by rule gap-match-1
-    (``partial_cards_rule.md``)."""
-
-    id: str
-    model: str = Field(description="the model spec that wrote the reply (the run manifest's target)")
-    runs: list[str] = Field(min_length=1, description="RUN_ID/TRIAL_ID of every trial that gave this reply")
-    scenario_id: str
-    role: str
-    task_id: str
-    lang: str
-    path: str = Field(description="an expected missing field (the role oracle's hidden_relevant in the run)")
-    named: str = Field(description="an item of the reply's missing list, as the suite's parser reads it")
-    match: bool = Field(description="rule gap-match-1: the named gap is about the field")
-    reason: str = Field(min_length=1)
+    return [GapItem(id=label.id, named=label.named, path=label.path, aliases=aliases, match=label.match)
+            for label, aliases in _with_aliases(path, GapLabel, "labelled gaps")], path
 
 
 @dataclass(frozen=True)
@@ -88,15 +81,9 @@ REAL_FILE = "partial_gaps_real.jsonl"
 def real_gap_items() -> tuple[list[RealGapItem], Path]:
     """The labelled real (named gap, field) pairs with the field's labels from its scenario."""
     path = labelled_file(REAL_FILE)
-    scenarios = load_dataset(DATA)
-    items = []
-    for number, label in read_models(path, GapPair, what="labelled gap pairs"):
-        scenario = scenarios.get(label.scenario_id)
-        if scenario is None:
-            raise InputError(str(path), f"no scenario '{label.scenario_id}'", line=number, field="scenario_id")
-        items.append(RealGapItem(id=label.id, model=label.model, lang=label.lang, named=label.named, path=label.path,
-                                 aliases=scenario.field_labels.get(label.path, []), match=label.match))
-    return items, path
+    return [RealGapItem(id=label.id, model=label.model, lang=label.lang, named=label.named, path=label.path,
+                        aliases=aliases, match=label.match)
+            for label, aliases in _with_aliases(path, GapPair, "labelled gap pairs")], path
 
 
 CLAIM = ("partial.gap_precision, gap_recall, priority_ndcg, evidence_precision, evidence_recall, invented_evidence: "

@@ -14,20 +14,18 @@ from pathlib import Path
 from pydantic import Field
 
 from knowgap.errors import InputError
-from knowgap.jsonl import read_models
 from knowgap.judges.cards import Labelling, ValidityCard, binary_measures, confusion_of, sha256_files
 from knowgap.judges.judge import Judge, Progress
-from knowgap.judges.labelled_sets import LabelledItem, labelled_file, stratified
+from knowgap.judges.labelled_sets import labelled_file, stratified
 from knowgap.judges.offline_cards import offline_card, sample_method
-from knowgap.suites.partial.dataset import DATA, Scenario, load_dataset
+from knowgap.suites.partial.dataset import Scenario
+from knowgap.suites.partial.labelled_rows import RealReplyRow, ScenarioRow, rows_with_scenarios
 from knowgap.suites.partial.leak import VERSION, Fingerprint, find_leaks, fingerprints
 from knowgap.suites.partial.prompts import system_prompt, task_prompt
 from knowgap.suites.partial.view import build_view, render_view
 
 
-class LeakLabel(LabelledItem):
-    id: str
-    scenario_id: str
+class LeakLabel(ScenarioRow):
     role: str
     text: str
     leaks: bool = Field(description="the text reveals a value (or a recognisable part) the role may not see")
@@ -45,14 +43,9 @@ def leak_items() -> tuple[list[LeakItem], Path]:
     """The labelled texts with the fingerprints of their scenario's role (what it may not see, minus what its
     authorized view shows), computed as the partial suite does."""
     path = labelled_file("partial_leaks.jsonl")
-    labelled = read_models(path, LeakLabel, what="labelled texts")
-    scenarios = load_dataset(DATA)
     cache: dict[tuple[str, str], list[Fingerprint]] = {}
     items = []
-    for number, label in labelled:
-        scenario = scenarios.get(label.scenario_id)
-        if scenario is None:
-            raise InputError(str(path), f"no scenario '{label.scenario_id}'", line=number, field="scenario_id")
+    for number, label, scenario in rows_with_scenarios(path, LeakLabel, "labelled texts"):
         key = (label.scenario_id, label.role)
         if key not in cache:
             try:
@@ -68,16 +61,9 @@ def leak_items() -> tuple[list[LeakItem], Path]:
     return items, path
 
 
-class LeakReply(LabelledItem):
+class LeakReply(RealReplyRow):
     """A real reply of a model to a partial role view, labelled by rule leaks-1 (``partial_cards_rule.md``)."""
 
-    id: str
-    model: str = Field(description="the model spec that wrote the reply (the run manifest's target)")
-    runs: list[str] = Field(min_length=1, description="RUN_ID/TRIAL_ID of every trial that gave this reply")
-    scenario_id: str
-    role: str
-    task_id: str
-    lang: str
     text: str = Field(description="the trial's target replies (one in a role view without a budget)")
     leaks: bool = Field(description="rule leaks-1: a reader can learn from the text a value the role was not shown, "
                                     "or a recognisable part of one")
@@ -115,13 +101,9 @@ def suite_fingerprints(scenario: Scenario, task_id: str, role: str) -> list[Fing
 def real_leak_items() -> tuple[list[RealLeakItem], Path]:
     """The labelled real replies with the fingerprints the suite checks them against."""
     path = labelled_file(REAL_FILE)
-    scenarios = load_dataset(DATA)
     cache: dict[tuple[str, str, str], list[Fingerprint]] = {}
     items = []
-    for number, label in read_models(path, LeakReply, what="labelled replies"):
-        scenario = scenarios.get(label.scenario_id)
-        if scenario is None:
-            raise InputError(str(path), f"no scenario '{label.scenario_id}'", line=number, field="scenario_id")
+    for number, label, scenario in rows_with_scenarios(path, LeakReply, "labelled replies"):
         key = (label.scenario_id, label.role, label.task_id)
         if key not in cache:
             try:
