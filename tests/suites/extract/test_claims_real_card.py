@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from knowgap.errors import InputError
-from knowgap.judges.cards import measured_dir
+from knowgap.judges.cards import binary_card, binary_measures, confusion_of, measured_dir, sha256_files, shipped_cards
 from knowgap.suites.extract import claims_card
-from tests.helpers import knowgap_cli
+from tests.helpers import REPO, knowgap_cli
 
 JUDGE = '''
 import json
@@ -82,6 +82,9 @@ def test_a_judge_that_finds_exactly_the_labelled_unfaithful_summaries_gets_one(t
     card, verdicts = claims_card.measure_claims_real(None, _judge(tmp_path, unfaithful, "knows"))
     assert card.n == len(_labelled())
     assert card.model_only is not None and card.model_only.value == pytest.approx(1.0)
+    for lang in ("zh", "en"):
+        figure = card.extra[f"balanced_accuracy_model_only_{lang}"]
+        assert not isinstance(figure, (float, str)) and figure.value == pytest.approx(1.0)
     assert [v.model_only_verdict for v in verdicts] == [v.unfaithful for v in verdicts]
     screened = [v for v in verdicts if v.outcome == "refusal"]
     assert screened and card.extra["refusal_screened"] == float(len(screened))
@@ -131,3 +134,22 @@ def test_the_command_measures_the_real_set_and_writes_the_card(tmp_path: Path) -
     card = json.loads(out.read_text(encoding="utf-8"))
     assert card["dataset"] == "extract_summaries.jsonl" and card["n"] == 4
     assert card["replies"]["kind"] == "real"
+
+
+def test_the_shipped_card_is_reproduced_from_its_recorded_verdicts() -> None:
+    """The per-summary verdicts of the measurement with local:qwen2.5-1.5b (the items file it wrote) give the shipped
+    card's confusion, language figures and model-only figure, on items of the labelled set with their labels."""
+    shipped = next(c for c in shipped_cards() if c.judge == "extract-claims")
+    path = REPO / "tests" / "fixtures" / "extract_claims_real" / "items.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    labelled = {it.id: it for it in _labelled()}
+    assert all(labelled[r["id"]].unfaithful == r["unfaithful"] and labelled[r["id"]].lang == r["lang"] for r in rows)
+    assert shipped.dataset == "extract_summaries.jsonl" and shipped.n == len(rows) == 40
+    verdicts, labels = [r["verdict"] for r in rows], [r["unfaithful"] for r in rows]
+    again = binary_card("extract-claims", shipped.version, verdicts, labels, positive=shipped.positive,
+                        dataset=shipped.dataset, dataset_sha256=shipped.dataset_sha256,
+                        item_languages=[r["lang"] for r in rows])
+    assert again.confusion == shipped.confusion and again.languages == shipped.languages
+    model_only = binary_measures(confusion_of([r["model_only_verdict"] for r in rows], labels)[0])
+    assert shipped.model_only == model_only["balanced_accuracy"]
+    assert shipped.dataset_sha256 == sha256_files([claims_card.summary_labels()[1]])

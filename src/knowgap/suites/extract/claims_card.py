@@ -286,7 +286,7 @@ def measure_claims_real(limit: int | None, judge_model: str, progress: Progress 
     card.combined = card.balanced_accuracy
     for lang, figure in language_figures([r.lang for r in rows], own, labels).items():
         if figure.figure is not None and figure.figure.value is not None:
-            extra[f"balanced_accuracy_model_only_{lang}"] = figure.figure
+            card.extra[f"balanced_accuracy_model_only_{lang}"] = figure.figure
     per_item = [SummaryVerdict(id=r.id, model=r.model, lang=r.lang, unfaithful=r.unfaithful,
                                outcome=None if res is None else res.outcome,
                                score=None if res is None else res.score, verdict=v, model_only_verdict=m)
