@@ -60,12 +60,13 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
             help="Judge model spec of a model-backed judge (default local:qwen2.5-1.5b).")] = None,
         limit: Annotated[int | None, typer.Option(
             min=1, help="Measure on a seeded sample of N rows, equal per label class (default: all rows for an "
-                        "offline judge, 60 for a model-backed one; abstention-llm 40, factuality-llm 30 and "
-                        "clarify-correctness all 34 on their real replies).")] = None,
+                        "offline judge, 60 for a model-backed one; abstention-llm 40, factuality-llm 30, "
+                        "extract-claims 40 and clarify-correctness all 34 on their real replies).")] = None,
         data: Annotated[Path | None, typer.Option(
             help="The labelled data folder (default: $KNOWGAP_DATA, else the nearest shared/data above the "
                  "current directory). abstention-llm and factuality-llm are measured on real replies shipped with "
-                 "knowgap; given --data, on PolicyBench's GPT-4o rows there instead.")] = None,
+                 "knowgap; given --data, on PolicyBench's GPT-4o rows there instead (extract-claims: on SummEdits "
+                 "and the handwritten summaries instead of its real summaries).")] = None,
         labels: Annotated[Path | None, typer.Option(
             help="Measure on your own labels instead: RUN/labels/labels.jsonl written by 'knowgap label' (or the "
                  "web app) on a trial score holding this judge's verdict (abstention: abstained). Truth: the "
