@@ -19,6 +19,8 @@ from knowgap.suites.starter.scoring import ANSWER_MATCH_VERSION
 # versions come from the judges' constants (other work changes them); the names are the catalogue's
 OFFLINE_ABSTAIN = {"abstention": abstention.VERSION, "factuality": factuality.VERSION}
 CLARIFY_OFFLINE = {"clarification": clarification.CLARIFICATION_VERSION,
+                   # the clarification detector's own flag, with its own card for unqualified_answer_rate
+                   "qualified-answer": clarification.CLARIFICATION_VERSION,
                    "dangerous-assertion": clarification.DANGER_VERSION,
                    "clarify-correctness-approx": judging.APPROX_VERSION, "element-coverage": coverage.VERSION,
                    "citation-check": citations.VERSION, "citation-basis": citations.BASIS_VERSION}
