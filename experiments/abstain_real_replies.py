@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 from pathlib import Path
 
-from clarify_real_replies import short_model
 from pydantic import BaseModel, Field
+from real_reply_sheets import short_model, write_sheet
 
 from knowgap import iter_trials, load_run
 from knowgap.models.structured import ParseFailure
@@ -111,15 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--out", type=Path, required=True, help="the sheet (JSONL) to write")
     args = parser.parse_args(argv)
     items = sheet_items(args.runs, args.kb)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as f:
-        for item in items:
-            f.write(json.dumps(item.model_dump(), ensure_ascii=False) + "\n")
-    by: dict[tuple[str, str], int] = {}
-    for item in items:
-        by[(item.model, item.lang)] = by.get((item.model, item.lang), 0) + 1
-    print(f"{len(items)} distinct replies -> {args.out}: "
-          + ", ".join(f"{m} {lang} {n}" for (m, lang), n in sorted(by.items())))
+    write_sheet(items, args.out, "replies")
     return 0
 
 

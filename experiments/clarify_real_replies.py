@@ -24,11 +24,10 @@ clarify-correctness-approx, citation-check): each keeps its own labelled set bui
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, Field
-from real_reply_sheets import reply_id, seen_before, short_model, target_trials
+from real_reply_sheets import reply_id, seen_before, short_model, target_trials, write_sheet
 
 from knowgap.suites.clarify.dataset import load_cases
 
@@ -92,15 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--out", type=Path, required=True, help="the sheet (JSONL) to write")
     args = parser.parse_args(argv)
     items = sheet_items(args.runs)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as f:
-        for item in items:
-            f.write(json.dumps(item.model_dump(), ensure_ascii=False) + "\n")
-    by: dict[tuple[str, str], int] = {}
-    for item in items:
-        by[(item.model, item.lang)] = by.get((item.model, item.lang), 0) + 1
-    print(f"{len(items)} distinct replies -> {args.out}: "
-          + ", ".join(f"{m} {lang} {n}" for (m, lang), n in sorted(by.items())))
+    write_sheet(items, args.out, "replies")
     return 0
 
 

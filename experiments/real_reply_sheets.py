@@ -1,14 +1,16 @@
-"""What the labelling sheets of real replies share (``clarify_real_replies.py``, ``partial_real_replies.py``): each
-finished trial of stored runs of one suite with its target model's replies (:func:`target_trials`), and one sheet item
-per distinct (model, case, reply text) that lists every run and trial it came from (:func:`reply_id`,
-:func:`seen_before`). Read through knowgap's public API (:func:`knowgap.iter_trials`, :func:`knowgap.load_run`); never
-a trial's output or scores."""
+"""What the labelling sheets of real replies share (``clarify_real_replies.py``, ``partial_real_replies.py``,
+``abstain_real_replies.py``, ``extract_real_summaries.py``): each finished trial of stored runs of one suite with its
+target model's replies (:func:`target_trials`), and one sheet item per distinct (model, case, reply text) that lists
+every run and trial it came from (:func:`reply_id`, :func:`seen_before`), written as JSONL with a count per model and
+language (:func:`write_sheet`). Read through knowgap's public API (:func:`knowgap.iter_trials`,
+:func:`knowgap.load_run`); never a trial's output or scores."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -58,3 +60,25 @@ def seen_before(items: Mapping[str, HasOrigins[OriginT]], key: str, origin: Orig
     if origin not in item.origins:
         item.origins.append(origin)
     return True
+
+
+class SheetItem(Protocol):
+    """What :func:`write_sheet` reads of an item besides its fields."""
+
+    model: str
+    lang: str
+
+    def model_dump(self) -> dict[str, object]: ...
+
+
+def write_sheet(items: Sequence[SheetItem], out: Path, noun: str = "replies") -> None:
+    """``items`` as JSONL into ``out`` (its folder made), and one line on stdout: how many, per model and language."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
+        for item in items:
+            f.write(json.dumps(item.model_dump(), ensure_ascii=False) + "\n")
+    by: dict[tuple[str, str], int] = {}
+    for item in items:
+        by[(item.model, item.lang)] = by.get((item.model, item.lang), 0) + 1
+    print(f"{len(items)} distinct {noun} -> {out}: "
+          + ", ".join(f"{m} {lang} {n}" for (m, lang), n in sorted(by.items())))
