@@ -21,9 +21,10 @@ import asyncio
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -68,6 +69,23 @@ class GatewayContext:
 
     def supports_logprobs(self, role: str) -> bool:
         return self.gateway.client(self.roles[role]).model.supports_logprobs
+
+T = TypeVar("T")
+
+
+def on_gateway(gateway: ModelGateway | None, run_id: str, judge_model: str,
+               measure: Callable[[GatewayContext], Coroutine[Any, Any, T]]) -> tuple[T, float]:
+    """``measure`` run with ``judge_model`` as the judge role, on ``gateway`` (or one opened, and closed, for
+    ``run_id``); its value and the seconds it took."""
+    gw = gateway or ModelGateway.open(run_id=run_id)
+    try:
+        start = time.perf_counter()
+        value: T = asyncio.run(measure(GatewayContext(gw, {"judge": judge_model})))
+        return value, time.perf_counter() - start
+    finally:
+        if gateway is None:
+            gw.close()
+
 
 RateReply = Callable[[GatewayContext, str], Awaitable[Ratings]]
 """The judge model rating one reply of a pair (on the pair's own case)."""
@@ -172,16 +190,8 @@ def validate_pairs(suite: str, version: str, pairs: Sequence[RubricPair], files:
     card. ``progress(done, total)`` is called after each pair."""
     judge_model = judge_model or DEFAULT_MODEL
     chosen = sample_pairs(pairs, limit)
-    own = gateway is None
-    gw = gateway or ModelGateway.open(run_id=f"validate-{suite}-rubric")
-    try:
-        ctx = GatewayContext(gw, {"judge": judge_model})
-        start = time.perf_counter()
-        results = asyncio.run(measure_pairs(chosen, ctx, progress))
-        seconds = time.perf_counter() - start
-    finally:
-        if own:
-            gw.close()
+    results, seconds = on_gateway(gateway, f"validate-{suite}-rubric", judge_model,
+                                  lambda ctx: measure_pairs(chosen, ctx, progress))
     dataset = " + ".join(f"{suite}/data/{f.name}" for f in files)
     return pairwise_card(suite, version, results, judge_model=judge_model, dataset=dataset,
                          dataset_sha256=sha256_files(files), seconds=seconds, anchor_checks=anchor_checks)
@@ -382,16 +392,8 @@ def validate_scored(judge: str, version: str, replies: Sequence[ScoredReply], fi
     :func:`sample_scored`); returns its card (:func:`scored_card`) and the per-reply verdicts."""
     judge_model = judge_model or DEFAULT_MODEL
     chosen = sample_scored(replies, limit)
-    own = gateway is None
-    gw = gateway or ModelGateway.open(run_id=f"validate-{judge}")
-    try:
-        ctx = GatewayContext(gw, {"judge": judge_model})
-        start = time.perf_counter()
-        results = asyncio.run(measure_scored(chosen, ctx, progress))
-        seconds = time.perf_counter() - start
-    finally:
-        if own:
-            gw.close()
+    results, seconds = on_gateway(gateway, f"validate-{judge}", judge_model,
+                                  lambda ctx: measure_scored(chosen, ctx, progress))
     by_lang = ", ".join(f"{lang} {sum(r.lang == lang for r in chosen)}" for lang in sorted({r.lang for r in chosen}))
     sample = (f"all {len(replies)} {what}" if len(chosen) == len(replies) else
               f"a seeded sample (seed 0) of {len(chosen)} of {len(replies)} {what}, an equal share per language "
