@@ -32,7 +32,7 @@ from knowgap.judges.cards import (
 def _card(tp: int = 48, fn: int = 2, fp: int = 2, tn: int = 48, *, writers: list[str | None] | None = None,
           languages: list[str] | None = None) -> ValidityCard:
     labels = [True] * (tp + fn) + [False] * (fp + tn)
-    verdicts: list[bool | None] = [True] * tp + [False] * fn + [True] * fp + [False] * tn
+    verdicts: list[bool | None] = [*[True] * tp, *[False] * fn, *[True] * fp, *[False] * tn]
     return binary_card("toy", "toy_v1", verdicts, labels, positive="yes", dataset="toy.jsonl", dataset_sha256="0",
                        writers=writers, item_languages=languages)
 

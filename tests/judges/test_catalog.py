@@ -45,7 +45,8 @@ def test_every_judge_has_a_current_version_and_a_validator() -> None:
     found = judges()
     for judge in found:
         assert judge.version(), judge.name
-        assert callable(judge.validator) and judge.validator.__name__.startswith("validate_"), judge.name
+        assert callable(judge.validator) and getattr(judge.validator, "__name__", "").startswith("validate_"), \
+            judge.name
     assert len({j.name for j in found}) == len(found) == len(judge_names())
     assert get_judge("abstention-llm").version() == "abstention_v1"  # from judges/data/abstention.yaml
 
