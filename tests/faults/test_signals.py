@@ -39,6 +39,12 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell does for a job started with `&`
 
 
+def _default_sigint() -> None:
+    # a child inherits an ignored SIGINT: where pytest itself was started with `&` (a background CI job), the
+    # "default" cases would otherwise run with SIGINT ignored and wait for the blocked call forever
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(tmp_path: Path, system: Path, *, ignore_sigint: bool = False) -> subprocess.Popen[str]:
     calls = tmp_path / "calls"
     calls.mkdir()
@@ -46,7 +52,7 @@ def _start(tmp_path: Path, system: Path, *, ignore_sigint: bool = False) -> subp
     return subprocess.Popen([sys.executable, "-m", "knowgap", "run", "starter", "--model", f"python:{system}:answer",
                              "--sample", "4", "--concurrency", "1", "--runs-dir", str(tmp_path / "runs"), "-q"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=_ignore_sigint if ignore_sigint else None)
+                            preexec_fn=_ignore_sigint if ignore_sigint else _default_sigint)
 
 
 def _wait_for_calls(calls: Path, n: int, proc: subprocess.Popen[str]) -> None:
