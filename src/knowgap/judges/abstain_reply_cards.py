@@ -39,9 +39,8 @@ from knowgap.judges.cards import (
     Labelling,
     ValidityCard,
     binary_card,
-    binary_measures,
     cards_in,
-    confusion_of,
+    group_measures,
     sha256_files,
     shipped_cards,
 )
@@ -163,16 +162,6 @@ def is_placeholder(reply: str) -> bool:
     return _PLACEHOLDER.fullmatch(reply) is not None
 
 
-def _per_group(extra: dict[str, Estimate | float | str], prefix: str, verdicts: Sequence[bool | None],
-               labels: Sequence[bool]) -> None:
-    confusion, _ = confusion_of(list(verdicts), list(labels))
-    extra[f"n_{prefix}"] = float(confusion.n)
-    extra[f"positives_{prefix}"] = float(confusion.tp + confusion.fn)
-    for measure, value in binary_measures(confusion).items():
-        if measure in ("balanced_accuracy", "sensitivity", "specificity") and value.value is not None:
-            extra[f"{measure}_{prefix}"] = value
-
-
 def earlier_card_extra(judge: str, version: str, judge_model: str, dataset: str,
                        source: str) -> dict[str, Estimate | float | str]:
     """The figures of this judge version's latest card measured on ``dataset`` (shipped or superseded) with the same
@@ -218,9 +207,7 @@ def _measure(judge: str, version: str, judge_model: str, outcomes: Outcomes, *, 
         raise ValueError(f"{len(said)} outcomes for {len(rows)} items")
     verdicts = [None if isinstance(o, ParseFailure) else positive(o) for o in said]
     extra: dict[str, Estimate | float | str] = {}
-    for model in sorted({r.model for r in rows}):
-        members = [i for i, r in enumerate(rows) if r.model == model]
-        _per_group(extra, model, [verdicts[i] for i in members], [labels[i] for i in members])
+    extra.update(group_measures([r.model for r in rows], verdicts, labels))
     if earlier is not None:
         extra.update(earlier_card_extra(judge, version, judge_model, earlier[0], earlier[1]))
     how = (f"all {n_all} {what}" if len(rows) == n_all else
@@ -257,9 +244,8 @@ def abstention_llm_card(version: str, judge_model: str, outcomes: Outcomes, *, l
                           "questions, is labelled abstained (disputable). extra: each model's figures, and "
                           "policybench_gpt4o_* (the earlier card's rows, another annotator); *_placeholder / "
                           "*_worded: the items whose reply is only the placeholder, and the others. " + _SCOPE)
-    for kind in ("placeholder", "worded"):
-        members = [i for i, r in enumerate(rows) if is_placeholder(r.reply) == (kind == "placeholder")]
-        _per_group(card.extra, kind, [per_item[i].verdict for i in members], [per_item[i].label for i in members])
+    card.extra.update(group_measures(["placeholder" if is_placeholder(r.reply) else "worded" for r in rows],
+                                     [item.verdict for item in per_item], [item.label for item in per_item]))
     return card, per_item
 
 
