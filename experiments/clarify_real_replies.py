@@ -62,8 +62,9 @@ class SheetItem(BaseModel):
     finish_reason: str | None = Field(description="'length' when the reply was cut at max_tokens")
 
 
-def sheet_items(run_dirs: list[Path]) -> list[SheetItem]:
-    cases = {c.id: c for c in load_cases()}
+def sheet_items(run_dirs: list[Path], cases_file: Path | None = None) -> list[SheetItem]:
+    """The sheet of ``run_dirs``; ``cases_file``: the case file the runs were given (default: the shipped cases)."""
+    cases = {c.id: c for c in (load_cases(cases_file) if cases_file else load_cases())}
     items: dict[str, SheetItem] = {}
     for manifest, trial, target in target_trials(run_dirs, "clarify"):
         model = manifest.config.models["target"]
