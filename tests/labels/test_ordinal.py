@@ -12,11 +12,10 @@ import pytest
 from knowgap.labels.ordinal import (
     krippendorff_alpha_ordinal,
     quadratic_weighted_kappa,
-    ranks,
-    spearman,
     to_scale,
     weighted_total,
 )
+from knowgap.stats.correlation import ranks, spearman
 
 
 def test_quadratic_weighted_kappa_by_hand() -> None:

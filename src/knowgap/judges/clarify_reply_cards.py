@@ -22,10 +22,10 @@ qualified-answer).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-from knowgap.judges.cards import Estimate, Labelling, ValidityCard, binary_measures, confusion_of, sha256_files
+from knowgap.judges.cards import Labelling, ValidityCard, group_measures, sha256_files
 from knowgap.judges.labelled_sets import (
     ClarifyReplyLabel,
     LegalAnswer,
@@ -92,18 +92,6 @@ _NOTES_DANGER = (
 LABELLING = Labelling(rule=RULE, by=LABELLED_BY, before_judge=True)
 
 
-def _put(extra: dict[str, Estimate | float | str], prefix: str, verdicts: Sequence[bool], labels: Sequence[bool],
-         measures: Sequence[str] = ("balanced_accuracy", "sensitivity", "specificity")) -> None:
-    """``extra[MEASURE_PREFIX]`` for each measure that can be computed on these items, and ``n_PREFIX``,
-    ``positives_PREFIX``."""
-    found = binary_measures(confusion_of(list(verdicts), list(labels))[0])
-    extra[f"n_{prefix}"] = float(len(labels))
-    extra[f"positives_{prefix}"] = float(sum(labels))
-    for measure in measures:
-        if found[measure].value is not None:
-            extra[f"{measure}_{prefix}"] = found[measure]
-
-
 def _real_reply_card(judge: str, version: str, positive: str, label: Callable[[ClarifyReplyLabel], bool],
                      decide: Callable[[ClarifyReplyLabel], bool],
                      legacy: tuple[Callable[[LegalAnswer], bool], Callable[[LegalAnswer], bool]] | None, *,
@@ -128,17 +116,15 @@ def _real_reply_card(judge: str, version: str, positive: str, label: Callable[[C
                         claim=claim, item_languages=[r.lang for r in rows], writers=[r.model for r in rows],
                         replies_how=REPLIES_HOW, labelling=LABELLING)
     said = [verdicts[i] for i in range(len(rows))]
-    for group, key in (("model", lambda r: r.model), ("kind", lambda r: r.kind),
-                       ("model_lang", lambda r: f"{r.model}_{r.lang}")):
-        names = sorted({key(r) for r in rows})
-        for name in names if len(names) > 1 else ():
-            members = [i for i, r in enumerate(rows) if key(r) == name]
-            _put(card.extra, name if group != "kind" else f"kind_{name}", [said[i] for i in members],
-                 [labels[i] for i in members])
+    for key in (lambda r: r.model, lambda r: f"kind_{r.kind}", lambda r: f"{r.model}_{r.lang}"):
+        groups = [key(r) for r in rows]
+        if len(set(groups)) > 1:
+            card.extra.update(group_measures(groups, said, labels))
     if legacy is not None:
         legacy_label, legacy_decide = legacy
         old, _ = legal_answer_items()
-        _put(card.extra, "legacy", [legacy_decide(it) for it in old], [legacy_label(it) for it in old])
+        card.extra.update(group_measures(["legacy"] * len(old), [legacy_decide(it) for it in old],
+                                         [legacy_label(it) for it in old]))
     return card
 
 

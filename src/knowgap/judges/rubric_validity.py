@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
 from pydantic import BaseModel, Field
 
 from knowgap.engine.gateway import ModelGateway
@@ -47,7 +46,7 @@ from knowgap.judges.geval import Ratings
 from knowgap.judges.labelled_sets import stratified
 from knowgap.models.registry import DEFAULT_MODEL
 from knowgap.models.types import ChatRequest, ChatResponse
-from knowgap.stats import fisher_z_interval, wilson
+from knowgap.stats import fisher_z_interval, spearman, wilson
 
 
 class GatewayContext:
@@ -306,23 +305,6 @@ async def measure_scored(replies: Sequence[ScoredReply], ctx: GatewayContext,
     return results
 
 
-def _spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman's rho (Pearson's r of tie-averaged ranks; nan when either side is constant)."""
-    def ranked(v: Sequence[float]) -> np.ndarray:
-        a = np.asarray(v, dtype=float)
-        order = a.argsort(kind="stable")
-        r = np.empty(len(a))
-        r[order] = np.arange(1, len(a) + 1)
-        for value in np.unique(a):
-            tie = a == value
-            r[tie] = r[tie].mean()
-        return r
-    rx, ry = ranked(x), ranked(y)
-    if len(rx) < 2 or rx.std() == 0 or ry.std() == 0:
-        return math.nan
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
 def ordinal_extras(results: Sequence[ScoredResult], model_only: bool = False) -> dict[str, Estimate | float]:
     """Agreement of the judge's ratings with the annotator's on the 1-5 scale: the mean absolute error of the total
     and Spearman's rho (Fisher z interval) over the replies the judge rated, and per criterion the mean absolute
@@ -332,7 +314,7 @@ def ordinal_extras(results: Sequence[ScoredResult], model_only: bool = False) ->
     out: dict[str, Estimate | float] = {}
     if pairs:
         out[f"total_mae{tag}"] = sum(abs(a - b) for a, b in pairs) / len(pairs)
-        rho = _spearman([a for a, _ in pairs], [b for _, b in pairs])
+        rho = spearman([a for a, _ in pairs], [b for _, b in pairs])
         if not math.isnan(rho):
             lo, hi = fisher_z_interval(rho, len(pairs))
             out[f"total_spearman{tag}"] = Estimate(value=rho, ci_low=None if math.isnan(lo) else lo,

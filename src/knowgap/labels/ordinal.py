@@ -58,42 +58,6 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[float]]) -> float:
     return 1 - (n - 1) * observed / expected
 
 
-def ranks(values: Sequence[float]) -> list[float]:
-    """Ranks from 1, ties given their average rank."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    out = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for t in range(i, j + 1):
-            out[order[t]] = (i + j) / 2 + 1
-        i = j + 1
-    return out
-
-
-def pearson(x: Sequence[float], y: Sequence[float]) -> float:
-    n = len(x)
-    if n != len(y):
-        raise ValueError("a correlation needs as many x as y")
-    if n < 2:
-        return math.nan
-    mx, my = sum(x) / n, sum(y) / n
-    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
-    sxx, syy = sum((a - mx) ** 2 for a in x), sum((b - my) ** 2 for b in y)
-    if sxx == 0 or syy == 0:
-        return math.nan
-    return sxy / math.sqrt(sxx * syy)
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman's rank correlation: Pearson's r of the (tie-averaged) ranks."""
-    if len(x) != len(y):
-        raise ValueError("a correlation needs as many x as y")
-    return pearson(ranks(x), ranks(y))
-
-
 def weighted_total(scores: Mapping[str, float | None], weights: Mapping[str, float]) -> float | None:
     """sum(weight * score) over the rubric's dimensions, divided by the sum of the weights (so a rubric whose
     weights sum to 1, like clarify's 0.3 / 0.3 / 0.25 / 0.15, stays on the 1-5 scale); None when a dimension

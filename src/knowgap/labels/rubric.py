@@ -27,13 +27,12 @@ from knowgap.labels.agreement import Estimate
 from knowgap.labels.ordinal import (
     krippendorff_alpha_ordinal,
     quadratic_weighted_kappa,
-    spearman,
     to_scale,
     weighted_total,
 )
 from knowgap.labels.store import LabelStore
 from knowgap.report.data import load_suite
-from knowgap.stats import bootstrap_ci, fisher_z_interval
+from knowgap.stats import bootstrap_ci, fisher_z_interval, spearman
 
 POINTS = (1, 2, 3, 4, 5)
 JUDGE = "judge"

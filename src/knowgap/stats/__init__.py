@@ -8,7 +8,7 @@
 - :mod:`.differences`: two unpaired proportions or means (Newcombe, the two-proportion z-test, a normal
   approximation from two intervals);
 - :mod:`.paired`: the exact McNemar test and its clustered form;
-- :mod:`.correlation`: Fisher's interval of a rank correlation;
+- :mod:`.correlation`: Spearman's rank correlation and Fisher's interval of it;
 - :mod:`.power`: sample sizes, design effect of repeats, ICC (``knowgap plan``);
 - :mod:`.sequential`: anytime-valid confidence sequences over units drawn without replacement, and the gate's
   decisions on them (``knowgap run --until decided``; imported by name: it loads numpy);
@@ -30,7 +30,7 @@ from knowgap.stats.bootstrap import (
     percentile_test,
     unless_point,
 )
-from knowgap.stats.correlation import fisher_z_interval
+from knowgap.stats.correlation import fisher_z_interval, pearson, ranks, spearman
 from knowgap.stats.differences import (
     difference_from_intervals,
     newcombe,
@@ -57,6 +57,6 @@ __all__ = [
     "cluster_counts", "cluster_resample", "clustered_mcnemar", "clustered_wilson", "corrected_rate",
     "difference_from_intervals", "effective_n", "fisher_z_interval", "group_by_cluster", "interval_of_draws",
     "interval_without_spread", "mcnemar_exact", "mean_interval", "newcombe", "newcombe_interval", "normal_p",
-    "percentile_interval", "percentile_test", "rogan_gladen", "two_proportion_p", "unless_point", "wilson",
-    "wilson_rate",
+    "pearson", "percentile_interval", "percentile_test", "ranks", "rogan_gladen", "spearman", "two_proportion_p",
+    "unless_point", "wilson", "wilson_rate",
 ]
