@@ -60,8 +60,10 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
             help="Judge model spec of a model-backed judge (default local:qwen2.5-1.5b).")] = None,
         limit: Annotated[int | None, typer.Option(
             min=1, help="Measure on a seeded sample of N rows, equal per label class (default: all rows for an "
-                        "offline judge, 60 for a model-backed one; abstention-llm 40, factuality-llm 30, "
-                        "extract-claims 40 and clarify-correctness all 34 on their real replies).")] = None,
+                        "offline judge; for a model-backed one the sample its shipped card was measured on: "
+                        "clarify-rubric up to 48, clarify-silent-failure 40, abstention-llm 40, factuality-llm 30, "
+                        "extract-claims 40, clarify-correctness and partial-rubric all their real replies; 60 "
+                        "of constructed items or of --data rows).")] = None,
         data: Annotated[Path | None, typer.Option(
             help="The labelled data folder (default: $KNOWGAP_DATA, else the nearest shared/data above the "
                  "current directory). abstention-llm and factuality-llm are measured on real replies shipped with "
@@ -85,7 +87,7 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
 
         Example: knowgap judge validate abstention
 
-        Example: knowgap judge validate abstention-llm --judge-model local:qwen2.5-1.5b --limit 60
+        Example: knowgap judge validate abstention-llm --judge-model local:qwen2.5-1.5b --limit 20
 
         Example: knowgap judge validate abstention --labels runs/RUN/labels/labels.jsonl
         """
