@@ -19,13 +19,16 @@ base fills the 4,096-token window less the question, so requests share the facts
 ``speed``: per shape, the same requests through each side, sides alternated round by round (caches emptied
 before each pass: the single-stream prompt-state cache and the batch's kept cells):
 
-- ``raw``: ``Llama.create_chat_completion`` in a plain loop on knowgap's llama thread (llama-cpp-python alone);
-- ``single``: knowgap today (``KNOWGAP_PARALLEL=1``), ``ModelClient`` at concurrency 4 (calls queue for the model);
+- ``raw``: ``Llama.create_chat_completion`` in a plain loop on knowgap's llama thread (llama-cpp-python alone: the
+  ``Llama`` without knowgap's prompt-state cache, as llama-cpp-python makes it, so a prompt reuses only the previous
+  prompt's start);
+- ``single``: knowgap today (``KNOWGAP_PARALLEL=1``: the same ``Llama`` with knowgap's prompt-state cache,
+  :func:`knowgap.models.local.prefix_cache`), ``ModelClient`` at concurrency 4 (calls queue for the model);
 - ``batched-N``: knowgap batching N sequences, ``ModelClient`` at concurrency N.
 
 Shapes: ``long-answers`` (clarify's target requests, ``max_tokens`` cut to ``--max-tokens``), ``long-prompts``
 (abstain long_context, 100 tokens), ``judges`` (clarify's and partial's rubric ratings, 4 tokens, logprobs).
-Reported: completion tokens/s over all sequences, wall seconds, prompt tokens evaluated vs shared (batched), the
+Reported: completion tokens/s over all sequences, wall seconds, prompt tokens evaluated vs shared (raw, batched), the
 1-minute load average before and after each pass, RSS. ``--suite``: the wall time of a real ``knowgap.run`` of that
 suite (``use_cache=False``, the model as every role, its default concurrency) per side.
 
@@ -59,6 +62,7 @@ from knowgap.judges.geval import TOP_LOGPROBS, read_scale
 from knowgap.models import local as local_mod
 from knowgap.models.base import ChatModel
 from knowgap.models.local import LocalModel, load_llama, prefix_cache
+from knowgap.models.local_batch import capture_completion, common_prefix
 from knowgap.models.packs import ensure_pack
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
 from knowgap.suites import get_suite
@@ -149,24 +153,43 @@ def fresh_caches(llm: Any, models: Sequence[LocalModel]) -> None:
 
 
 def run_raw(llm: Any, work: Work) -> Result:
+    """llama-cpp-python as it comes: ``Llama`` without a prompt-state cache (its default), so a prompt reuses only
+    the previous prompt's start (the KV cells the context still holds); knowgap's state cache is set aside for the
+    pass and put back after it."""
     def go() -> Result:
         tokens = prompt = 0
         texts = []
-        start = time.perf_counter()
-        for _, r in work:
-            kwargs: dict[str, Any] = {"messages": [{"role": m.role, "content": m.content} for m in r.messages],
-                                      "temperature": r.temperature, "max_tokens": r.max_tokens}
-            if r.seed is not None:
-                kwargs["seed"] = r.seed
-            if r.stop:
-                kwargs["stop"] = r.stop
-            if r.json_schema is not None:
-                kwargs["response_format"] = {"type": "json_object", "schema": r.json_schema}
-            out = llm.create_chat_completion(**kwargs)
-            tokens += out["usage"]["completion_tokens"]
-            prompt += out["usage"]["prompt_tokens"]
-            texts.append(out["choices"][0]["message"].get("content") or "")
-        return {"tokens": tokens, "prompt_tokens": prompt, "seconds": time.perf_counter() - start, "texts": texts}
+        evaluated = 0
+        counting = 0.0  # seconds spent counting the evaluated prompt tokens, left out of the pass's time
+        cache = llm.cache
+        llm.set_cache(None)
+        try:
+            start = time.perf_counter()
+            for _, r in work:
+                kwargs: dict[str, Any] = {"messages": [{"role": m.role, "content": m.content} for m in r.messages],
+                                          "temperature": r.temperature, "max_tokens": r.max_tokens}
+                if r.seed is not None:
+                    kwargs["seed"] = r.seed
+                if r.stop:
+                    kwargs["stop"] = r.stop
+                if r.json_schema is not None:
+                    kwargs["response_format"] = {"type": "json_object", "schema": r.json_schema}
+                # llama-cpp-python evaluates the prompt past its longest start in common with the tokens the
+                # context holds (the previous call's), and at least the last token
+                t0 = time.perf_counter()
+                prompt_ids = [int(t) for t in capture_completion(llm, **kwargs)["prompt"]]
+                held = common_prefix([int(t) for t in llm._input_ids], prompt_ids)
+                evaluated += len(prompt_ids) - min(held, len(prompt_ids) - 1)
+                counting += time.perf_counter() - t0
+                out = llm.create_chat_completion(**kwargs)
+                tokens += out["usage"]["completion_tokens"]
+                prompt += out["usage"]["prompt_tokens"]
+                texts.append(out["choices"][0]["message"].get("content") or "")
+            seconds = time.perf_counter() - start - counting
+        finally:
+            llm.set_cache(cache)
+        return {"tokens": tokens, "prompt_tokens": prompt, "seconds": seconds, "texts": texts, "evaluated": evaluated,
+                "shared": prompt - evaluated}
 
     return local_mod._LLAMA_THREAD.submit(go).result()
 
@@ -268,6 +291,8 @@ def summarize(title: str, passes: dict[str, list[Result]], baseline: str = "raw"
     rows, out = [], {}
     base = sum(r["tokens"] for r in passes[baseline]) / sum(r["seconds"] for r in passes[baseline])
     base_wall = statistics.median(r["seconds"] for r in passes[baseline])
+    today = "single" if "single" in passes and baseline != "single" else None  # knowgap before batching
+    today_wall = statistics.median(r["seconds"] for r in passes[today]) if today else None
     for side, results in passes.items():
         tokens = sum(r["tokens"] for r in results)
         seconds = sum(r["seconds"] for r in results)
@@ -278,13 +303,15 @@ def summarize(title: str, passes: dict[str, list[Result]], baseline: str = "raw"
         out[side] = {"tokens": tokens, "seconds": seconds, "tokens_per_s": tokens / seconds,
                      "vs_baseline": tokens / seconds / base, "median_wall_s": wall,
                      "wall_vs_baseline": wall / base_wall,
+                     "wall_vs_single": wall / today_wall if today_wall else None,
                      "load_min": min(loads), "load_max": max(loads), "prompt_evaluated": evaluated,
                      "prompt_shared": shared, "rss_mb": max(r["rss_mb"] for r in results)}
         rows.append((side, tokens, seconds, tokens / seconds, f"{tokens / seconds / base:.2f}x", wall,
-                     f"{wall / base_wall:.2f}", f"{evaluated}/{shared}" if evaluated or shared else "-",
+                     f"{wall / base_wall:.2f}", f"{wall / today_wall:.2f}" if today_wall else "-",
+                     f"{evaluated}/{shared}" if evaluated or shared else "-",
                      f"{min(loads):.1f}-{max(loads):.1f}"))
-    print_table(["side", "tokens", "seconds", "tokens/s", f"vs {baseline}", "median wall s", "wall ratio",
-                 "prompt eval/shared", "load"], rows, title=title)
+    print_table(["side", "tokens", "seconds", "tokens/s", f"vs {baseline}", "median wall s",
+                 f"wall / {baseline}'s", "wall / single's", "prompt eval/shared", "load"], rows, title=title)
     return out
 
 
