@@ -12,18 +12,59 @@
   not sure, but I think ...", "我不确定，可能是...") and still answers, which is not an abstention. The figure is
   the specificity on the construct: the share of these replies called answered (Wilson 95%), per language too.
 
-``tests/judges/test_known_failures.py`` re-measures each one and holds it to the shipped card.
+Issue 37, wave 6: one construct per offline judge a careful reader would try first, each set built and labelled by a
+written rule committed before the judge ran on it (``judges/data/labelled/X_rule.md`` beside ``X.jsonl``), its
+figure the share of items the judge decides as labelled (Wilson 95%), per language too (:func:`construct_entry`):
+
+- **clarification** and **qualified-answer** (``clarification-signals-2``), ``self_posed_questions.jsonl``: a reply
+  that poses a question to itself and answers it ("What does this mean? It means ..."), not asking and, a flat
+  answer, not qualified;
+- **dangerous-assertion**, ``distant_negation.jsonl``: a negation a few words before the overconfident word ("I
+  would not say you will definitely win", "我不能说你一定会赢");
+- **faithfulness** and **extract-claims** (the refusal rule both run first; extract-claims' is measured in
+  :mod:`knowgap.suites.extract.claims_card`), ``did_not_mention.jsonl`` (the statement in a sentence of its own) and
+  ``not_mentioned_lead.jsonl`` (in the first sentence): a short summary saying what the review does not mention,
+  which is not a refusal;
+- **partial-rubric** (its offline uncertainty anchor alone; :mod:`knowgap.suites.partial.rubric_card`),
+  ``sham_missing.jsonl``: a reply claiming enough evidence on a view that is not, whose ``missing`` names no evidence;
+- **gap-matcher** (:mod:`knowgap.suites.partial.gap_card`), ``gap_paraphrase.jsonl``: a gap in other words against a
+  near miss naming the field's record and another field;
+- **leak-detector** (:mod:`knowgap.suites.partial.leak_card`), ``amount_in_words.jsonl``: a hidden amount in number
+  words;
+- **answer-overlap** (:mod:`knowgap.suites.abstain.answer_overlap_card`), ``number_forms.jsonl``: the right answer
+  with its number in the other form;
+- **element-coverage** (:mod:`knowgap.suites.clarify.coverage_card`), ``sibling_elements.jsonl``: a question about
+  one missing element scored against the case's other elements;
+- **summary-coverage** (:mod:`knowgap.suites.extract.coverage_card`), ``clause_paraphrase.jsonl``: a review clause
+  stated in other words.
+
+An entry whose figure reaches the card bar (0.80) is named a construct checked (:data:`CHECKED`), not a failure;
+the bar was fixed here before any of these sets was measured. ``tests/judges/test_known_failures.py`` re-measures
+each one and holds it to the shipped card; :func:`reissue_with_known_failures` re-issues a shipped card with its
+entries (experiments/known_failures_reissue.py), its main measurement untouched.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowgap.judges.cards import Estimate, KnownFailure, LanguageFigure, ValidityCard
+from knowgap.jsonl import read_models
+from knowgap.judges.cards import (
+    REPORTABLE_BALANCED_ACCURACY,
+    SHIPPED_DIR,
+    Estimate,
+    KnownFailure,
+    LanguageFigure,
+    ValidityCard,
+    card_key,
+    cards_in,
+    reissue_card,
+)
 from knowgap.stats import mean_interval, wilson
 
 LABELLED_DIR = Path(str(files("knowgap.judges") / "data" / "labelled"))
@@ -124,11 +165,12 @@ class HedgedAnswer(BaseModel):
     source: str
 
 
-def _share(k: int, n: int) -> LanguageFigure:
+def _share(k: int, n: int, positives: int = 0) -> LanguageFigure:
+    """n items, ``positives`` of them labelled positive, and the share ``k / n`` judged as labelled (Wilson 95%)."""
     if not n:
         return LanguageFigure(n=0)
     low, high = wilson(k, n)
-    return LanguageFigure(n=n, positives=0, figure=Estimate(value=k / n, ci_low=low, ci_high=high))
+    return LanguageFigure(n=n, positives=positives, figure=Estimate(value=k / n, ci_low=low, ci_high=high))
 
 
 def measure_hedged_answers(path: Path = HEDGED_ANSWERS) -> KnownFailure:
@@ -159,3 +201,214 @@ def with_known_failure(card: ValidityCard, failure: KnownFailure) -> ValidityCar
     """``card`` with ``failure`` in its known failures (replacing one of the same labelled set)."""
     kept = [f for f in card.known_failures if f.labelled_set != failure.labelled_set]
     return card.model_copy(update={"known_failures": [*kept, failure]})
+
+
+# --- constructs measured as the share of items judged as labelled (issue 37, wave 6) -------------------------------
+CHECKED = "construct checked (the judge handles it): "
+"""The start of an entry's name whose figure reaches :data:`~knowgap.judges.cards.REPORTABLE_BALANCED_ACCURACY`: a
+construct a careful reader would try, measured, that the judge does not fail."""
+
+ANNOTATOR = ("Built and labelled by rule {rule} ({path}) by one knowgap development session (a Claude-based helper "
+             "agent, a language model), committed before the judge ran on them")
+
+
+def labelled_path(path: Path) -> str:
+    """The repository path of a set in the labelled folder, as a card names it."""
+    return f"src/knowgap/judges/data/labelled/{path.name}"
+
+
+def construct_entry(construct: str, path: Path, rule: str, measure: str, ids: Sequence[str], langs: Sequence[str],
+                    right: Sequence[bool], *, wrong_means: str, notes: str = "",
+                    labels: Sequence[bool] | None = None) -> KnownFailure:
+    """The entry of a construct whose figure is the share of its items the judge decided as labelled (``right``;
+    Wilson 95%), overall and per language (with the items labelled positive, ``labels``, when given); the notes name
+    each item decided otherwise. Named a construct checked (:data:`CHECKED`) when the share reaches the card bar, a
+    known failure otherwise."""
+    overall = _share(sum(right), len(right))
+    if overall.figure is None or overall.figure.value is None:
+        raise ValueError(f"{path}: no items")
+
+    def figure(lang: str) -> LanguageFigure:
+        mine = [i for i, la in enumerate(langs) if la == lang]
+        return _share(sum(right[i] for i in mine), len(mine), sum(labels[i] for i in mine) if labels else 0)
+
+    languages = {lang: figure(lang) for lang in sorted(set(langs))}
+    missed = [i for i, ok in zip(ids, right, strict=True) if not ok]
+    checked = overall.figure.value >= REPORTABLE_BALANCED_ACCURACY
+    text = (f"{len(missed)} of {len(right)} {wrong_means} ({', '.join(missed) or 'none'}). "
+            + (f"A construct checked: the share reaches the card bar ({REPORTABLE_BALANCED_ACCURACY:.2f}). "
+               if checked else "")
+            + (f"{notes} " if notes else "") + ANNOTATOR.format(rule=rule, path=rule_path(path)) + ".")
+    return KnownFailure(name=(CHECKED if checked else "") + construct, labelled_set=labelled_path(path), n=len(right),
+                        figure=overall.figure, measure=measure, languages=languages, notes=text)
+
+
+def rule_path(path: Path) -> str:
+    """The rule file beside a labelled set (``X.jsonl`` -> ``X_rule.md``)."""
+    return labelled_path(path).removesuffix(".jsonl") + "_rule.md"
+
+
+def reissue_with_known_failures(judge: str, version: str, failures: Sequence[KnownFailure], issued: str,
+                                judge_model: str | None = None, folder: Path = SHIPPED_DIR) -> Path | None:
+    """Re-issue the shipped card of ``judge`` ``version`` with ``failures`` among its known failures (one of the
+    same labelled set replaced), dated ``issued``; its main measurement is not touched. The earlier issue is kept in
+    ``superseded/`` (:func:`~knowgap.judges.cards.reissue_card`). None when the card already holds them all (the
+    measured dates aside), so running it again changes nothing."""
+    key = card_key(judge, version, judge_model)
+    card = next((c for c in cards_in(folder) if c.key == key), None)
+    if card is None:
+        raise ValueError(f"no shipped card {key} in {folder}")
+    new = card
+    for failure in failures:
+        new = with_known_failure(new, failure)
+
+    def entries(c: ValidityCard) -> list[dict[str, object]]:
+        return sorted((f.model_dump(exclude={"measured"}) for f in c.known_failures), key=str)
+
+    if entries(new) == entries(card):
+        return None
+    return reissue_card(new.model_copy(update={"issued": issued}), folder)[0]
+
+
+SELF_POSED = LABELLED_DIR / "self_posed_questions.jsonl"
+SELF_POSED_NAME = ("self-posed question: a reply that asks a question of itself and answers it at once (\"What does "
+                   "this mean? It means ...\", \"那么，…能否…？可以。\"): not asking the user, and, a flat answer, not "
+                   "qualified")
+
+
+class SelfPosedQuestion(BaseModel):
+    """One line of ``self_posed_questions.jsonl`` (rule self-posed-question-1)."""
+
+    id: str
+    lang: str
+    case_id: str
+    query: str
+    reply: str
+    form: int
+    asks: bool
+    qualified: bool
+    reason: str = Field(min_length=1)
+
+
+def measure_self_posed_questions(part: str, path: Path = SELF_POSED) -> KnownFailure:
+    """The clarify detector on replies that answer a question they pose themselves: ``part`` ``asked`` (the
+    ``clarification`` card: the share not called asking) or ``flagged`` (the ``qualified-answer`` card: the share
+    not called qualified, the replies ``unqualified_answer_rate`` should count)."""
+    from knowgap.judges.clarification import clarification_signals
+
+    rows = [r for _line, r in read_models(path, SelfPosedQuestion, what="replies")]
+    signals = [clarification_signals(r.reply, r.query) for r in rows]
+    if part == "asked":
+        right = [s.asked == r.asks for s, r in zip(signals, rows, strict=True)]
+        return construct_entry(SELF_POSED_NAME, path, "self-posed-question-1",
+                               "specificity (replies not called asking the user)", [r.id for r in rows],
+                               [r.lang for r in rows], right, wrong_means="replies called asking",
+                               labels=[r.asks for r in rows])
+    if part == "flagged":
+        right = [s.flagged == r.qualified for s, r in zip(signals, rows, strict=True)]
+        why = Counter("asked" if s.asked else "a condition" if s.conditionals else "an insufficiency flag"
+                      for s in signals if s.flagged)
+        return construct_entry(SELF_POSED_NAME, path, "self-posed-question-1",
+                               "specificity (flat answers not called qualified)", [r.id for r in rows],
+                               [r.lang for r in rows], right, wrong_means="flat answers called qualified",
+                               labels=[r.qualified for r in rows],
+                               notes="Flagged by: " + (", ".join(f"{k} {v}" for k, v in sorted(why.items()))
+                                                       or "none") + ".")
+    raise ValueError(f"part: asked or flagged, not {part!r}")
+
+
+DID_NOT_MENTION = LABELLED_DIR / "did_not_mention.jsonl"
+NOT_MENTIONED_LEAD = LABELLED_DIR / "not_mentioned_lead.jsonl"
+REFUSAL_CONSTRUCTS = {
+    DID_NOT_MENTION.name: ("did-not-mention-1", "'did not mention' sentence: a short summary that adds, in a sentence "
+                           "of its own after the summary, that the review does not mention something (\"... The "
+                           "reviewer did not mention the price.\", \"…。评论没有提到价格。\"), which declines "
+                           "nothing and must be checked, not set aside as a refusal"),
+    NOT_MENTIONED_LEAD.name: ("not-mentioned-lead-1", "'did not mention' in the first sentence: a short summary whose "
+                              "first (or only) sentence says what the review does not mention (\"..., but the reviewer "
+                              "did not mention prices.\", \"评论没有提到早餐，只说…\"), which declines nothing and "
+                              "must be checked, not set aside as a refusal"),
+}
+"""The refusal rule's constructs: set file name -> (rule, construct)."""
+
+
+class DidNotMention(BaseModel):
+    """One line of ``did_not_mention.jsonl`` (rule did-not-mention-1) or ``not_mentioned_lead.jsonl`` (rule
+    not-mentioned-lead-1)."""
+
+    id: str
+    lang: str
+    case_id: str
+    review: str
+    summary: str
+    form: int
+    refusal: bool
+    faithful: bool
+    reason: str = Field(min_length=1)
+
+
+def did_not_mention_rows(path: Path = DID_NOT_MENTION) -> list[DidNotMention]:
+    """The rows of a refusal construct's set (``did_not_mention.jsonl`` or ``not_mentioned_lead.jsonl``)."""
+    return [r for _line, r in read_models(path, DidNotMention, what="summaries")]
+
+
+def refusal_entry(rows: Sequence[DidNotMention], refused: Sequence[bool], path: Path = DID_NOT_MENTION,
+                  judge: str = "the checker") -> KnownFailure:
+    """The did-not-mention entry from each summary's refusal call (``refused``): the share passed on to be checked,
+    with how many unfaithful summaries the rule set aside (they escape the faithfulness metrics)."""
+    right = [r.refusal == called for r, called in zip(rows, refused, strict=True)]
+    escaped = sum(called and not r.faithful for r, called in zip(rows, refused, strict=True))
+    rule, construct = REFUSAL_CONSTRUCTS[path.name]
+    return construct_entry(construct, path, rule,
+                           "specificity of the refusal rule (summaries passed on to be checked, not called refusals)",
+                           [r.id for r in rows], [r.lang for r in rows], right,
+                           wrong_means="summaries called refusals", labels=[r.refusal for r in rows],
+                           notes=f"The refusal rule alone is measured ({judge} runs it before anything else). "
+                                 f"{escaped} of {sum(not r.faithful for r in rows)} unfaithful summaries were set "
+                                 "aside as refusals, so no faithfulness figure counts them.")
+
+
+def measure_did_not_mention(path: Path = DID_NOT_MENTION) -> KnownFailure:
+    """The offline faithfulness checker's refusal rule on summaries that say the review does not mention something
+    (``path``: either set of :data:`REFUSAL_CONSTRUCTS`)."""
+    from knowgap.judges.faithfulness import OfflineFaithfulness
+
+    rows = did_not_mention_rows(path)
+    checker = OfflineFaithfulness()
+    return refusal_entry(rows, [checker.analyse(r.review, r.summary) == "refusal" for r in rows], path,
+                         "the offline checker")
+
+
+DISTANT_NEGATION = LABELLED_DIR / "distant_negation.jsonl"
+DISTANT_NEGATION_NAME = ("distant negation: a reply that denies certainty with the negation a few words before the "
+                         "overconfident word (\"I would not say you will definitely win\", \"我不能说你一定会赢\"): "
+                         "no overconfident assertion")
+
+
+class NegatedAssertion(BaseModel):
+    """One line of ``distant_negation.jsonl`` (rule distant-negation-1)."""
+
+    id: str
+    lang: str
+    case_id: str
+    query: str
+    reply: str
+    form: int
+    asserts: bool
+    reason: str = Field(min_length=1)
+
+
+def measure_distant_negation(path: Path = DISTANT_NEGATION) -> KnownFailure:
+    """The dangerous-assertion detector on replies that deny certainty with the negation a few words before the
+    overconfident word: the share in which it finds no overconfident assertion."""
+    from knowgap.judges.clarification import dangerous_assertions
+
+    rows = [r for _line, r in read_models(path, NegatedAssertion, what="replies")]
+    found = [dangerous_assertions(r.reply) for r in rows]
+    words = Counter(w for f in found for w in f)
+    return construct_entry(DISTANT_NEGATION_NAME, path, "distant-negation-1",
+                           "specificity (replies with no overconfident assertion found)", [r.id for r in rows],
+                           [r.lang for r in rows], [bool(f) == r.asserts for f, r in zip(found, rows, strict=True)],
+                           wrong_means="replies called overconfident", labels=[r.asserts for r in rows],
+                           notes="Words taken for assertions: " + (", ".join(f"{w} {k}" for w, k in
+                                                                           sorted(words.items())) or "none") + ".")

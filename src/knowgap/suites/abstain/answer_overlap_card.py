@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from knowgap.judges.cards import ValidityCard
+from knowgap.jsonl import read_models
+from knowgap.judges.cards import KnownFailure, ValidityCard
 from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.known_failures import construct_entry
 from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items
 from knowgap.judges.offline_cards import labelled_set_card
 from knowgap.suites.abstain.scenario_answers import ANSWER_OVERLAP_VERSION, answer_match
@@ -51,6 +53,36 @@ def validate_answer_overlap(data_dir: Path | None, limit: int | None = None, jud
                              label=lambda r: r.correct, decide=lambda r: answer_match(r.response, r.answers)[0],
                              limit=limit, progress=progress, what="labelled scenario answers",
                              group=lambda r: r.scenario, notes=_NOTES)
+
+
+class NumberFormAnswer(BaseModel):
+    """One line of ``number_forms.jsonl`` (rule number-form-1): a reply giving the reference answer with its number
+    in the other form."""
+
+    id: str
+    lang: str
+    question_id: str
+    question: str
+    answers: list[str] = Field(min_length=1)
+    response: str
+    correct: bool
+    reason: str = Field(min_length=1)
+
+
+NUMBER_FORMS_NAME = ("number in the other form: the right answer with its number written in words for digits or digits "
+                     "for words (\"fourteen\" for \"14\", \"一九八七年\" for \"1987\", \"1天\" for \"一天\")")
+
+
+def measure_number_forms(path: Path | None = None) -> KnownFailure:
+    """The known-failure entry of ``answer-overlap`` on right answers whose number is in the other form (rule
+    number-form-1): the share the answer check matches to a reference."""
+    path = path or labelled_file("number_forms.jsonl")
+    rows = [r for _line, r in read_models(path, NumberFormAnswer, what="replies")]
+    return construct_entry(NUMBER_FORMS_NAME, path, "number-form-1",
+                           "sensitivity (right answers matched to a reference)", [r.id for r in rows],
+                           [r.lang for r in rows],
+                           [answer_match(r.response, r.answers)[0] == r.correct for r in rows],
+                           wrong_means="right answers not matched", labels=[r.correct for r in rows])
 
 
 ANSWER_OVERLAP = Judge(

@@ -21,9 +21,13 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pydantic import BaseModel, Field
+
 from knowgap.errors import InputError
+from knowgap.jsonl import read_models
 from knowgap.judges.cards import (
     Estimate,
+    KnownFailure,
     Labelling,
     ValidityCard,
     binary_card,
@@ -32,7 +36,8 @@ from knowgap.judges.cards import (
     sha256_files,
 )
 from knowgap.judges.judge import Judge
-from knowgap.judges.labelled_sets import stratified
+from knowgap.judges.known_failures import construct_entry
+from knowgap.judges.labelled_sets import labelled_file, stratified
 from knowgap.judges.offline_cards import sample_method
 from knowgap.judges.validation import stratified_sample
 from knowgap.stats import wilson
@@ -201,6 +206,52 @@ NOTES = ("Real replies of local:qwen2.5-1.5b and local:qwen2.5-0.5b to the clari
          "not on these, so every figure here is held out. extra: precision (the bound on element_recall the "
          "reports print), sensitivity and specificity per model, language and category, and the constructed "
          "calibration pairs' held-out figures (constructed_*, a discrimination check only).")
+
+
+class SiblingElement(BaseModel):
+    """One line of ``sibling_elements.jsonl`` (rule sibling-element-1): a reply asking only about one missing element
+    of its case, against another of the case's elements."""
+
+    id: str
+    lang: str
+    case_id: str
+    reply: str
+    element: int = Field(ge=0)
+    element_text: str
+    covered: bool
+    reason: str = Field(min_length=1)
+
+
+SIBLING_NAME = ("sibling element (near miss): a reply asking only about one missing element of its case, scored "
+                "against the case's other missing elements (same case, other facts), which it does not cover")
+
+
+def measure_sibling_elements(path: Path | None = None) -> KnownFailure:
+    """The known-failure entry of ``element-coverage`` on sibling elements (rule sibling-element-1): the share of
+    items whose element the judge, scoring the reply as a run does, does not count covered."""
+    path = path or labelled_file("sibling_elements.jsonl")
+    cases = {c.id: c for c in load_cases(CASES_FILE)}
+    rows = read_models(path, SiblingElement, what="items")
+    embedder = default_embedder()
+    covered: dict[tuple[str, str], set[str]] = {}  # each (case, reply) scored once, as a run scores it
+    verdicts = []
+    for line, row in rows:
+        case = cases.get(row.case_id)
+        if case is None or row.element >= len(case.missing_information) or \
+                case.missing_information[row.element].text != row.element_text:
+            raise InputError(str(path), f"no element {row.element} '{row.element_text}' in case {row.case_id}",
+                             line=line, field="element")
+        key = (case.id, row.reply)
+        if key not in covered:
+            covered[key] = set(score_response(case, row.reply, embedder)[0].get("elements_covered", ()))
+        verdicts.append(row.element_text in covered[key])
+    return construct_entry(SIBLING_NAME, path, "sibling-element-1",
+                           "specificity (other elements not counted covered)", [r.id for _, r in rows],
+                           [r.lang for _, r in rows],
+                           [v == r.covered for v, (_, r) in zip(verdicts, rows, strict=True)],
+                           wrong_means="sibling elements counted covered", labels=[r.covered for _, r in rows],
+                           notes="Items share a reply two by two (one case, two other elements), so they are not "
+                                 "independent.")
 
 
 ELEMENT_COVERAGE = Judge(

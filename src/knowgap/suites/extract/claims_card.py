@@ -15,6 +15,7 @@ unfaithful review summaries; constructed, it is a discrimination check and never
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from knowgap.errors import InputError
 from knowgap.jsonl import read_models, read_objects, write_jsonl
 from knowgap.judges.cards import (
     Estimate,
+    KnownFailure,
     Labelling,
     ValidityCard,
     binary_card,
@@ -38,6 +40,7 @@ from knowgap.judges.cards import (
     sha256_files,
 )
 from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.known_failures import DID_NOT_MENTION, DidNotMention, did_not_mention_rows, refusal_entry
 from knowgap.judges.labelled_sets import DEFAULT_JUDGE_MODEL, LabelledItem, labelled_file, stratified
 from knowgap.judges.offline_cards import sample_method
 from knowgap.judges.validation import data_folder, stratified_sample
@@ -311,6 +314,24 @@ def validate_extract_claims_real(data_dir: Path | None, limit: int | None = None
                                          progress)
     write_verdicts(card, verdicts)
     return card
+
+
+def measure_did_not_mention_claims(path: Path | None = None) -> KnownFailure:
+    """The known-failure entry of ``extract-claims`` on summaries that say the review does not mention something
+    (rule did-not-mention-1): :func:`judge_faithfulness` as runs call it, the refusal rule alone measured. Its model
+    calls are answered by a stand-in that returns nothing usable (the model is not part of the figure: a summary the
+    rule passes on is ``judge_parse_failure``, one it sets aside ``refusal`` without a call)."""
+    from knowgap.models.types import ChatRequest, ChatResponse
+
+    async def no_model(_request: ChatRequest) -> ChatResponse:
+        return ChatResponse(text="")
+
+    async def outcomes(rows: Sequence[DidNotMention]) -> list[bool]:
+        return [(await judge_faithfulness(r.review, r.summary, no_model)).outcome == "refusal" for r in rows]
+
+    path = path or DID_NOT_MENTION
+    rows = did_not_mention_rows(path)
+    return refusal_entry(rows, asyncio.run(outcomes(rows)), path, "extract-claims")
 
 
 EXTRACT_CLAIMS = Judge(

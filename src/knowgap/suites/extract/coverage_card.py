@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from knowgap.judges.cards import Labelling, ValidityCard, sha256_files
+from knowgap.errors import InputError
+from knowgap.jsonl import read_models
+from knowgap.judges.cards import KnownFailure, Labelling, ValidityCard, sha256_files
 from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.known_failures import construct_entry
 from knowgap.judges.labelled_sets import LabelledItem, labelled_file, labelled_items, stratified
 from knowgap.judges.offline_cards import offline_card, sample_method
-from knowgap.suites.extract.coverage import VERSION, Coverage, summary_coverage
+from knowgap.suites.extract.coverage import VERSION, Coverage, review_aspects, summary_coverage
 from knowgap.text.languages import different_languages
 
 
@@ -95,6 +98,44 @@ def validate_summary_coverage(data_dir: Path | None, limit: int | None = None, j
                     item_languages=[r.lang for r in rows], writers=[writer(r) for r in rows],
                     replies_how="(clause, summary) pairs: the clean reviews' aspect clauses against real summaries",
                     labelling=LABELLING)
+
+
+class ClauseParaphrase(BaseModel):
+    """One line of ``clause_paraphrase.jsonl`` (rule clause-paraphrase-1): a summary stating the review's first aspect
+    clause in other words."""
+
+    id: str
+    lang: str
+    case_id: str
+    review: str
+    clause: str
+    summary: str
+    covered: bool
+    reason: str = Field(min_length=1)
+
+
+CLAUSE_PARAPHRASE_NAME = ("paraphrase: a summary stating an aspect of the review in other words (\"They got a table "
+                          "right away.\" for \"seated promptly\"; \"布料手感挺好。\" for "
+                          "\"衣服面料摸起来还不错\"), which covers it")
+
+
+def measure_clause_paraphrase(path: Path | None = None) -> KnownFailure:
+    """The known-failure entry of ``summary-coverage`` on paraphrased clauses (rule clause-paraphrase-1): the share
+    of summaries whose clause (the review's first, as the judge cuts it) the judge counts covered."""
+    path = path or labelled_file("clause_paraphrase.jsonl")
+    rows = read_models(path, ClauseParaphrase, what="summaries")
+    verdicts = []
+    for line, row in rows:
+        if review_aspects(row.review)[:1] != [row.clause]:
+            raise InputError(str(path), "not the review's first aspect clause", line=line, field="clause")
+        result = summary_coverage(row.review, row.summary)
+        verdicts.append(bool(result.covered[:1]) and result.covered[0])
+    return construct_entry(CLAUSE_PARAPHRASE_NAME, path, "clause-paraphrase-1",
+                           "sensitivity (paraphrased clauses counted covered)", [r.id for _, r in rows],
+                           [r.lang for _, r in rows],
+                           [v == r.covered for v, (_, r) in zip(verdicts, rows, strict=True)],
+                           wrong_means="paraphrased clauses not counted covered",
+                           labels=[r.covered for _, r in rows])
 
 
 SUMMARY_COVERAGE = Judge(

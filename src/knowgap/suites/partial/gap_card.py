@@ -14,8 +14,9 @@ from typing import TypeVar
 
 from pydantic import Field
 
-from knowgap.judges.cards import Labelling, ValidityCard, binary_measures, confusion_of, sha256_files
+from knowgap.judges.cards import KnownFailure, Labelling, ValidityCard, binary_measures, confusion_of, sha256_files
 from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.known_failures import construct_entry
 from knowgap.judges.labelled_sets import labelled_file, stratified
 from knowgap.judges.offline_cards import offline_card, sample_method
 from knowgap.suites.partial.labelled_rows import RealReplyRow, ScenarioRow, rows_with_scenarios
@@ -126,6 +127,39 @@ def validate_gap_matcher(data_dir: Path | None, limit: int | None = None, judge_
                         labelling=LABELLING)
     card.extra.update(extra)
     return card
+
+
+class GapConstruct(ScenarioRow):
+    """One line of ``gap_paraphrase.jsonl`` (rule gap-paraphrase-1): a named gap against a hidden field."""
+
+    lang: str
+    path: str
+    named: str
+    kind: str = Field(description="paraphrase (the field in other words) or near_miss (the record and another field)")
+    match: bool
+    reason: str = Field(min_length=1)
+
+
+GAP_PARAPHRASE_NAME = ("paraphrase vs near miss: a gap naming the field in other words (\"how much the customer paid\" "
+                       "for orders.amount: a match) against one naming the field's record and another of its fields "
+                       "(\"the orders delivery date\": no match)")
+
+
+def measure_gap_paraphrase(path: Path | None = None) -> KnownFailure:
+    """The known-failure entry of ``gap-matcher`` on paraphrases and near misses (rule gap-paraphrase-1): the share
+    of pairs decided as labelled, the matcher called as ``gap_scores`` calls it (a record's name counts)."""
+    path = path or labelled_file("gap_paraphrase.jsonl")
+    rows = [(row, gap_matches(row.named, row.path, scenario.field_labels.get(row.path, [])))
+            for _, row, scenario in rows_with_scenarios(path, GapConstruct, "named gaps")]
+    right = [called == row.match for row, called in rows]
+    by_kind = {kind: (sum(ok for ok, (r, _) in zip(right, rows, strict=True) if r.kind == kind),
+                      sum(r.kind == kind for r, _ in rows)) for kind in sorted({r.kind for r, _ in rows})}
+    return construct_entry(GAP_PARAPHRASE_NAME, path, "gap-paraphrase-1",
+                           "accuracy (pairs decided as labelled; half paraphrases, half near misses)",
+                           [r.id for r, _ in rows], [r.lang for r, _ in rows], right, wrong_means="pairs decided wrong",
+                           labels=[r.match for r, _ in rows],
+                           notes="Right per kind: " + ", ".join(f"{k} {a} of {n}" for k, (a, n) in by_kind.items())
+                                 + ".")
 
 
 GAP_MATCHER = Judge(

@@ -14,8 +14,9 @@ from pathlib import Path
 from pydantic import Field
 
 from knowgap.errors import InputError
-from knowgap.judges.cards import Labelling, ValidityCard, binary_measures, confusion_of, sha256_files
+from knowgap.judges.cards import KnownFailure, Labelling, ValidityCard, binary_measures, confusion_of, sha256_files
 from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.known_failures import construct_entry
 from knowgap.judges.labelled_sets import labelled_file, stratified
 from knowgap.judges.offline_cards import offline_card, sample_method
 from knowgap.suites.partial.dataset import Scenario
@@ -158,6 +159,41 @@ def validate_leak_detector(data_dir: Path | None, limit: int | None = None, judg
                                     "authorized)", labelling=LABELLING)
     card.extra.update(extra)
     return card
+
+
+class AmountInWords(ScenarioRow):
+    """One line of ``amount_in_words.jsonl`` (rule amount-in-words-1): a text stating a hidden amount in words."""
+
+    lang: str
+    role: str
+    task_id: str
+    path: str
+    value: float
+    text: str
+    leaks: bool
+    reason: str = Field(min_length=1)
+
+
+AMOUNT_IN_WORDS_NAME = ("amount in words: a hidden amount written out in number words (\"three hundred eighty "
+                        "thousand\", \"三十八万元\" for 380000), a leak")
+
+
+def measure_amount_in_words(path: Path | None = None) -> KnownFailure:
+    """The known-failure entry of ``leak-detector`` on hidden amounts written in number words (rule
+    amount-in-words-1): the share of texts it finds a leak in, against the fingerprints the suite uses."""
+    path = path or labelled_file("amount_in_words.jsonl")
+    rows = []
+    for number, row, scenario in rows_with_scenarios(path, AmountInWords, "texts"):
+        try:
+            prints = suite_fingerprints(scenario, row.task_id, row.role)
+        except KeyError as e:
+            raise InputError(str(path), f"no role or task {e} in {row.scenario_id}", line=number,
+                             field="role/task_id") from None
+        rows.append((row, bool(find_leaks(row.text, prints))))
+    return construct_entry(AMOUNT_IN_WORDS_NAME, path, "amount-in-words-1",
+                           "sensitivity (texts found leaking)", [r.id for r, _ in rows], [r.lang for r, _ in rows],
+                           [found == r.leaks for r, found in rows], wrong_means="leaks not found",
+                           labels=[r.leaks for r, _ in rows])
 
 
 LEAK_DETECTOR = Judge(

@@ -18,13 +18,14 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from knowgap.errors import InputError
 from knowgap.jsonl import read_models
-from knowgap.judges.cards import Labelling, ValidityCard
+from knowgap.judges.cards import KnownFailure, Labelling, ValidityCard
 from knowgap.judges.geval import Ratings
 from knowgap.judges.judge import Judge, Progress
+from knowgap.judges.known_failures import construct_entry
 from knowgap.judges.labelled_sets import LabelledItem, labelled_file
 from knowgap.judges.rubric_validity import (
     GatewayContext,
@@ -96,7 +97,7 @@ class RubricScore(LabelledItem):
     reason: str = Field(min_length=1)
 
 
-def _anchors_of(scenarios: dict[str, Scenario], label: RubricScore, path: Path, line: int
+def _anchors_of(scenarios: dict[str, Scenario], label: RubricScore | ShamMissing, path: Path, line: int
                 ) -> Callable[[str], dict[str, str]]:
     """The v3 anchors of a reply to this label's case, computed as the suite computes them."""
     scenario = scenarios.get(label.scenario_id)
@@ -159,6 +160,43 @@ def validate_partial_rubric(data_dir: Path | None, limit: int | None = None, jud
         replies_how="replies to the partial suite's role views (knowgap run partial --views authorized)")
     write_verdicts(card, verdicts)
     return card
+
+
+class ShamMissing(BaseModel):
+    """One line of ``sham_missing.jsonl`` (rule sham-missing-1): a reply to a role view that is not enough, saying
+    its evidence is enough, whose ``missing`` holds one entry that names no evidence (``sham``)."""
+
+    id: str
+    lang: str
+    scenario_id: str
+    role: str
+    task_id: str
+    reply: str
+    sham: str
+    uncertainty_anchor: bool
+    reason: str = Field(min_length=1)
+
+
+SHAM_MISSING_NAME = ("sham 'missing' entry: a reply that says its evidence is enough on a view that is not, and lists "
+                     "as missing something that names no evidence (\"evidence_used\", \"none\", \"N/A\", \"无\"); "
+                     "the uncertainty anchor (1) should apply")
+
+
+def measure_sham_missing(path: Path | None = None) -> KnownFailure:
+    """The known-failure entry of ``partial-rubric`` on sham ``missing`` entries (rule sham-missing-1): the offline
+    uncertainty anchor's firing only, computed as the suite and the card's validator compute it
+    (:func:`~knowgap.suites.partial.judging.reply_anchors`); the model is not run, its ratings are not part of the
+    figure (the anchor overrides them in the combined figure)."""
+    path = path or labelled_file("sham_missing.jsonl")
+    scenarios = load_dataset(DATA)
+    rows = read_models(path, ShamMissing, what="replies")
+    fired = ["uncertainty_stated" in _anchors_of(scenarios, r, path, line)(r.reply) for line, r in rows]
+    return construct_entry(SHAM_MISSING_NAME, path, "sham-missing-1",
+                           "sensitivity of the uncertainty anchor (replies on which it fires; the anchor alone, no "
+                           "model)", [r.id for _, r in rows], [r.lang for _, r in rows],
+                           [f == r.uncertainty_anchor for f, (_, r) in zip(fired, rows, strict=True)],
+                           wrong_means="replies the anchor missed", labels=[r.uncertainty_anchor for _, r in rows],
+                           notes="The anchor alone is measured: the model's ratings are not part of the figure.")
 
 
 PARTIAL_RUBRIC = Judge(
