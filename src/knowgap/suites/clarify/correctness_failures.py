@@ -1,0 +1,81 @@
+"""clarify-correctness's known failure (issue 37): a final answer stating the OPPOSITE of the reference outcome.
+On real final answers the judge called 10 of 17 wrong zh answers correct, most of them the opposite outcome; the
+construct set ``judges/data/labelled/clarify_opposite_outcomes.jsonl`` (rule opposite-outcome-1) holds, per complete
+clarify case, the reference outcome restated (correct) and its opposite in the same style (incorrect). The judge is
+asked as a run asks it (:func:`~knowgap.suites.clarify.correctness_card.judge_final_answers`); the entry is made from
+the per-item verdicts by :func:`knowgap.judges.model_failures.construct_failure`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from knowgap.errors import InputError
+from knowgap.judges.cards import KnownFailure
+from knowgap.judges.labelled_sets import labelled_file
+from knowgap.judges.model_failures import (
+    ConstructItem,
+    ConstructVerdict,
+    construct_failure,
+    matched,
+    read_construct_set,
+)
+from knowgap.suites.clarify.dataset import CASES_FILE, ClarifyCase, load_cases
+
+OPPOSITE_OUTCOMES = labelled_file("clarify_opposite_outcomes.jsonl")
+OPPOSITE_SET = "src/knowgap/judges/data/labelled/clarify_opposite_outcomes.jsonl"
+OPPOSITE_NAME = ("opposite outcome: a final answer that reaches the opposite of the reference outcome with a "
+                 "plausible reason (incorrect) against the reference outcome restated in the same style (correct)")
+OPPOSITE_MEASURE = "specificity on the construct (opposite-outcome answers called not correct)"
+
+
+class OppositeOutcome(ConstructItem):
+    """One line of ``clarify_opposite_outcomes.jsonl`` (variant ``opposite``, the construct, or ``restated``)."""
+
+    answer: str
+    correct: bool
+
+
+def opposite_outcomes(path: Path = OPPOSITE_OUTCOMES) -> tuple[list[OppositeOutcome], dict[str, ClarifyCase]]:
+    """The set's answers and the clarify cases by id; an answer to no complete case is an InputError naming file,
+    line and field."""
+    rows = [r for r in read_construct_set(path, OppositeOutcome, ("opposite", "restated"))
+            if isinstance(r, OppositeOutcome)]
+    cases = {c.id: c for c in load_cases(CASES_FILE)}
+    for line, row in enumerate(rows, start=1):
+        if row.case_id not in cases or cases[row.case_id].deficient or cases[row.case_id].lang != row.lang:
+            raise InputError(str(path), f"{row.case_id!r} is not a complete clarify case in {row.lang}", line=line,
+                             field="case_id")
+    return rows, cases
+
+
+def opposite_outcome_verdicts(rows: Sequence[OppositeOutcome],
+                              verdicts: Sequence[str | None]) -> list[ConstructVerdict]:
+    """The judge's verdict on each answer as ``final_correct`` reads it: only ``correct`` counts as correct."""
+    return [ConstructVerdict(id=r.id, lang=r.lang, variant=r.variant, is_construct=r.variant == "opposite",
+                             label=r.correct, said=None if v is None else v == "correct", outcome=v)
+            for r, v in zip(rows, verdicts, strict=True)]
+
+
+def measure_opposite_outcomes(judge_model: str, limit: int | None = None,
+                              path: Path = OPPOSITE_OUTCOMES) -> tuple[list[ConstructVerdict], float]:
+    """The clarify-correctness judge (``judge_model``) on the first ``limit`` answers of the set (all by default),
+    and the seconds it took."""
+    from knowgap.suites.clarify.correctness_card import judge_final_answers
+
+    rows, cases = opposite_outcomes(path)
+    rows = rows[:limit]
+    verdicts, seconds = judge_final_answers(judge_model, [(cases[r.case_id], r.answer) for r in rows])
+    return opposite_outcome_verdicts(rows, verdicts), seconds
+
+
+def opposite_outcomes_failure(verdicts: Sequence[ConstructVerdict], judge_model: str,
+                              seconds_per_item: float | None, path: Path = OPPOSITE_OUTCOMES) -> KnownFailure:
+    """The card's entry from the recorded verdicts and the labelled set."""
+    rows, _ = opposite_outcomes(path)
+    matched(verdicts, rows, {r.id: r.correct for r in rows}, "opposite")
+    return construct_failure(
+        OPPOSITE_NAME, OPPOSITE_SET, OPPOSITE_MEASURE, verdicts, judge_model=judge_model,
+        seconds_per_item=seconds_per_item,
+        about="Asked as a run asks it (question, facts, reference conclusion, the user's question as the "
+              "conversation, the answer); 'partially_correct' counts as not correct, as final_correct does.")
