@@ -63,7 +63,7 @@ def _labels(name: str) -> list[bool]:
         return [it.covered for it in coverage_card.same_language_clause_items()[0]]
     if name == "answer-overlap":
         return [it.correct for it in answer_overlap_card.scenario_answer_items()[0]]
-    return [it.correct for it in answer_match_card.answer_match_items()[0]]
+    return [it.correct for it in answer_match_card.real_answer_items()[0]]  # the card's set: real replies
 
 
 def test_the_coverage_pairs_are_clauses_of_the_extract_reviews_as_the_judge_cuts_them() -> None:
@@ -205,11 +205,14 @@ def test_an_offline_detector_does_not_fall_below_its_shipped_card(name: str, tmp
 def test_a_bad_labelled_line_names_file_line_and_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "labelled"
     folder.mkdir()
-    good = json.dumps({"id": "x", "question": "q", "answers": ["1"], "response": "1", "correct": True})
-    (folder / "answer_match.jsonl").write_text(good + "\n" + good.replace('"correct": true', '"correct": "maybe"')
-                                                + "\n", encoding="utf-8")
+    good = json.dumps({"id": "m/c/x", "model": "m", "origins": [{"run": "r", "trial": "t", "prompt": "plain",
+                                                                "defence": "none"}],
+                       "case_id": "c", "lang": "en", "context": "c", "question": "q", "answers": ["1"], "reply": "1",
+                       "finish_reason": "stop", "correct": True, "reason": "1"})
+    (folder / "answer_match_real.jsonl").write_text(good + "\n" + good.replace('"correct": true', '"correct": "maybe"')
+                                                     + "\n", encoding="utf-8")
     monkeypatch.setattr(labelled_sets, "LABELLED_DIR", folder)
-    with pytest.raises(InputError, match=r"answer_match.jsonl, line 2, field 'correct'"):
+    with pytest.raises(InputError, match=r"answer_match_real.jsonl, line 2, field 'correct'"):
         answer_match_card.validate_answer_match(tmp_path)
 
 
