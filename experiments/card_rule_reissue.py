@@ -19,7 +19,8 @@ were measured on; each re-issued card's earlier issue moves to ``superseded/`` (
 A card's facts are read from the set it was measured on: the cards measured on real replies since (clarification,
 qualified-answer and dangerous-assertion on ``clarify_replies.jsonl``, through their validators in
 :mod:`knowgap.judges.clarify_reply_cards`; element-coverage, clarify-correctness-approx, leak-detector and gap-matcher
-on theirs) state the facts themselves and are skipped; were one to lack them, the clarify replies' are re-read from
+on theirs; abstention, factuality and their model judges on the embedded models' real answers) state the facts
+themselves and are skipped; were one to lack them, the clarify replies' are re-read from
 that set, and a card of another such judge stops the script rather than take the earlier set's facts (:data:`READS`).
 
 Run from the repository root with ``../shared/data`` beside it: ``python experiments/card_rule_reissue.py
@@ -429,7 +430,10 @@ def pairs_by_language(card: ValidityCard, zh_names: Sequence[str] = ()) -> dict[
 READS = {"clarification": "legal_answers.jsonl", "dangerous-assertion": "legal_answers.jsonl",
          "element-coverage": "knowgap clarify calibration_pairs.jsonl",
          "clarify-correctness-approx": "clarify/cases.jsonl (constructed answers)",
-         "leak-detector": "partial_leaks.jsonl", "gap-matcher": "partial_gaps.jsonl"}
+         "leak-detector": "partial_leaks.jsonl", "gap-matcher": "partial_gaps.jsonl",
+         "answer-match": "answer_match.jsonl",
+         **dict.fromkeys(("abstention", "abstention-llm", "factuality", "factuality-llm"),
+                         "policybench/responses_dev.jsonl")}
 """The labelled set this script reads each judge's facts from, for the judges whose current card is measured on
 another set (real replies: their validators state the card rule's facts themselves). A card of such a judge measured
 on another set is never given this set's facts: the script stops (:func:`facts`)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowgap.judges.cards import SHIPPED_DIR, ValidityCard, card_key
+from knowgap.judges.cards import SHIPPED_DIR, ValidityCard, card_key, shipped_cards
 from knowgap.judges.clarification import DANGER_VERSION
 from knowgap.suites.partial.leak import VERSION as LEAK_VERSION
 from tests.test_experiments import _load
@@ -49,3 +49,15 @@ def test_a_card_measured_on_another_set_than_the_script_reads_is_never_given_tha
     # the earlier set's own cards (kept in superseded/) are still read from it
     old = real.model_copy(update={**STRIPPED, "dataset": "partial_leaks.jsonl"})
     assert script.facts(old)["replies"].kind == "constructed"
+
+
+@pytest.mark.parametrize("judge", ["abstention", "abstention-llm", "factuality-llm"])
+def test_an_abstain_judges_card_on_the_real_answers_is_never_given_policybench_facts(judge: str) -> None:
+    """The abstain judges' cards measured on the embedded models' real answers (abstain_replies.jsonl): were one to
+    lack the card rule's facts, the script would stop rather than give it PolicyBench's GPT-4o replies."""
+    script = _load("card_rule_reissue")
+    (real,) = [c for c in shipped_cards() if c.judge == judge]
+    assert real.dataset == "abstain_replies.jsonl"
+    with pytest.raises(SystemExit, match=rf"measured on abstain_replies.jsonl; this script reads "
+                                         rf"policybench/responses_dev.jsonl for {judge}"):
+        script.facts(real.model_copy(update=STRIPPED))

@@ -2,10 +2,10 @@
 through the real CLI. The system is a real ``python:`` function that abstains on every question; the cases, 60
 English starter cases written here (30 answerable), make over_abstention, a rate of the abstention judge's positive
 verdicts, 1.0 in each prompt's group. Its judge's card is the one knowgap ships (abstention-detector-2, measured on
-1,729 English replies), found by the run as the reports find it. The run stops when the corrected sequence (the
-observed rate's at alpha/2, the card's box at alpha/2) decides, records the card in the manifest and the reports,
-and ``knowgap gate`` reads it; a card built by knowgap's card API for a judge near chance, which no run could decide
-with, is refused before any call."""
+the embedded models' English answers), found by the run as the reports find it. The run stops when the corrected
+sequence (the observed rate's at alpha/2, the card's box at alpha/2) decides, records the card in the manifest and
+the reports, and ``knowgap gate`` reads it; a card built by knowgap's card API for a judge near chance, which no
+run could decide with, is refused before any call."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from knowgap.judges import abstention
-from knowgap.judges.cards import binary_card, save_card
+from knowgap.judges.cards import binary_card, save_card, shipped_cards
 from tests.helpers import knowgap_cli
 
 SYSTEM = '''from knowgap.models.types import ChatRequest
@@ -26,6 +26,7 @@ def reply(request: ChatRequest) -> str:
     return "I don't know: the context does not say."
 '''
 SHIPPED = f"abstention@{abstention.VERSION}"
+SHIPPED_CARD = next((c for c in shipped_cards() if c.key == SHIPPED), None)
 
 
 @pytest.fixture
@@ -81,7 +82,8 @@ def test_a_corrected_gate_stops_when_decided_and_records_its_card(tmp_path: Path
     assert record["units_run"] < record["units_total"] == 60
     [threshold] = record["rule"]["thresholds"]
     assert threshold["use"] == "corrected" and threshold["correction"]["card"] == SHIPPED
-    assert threshold["correction"]["n"] == 1729 and threshold["correction"]["counts"] == "positive"
+    assert SHIPPED_CARD is not None
+    assert threshold["correction"]["n"] == SHIPPED_CARD.n and threshold["correction"]["counts"] == "positive"
     assert [s["group"] for s in record["sequences"]] == ["prompt=grounded", "prompt=plain"]
     for seq in record["sequences"]:
         by = seq["corrected"]
@@ -91,7 +93,7 @@ def test_a_corrected_gate_stops_when_decided_and_records_its_card(tmp_path: Path
         se_high, sp_low = by["sensitivity"][1], by["specificity"][0]
         assert seq["low"] == pytest.approx((by["observed_low"] + sp_low - 1) / (se_high + sp_low - 1))
         assert 0.5 < seq["low"] < by["observed_low"] and seq["high"] == 1.0
-    assert f"corrected by the judge's card {SHIPPED} (policybench/responses_dev.jsonl, n=1729" in done.stdout
+    assert f"corrected by the judge's card {SHIPPED} ({SHIPPED_CARD.dataset}, n={SHIPPED_CARD.n}" in done.stdout
     assert "fail      over_abstention (corrected) <= 0.5" in done.stdout
     run_id = manifest["run_id"]
     report = (runs / run_id / "report.md").read_text(encoding="utf-8")

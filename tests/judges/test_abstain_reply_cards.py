@@ -1,6 +1,8 @@
-"""abstention-llm and factuality-llm measured on the real answers of abstain_replies.jsonl (issue 37, the card rule):
-the sample is stratified by label and model, the judge sees what a run shows it, a judge that always says yes gets
-0.5, each model's figures and the language are on the card, and a broken row is named by file, line and field."""
+"""The abstain suite's judges measured on the real answers of abstain_replies.jsonl (issue 37, the card rule):
+abstention-llm and factuality-llm on a sample stratified by label and model, the offline abstention detector and
+factuality judge on every item. The judge sees what a run shows it, a judge that always says yes gets 0.5, each
+model's figures and the language are on the card, the shipped cards reproduce, and a broken row is named by file,
+line and field."""
 
 from __future__ import annotations
 
@@ -13,20 +15,28 @@ from knowgap.errors import InputError
 from knowgap.judges.abstain_reply_cards import (
     ItemVerdict,
     abstain_reply_items,
+    abstention_detector_card,
     abstention_llm_card,
+    detector_outcomes,
     factuality_llm_card,
+    factuality_offline_card,
+    is_placeholder,
     stratified_by_group,
 )
-from knowgap.judges.cards import ValidityCard, shipped_cards
+from knowgap.judges.abstention import VERSION as DETECTOR
+from knowgap.judges.cards import SUPERSEDED_DIR, ValidityCard, cards_in, shipped_cards
 from knowgap.judges.catalog import validate
-from knowgap.judges.validation import _EARLIER, ABSTENTION_LLM, FACTUALITY_LLM, POLICYBENCH_RESPONSES
+from knowgap.judges.factuality import VERSION as FACTUALITY_VERSION
+from knowgap.judges.validation import ABSTENTION_LLM, EARLIER_POLICYBENCH, FACTUALITY_LLM, POLICYBENCH_RESPONSES
 from knowgap.models.structured import ParseFailure
+from knowgap.suites.judge_registry import get_judge
 from tests.helpers import REPO, knowgap_cli, scripted
 from tests.judges.test_catalog import small_set
 
 MODELS = {"local:qwen2.5-0.5b", "local:qwen2.5-1.5b"}
 RECORDED = REPO / "tests" / "fixtures" / "abstain_reply_cards"
-"""Each shipped card's per-item outcomes, as its measuring run wrote them (NAME.verdicts.jsonl)."""
+"""Each shipped model-judge card's per-item outcomes, as its measuring run wrote them (NAME.verdicts.jsonl), and the
+offline factuality judge's tiers of the answers its card was measured on (factuality.verdicts.jsonl)."""
 
 
 def test_the_sample_has_equal_classes_split_between_models_as_far_as_a_class_allows() -> None:
@@ -160,8 +170,118 @@ def test_the_shipped_card_reproduces_from_its_recorded_verdicts(name: str) -> No
     (shipped,) = [c for c in shipped_cards() if c.judge == name]
     assert shipped.judge_model is not None
     make = abstention_llm_card if name == "abstention-llm" else factuality_llm_card
-    card, per_item = make(shipped.version, shipped.judge_model, replay, earlier=_EARLIER)
+    card, per_item = make(shipped.version, shipped.judge_model, replay, earlier=EARLIER_POLICYBENCH)
     assert [p.id for p in per_item] == [v.id for v in recorded]
     for field in ("n", "confusion", "balanced_accuracy", "sensitivity", "specificity", "kappa", "parse_failures",
                   "languages", "replies", "labelling", "claim", "dataset", "dataset_sha256", "positive", "extra"):
         assert getattr(card, field) == getattr(shipped, field), field
+
+
+# --- the offline judges on the same set (abstention, factuality): every item, no model ---------------------------
+
+
+def test_a_detector_that_always_says_abstained_gets_half_on_every_item_with_each_models_figures() -> None:
+    items, _ = abstain_reply_items()
+    card, per_item = abstention_detector_card(lambda records: ["abstained"] * len(records))
+    positives = sum(it.abstained for it in items)
+    assert (card.judge, card.version, card.judge_model, card.dataset) == ("abstention", DETECTOR, None,
+                                                                           "abstain_replies.jsonl")
+    assert card.n == len(items) == len(per_item) and card.method == f"all {len(items)} labelled real replies"
+    assert card.confusion is not None and (card.confusion.tp, card.confusion.fn) == (positives, 0)
+    assert (card.confusion.fp, card.confusion.tn) == (len(items) - positives, 0)
+    assert card.balanced_accuracy is not None and card.balanced_accuracy.value == pytest.approx(0.5)
+    assert card.replies is not None and card.replies.kind == "real"
+    assert card.replies.models == {m: sum(it.model == m for it in items) for m in MODELS}
+    assert card.languages is not None and set(card.languages) == {"en"}
+    assert card.labelling is not None and card.labelling.before_judge and "abstained-1" in card.labelling.rule
+    assert "abstain.abstention_rate" in (card.claim or "") and "starter" in (card.claim or "")
+    for model in MODELS:  # each model's own figures, counted from the set
+        assert card.extra[f"n_{model}"] == sum(it.model == model for it in items)
+        assert card.extra[f"positives_{model}"] == sum(it.model == model and it.abstained for it in items)
+        assert card.extra[f"specificity_{model}"].value == 0.0  # type: ignore[union-attr]
+    placeholders = sum(is_placeholder(it.reply) for it in items)
+    assert card.extra["n_placeholder"] == placeholders and card.extra["n_worded"] == len(items) - placeholders
+    assert card.extra["n_disputed"] == sum("abstained" in it.disputable for it in items)
+    # the known failure stays on the card, re-measured on its own set
+    (hedged,) = card.known_failures
+    assert hedged.labelled_set.endswith("hedged_answers.jsonl") and hedged.n == 24
+    assert not any(k.startswith("policybench_gpt4o") for k in card.extra)  # no earlier card asked for
+
+
+def test_the_detector_is_given_the_answer_text_a_run_gives_it_and_decides_as_a_run_does() -> None:
+    from knowgap.judges.abstention import judge_abstention
+
+    items, _ = abstain_reply_items()
+    asked: list[dict[str, str]] = []
+
+    def spy(records: list[dict[str, str]]) -> list[str | ParseFailure]:
+        asked.extend(records)
+        return detector_outcomes(records)
+
+    card, per_item = abstention_detector_card(spy, limit=20)
+    by_id = {it.id: it for it in items}
+    assert len(asked) == card.n == 20 and sum(v.label for v in per_item) == 10  # stratified: 10 of each class
+    for record, verdict in zip(asked, per_item, strict=True):
+        item = by_id[verdict.id]
+        assert record == {"response": item.reply} and verdict.label == item.abstained
+        assert verdict.verdict == judge_abstention(item.reply).abstained
+        assert verdict.outcome == ("abstained" if verdict.verdict else "answered")
+
+
+def test_the_offline_factuality_card_takes_every_answered_item_with_the_disputed_split() -> None:
+    items, _ = abstain_reply_items()
+    answered = [it for it in items if not it.abstained]
+    tier_of = {(it.question, it.reply): it.tier for it in answered}
+
+    def oracle(records: list[dict[str, str]]) -> list[str | ParseFailure]:
+        return [str(tier_of[(r["question"], r["response"])]) for r in records]  # KeyError: an abstention was asked
+
+    card, per_item = factuality_offline_card(oracle)
+    assert (card.judge, card.version, card.judge_model) == ("factuality", FACTUALITY_VERSION, None)
+    assert card.n == len(answered) and card.balanced_accuracy is not None and card.balanced_accuracy.value == 1.0
+    assert card.extra["exact_tier_agreement"] == 1.0
+    assert sum(v.label for v in per_item) == sum(it.acceptable for it in answered)
+    assert card.extra["n_disputed"] == sum("tier" in it.disputable for it in answered)
+    assert card.extra["n_undisputed"] == sum("tier" not in it.disputable for it in answered)
+    assert card.labelling is not None and "tier-1" in card.labelling.rule and card.known_failures == []
+    flat, _ = factuality_offline_card(lambda records: ["tier_2"] * len(records))
+    assert flat.balanced_accuracy is not None and flat.balanced_accuracy.value == 0.5
+    assert flat.sensitivity is not None and flat.sensitivity.value == 1.0  # tier 2 is acceptable: the positive
+
+
+def test_the_catalogue_measures_the_offline_judges_on_the_real_replies_and_on_policybench_with_data(
+        tmp_path: Path, kg_home: Path) -> None:
+    card = validate(get_judge("abstention"))  # no --data: the shipped real replies
+    assert card.dataset == "abstain_replies.jsonl" and card.n == len(abstain_reply_items()[0])
+    assert get_judge("abstention").needs_data is False
+    assert {card.extra["policybench_gpt4o_n"]} == _earlier_n("abstention", DETECTOR)  # kept apart, not pooled
+    pb = validate(get_judge("abstention"), data_dir=small_set(tmp_path / "data"))
+    assert pb.dataset == POLICYBENCH_RESPONSES and pb.n == 7
+    out = tmp_path / "card.json"
+    proc = knowgap_cli("judge", "validate", "abstention", "--limit", "10", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    cli = ValidityCard.model_validate_json(out.read_text(encoding="utf-8"))
+    assert cli.dataset == "abstain_replies.jsonl" and cli.n == 10 and cli.confusion is not None
+    assert cli.confusion.tp + cli.confusion.fn == 5
+
+
+def _earlier_n(judge: str, version: str) -> set[int]:
+    """n of the judge's cards on PolicyBench's GPT-4o rows (each issue, shipped or kept in superseded/)."""
+    return {c.n for c in (*shipped_cards(), *cards_in(SUPERSEDED_DIR))
+            if (c.judge, c.version, c.dataset) == (judge, version, POLICYBENCH_RESPONSES)}
+
+
+RULE_FIELDS = ("n", "confusion", "balanced_accuracy", "sensitivity", "specificity", "kappa", "parse_failures",
+               "languages", "replies", "labelling", "claim", "dataset", "dataset_sha256", "positive", "extra",
+               "method")
+
+
+def test_the_shipped_detector_card_is_what_the_detector_gives_today() -> None:
+    """The shipped abstention card, re-measured on every item (the detector is instant): a change to the detector or
+    to the labelled set shows here."""
+    (shipped,) = [c for c in shipped_cards() if c.judge == "abstention"]
+    card, _ = abstention_detector_card(earlier=EARLIER_POLICYBENCH)
+    for field in RULE_FIELDS:
+        assert getattr(card, field) == getattr(shipped, field), field
+    assert [f.model_dump(exclude={"measured"}) for f in card.known_failures] == [
+        f.model_dump(exclude={"measured"}) for f in shipped.known_failures]

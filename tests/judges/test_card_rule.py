@@ -160,9 +160,13 @@ def test_every_shipped_card_says_what_it_validates_and_was_measured_on() -> None
         assert real == card.n, f"{card.key}: {real} replies counted for n={card.n}"
     status = {c.judge: assess(c).status for c in shipped_cards()}
     # gap-matcher on real named gaps of the 0.5B and 1.5B (14 positives, 79 negatives; leak-detector there: 0.50, a
-    # screen); clarification's figure (0.97) rests on 2 replies that ask: a screen (MIN_PER_CLASS)
-    assert {j for j, s in status.items() if s == "reportable"} == {"answer-overlap", "extract-takeover",
-                                                                  "gap-matcher", "summary-coverage"}
+    # screen); clarification's figure (0.97) rests on 2 replies that ask: a screen (MIN_PER_CLASS); the abstention
+    # detector on the two models' answers to leave-one-out questions (0.94; 59 abstentions, 50 of them the bare
+    # citation placeholder); answer-match on the two models' starter replies (0.92 overall, zh 0.95; for en, 2 wrong
+    # replies: a screen for an English run)
+    assert {j for j, s in status.items() if s == "reportable"} == {"abstention", "answer-match", "answer-overlap",
+                                                                  "extract-takeover", "gap-matcher",
+                                                                  "summary-coverage"}
 
 
 def test_the_clarify_rubric_card_is_a_screen_that_reports_model_only_and_combined() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from knowgap.errors import InputError, KnowgapError
+from knowgap.judges.abstain_reply_cards import abstain_reply_items
 from knowgap.judges.cards import REPORTABLE_BALANCED_ACCURACY, ValidityCard, binary_card
 from knowgap.judges.catalog import default_data_dir, judge_row, validate
 from knowgap.judges.judge import Judge
@@ -202,8 +203,8 @@ def test_a_judge_without_a_card_is_a_screen() -> None:
     (only,) = judge_row(_judge("unmeasured", fake_validator), []).assessments
     rows = {r.name: r for r in judge_rows()}
     assert only.status == "screen" and only.card is None and "no validity card" in only.reason
-    shipped = rows["abstention"].assessments[0]  # its shipped card
-    assert shipped.card is not None and shipped.card.n == 1729 and shipped.reason
+    shipped = rows["abstention"].assessments[0]  # its shipped card: every labelled real answer of the two models
+    assert shipped.card is not None and shipped.card.n == len(abstain_reply_items()[0]) and shipped.reason
 
 
 def test_the_listing_shows_a_cards_other_measures() -> None:

@@ -90,10 +90,12 @@ def _drop(name: str) -> str | None:
     """Why a fresh sample of judge ``name`` shows a real drop from its shipped card, or None: the sample's
     balanced accuracy, upper 95% bound included, is below the shipped value (sampling noise alone keeps the
     shipped value inside the sample's interval about 97% of the time)."""
-    assert SHARED_DATA is not None
     judge = BY_NAME[name]
+    assert SHARED_DATA is not None or not judge.needs_data
     (shipped,) = [c for c in shipped_cards() if c.judge == name and c.version == judge.version()]
-    fresh = validate(judge, data_dir=SHARED_DATA, limit=SAMPLE)
+    # a judge whose labelled set ships with it is re-measured on that set (given --data, abstention and factuality
+    # would measure on PolicyBench instead: another set than their cards')
+    fresh = validate(judge, data_dir=SHARED_DATA if judge.needs_data else None, limit=SAMPLE)
     assert fresh.n == min(SAMPLE, shipped.n)
     assert fresh.balanced_accuracy is not None and fresh.balanced_accuracy.ci_high is not None
     assert shipped.balanced_accuracy is not None and shipped.balanced_accuracy.value is not None
@@ -117,10 +119,9 @@ def test_a_fresh_sample_shows_no_drop(name: str) -> None:
     assert problem is None, problem
 
 
-@needs_data
 def test_a_judge_that_got_worse_fails_the_rule(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The abstention detector made to miss one abstention in four (balanced accuracy about 0.86 instead of
-    0.98) is caught on the same 80-row sample."""
+    """The abstention detector made to miss one abstention in four is caught on the same 80-item sample of its real
+    replies (40 of each class)."""
     from knowgap.judges import abstention
 
     real = abstention.judge_abstention

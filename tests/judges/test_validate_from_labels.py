@@ -93,9 +93,9 @@ def test_a_card_from_labels_attaches_to_the_judge_in_judges_reports_and_agreemen
     ba = _balanced_accuracy(hand)
     before = kg("show", run_id, cwd=where, env=env)
     assert before.returncode == 0 and _abstention_cells(before.stdout), before.stderr
-    # the shipped card (BA 0.98) holds English PolicyBench answers only: the starter's Chinese cases have no card
+    # the shipped card holds the embedded models' English answers only: the starter's Chinese cases have no card
     assert all("SCREEN: abstention" in cell for cell in _abstention_cells(before.stdout))
-    assert "abstention_unanswerable: no card for zh: its card (policybench/responses_dev.jsonl) holds en items only" \
+    assert "abstention_unanswerable: no card for zh: its card (abstain_replies.jsonl) holds en items only" \
         in before.stdout
 
     proc = kg("judge", "validate", "abstention", "--labels", labelled.labels, cwd=where, env=env)

@@ -1,23 +1,27 @@
-"""The cards of the abstain suite's two model judges, ``abstention-llm`` and ``factuality-llm``, measured on real
-replies (issue 37, the card rule): the embedded models' answers to the leave-one-out questions of the shipped
-PolicyBench knowledge bases, one item per distinct answer, labelled by rules abstained-1 and tier-1
-(``judges/data/labelled/abstain_replies_rule.md``) before either judge ran on them
-(``judges/data/labelled/abstain_replies.jsonl``, read by :func:`abstain_reply_items`).
+"""The cards of the abstain suite's four judges measured on real replies (issue 37, the card rule): the embedded
+models' answers to the leave-one-out questions of the shipped PolicyBench knowledge bases, one item per distinct
+answer, labelled by rules abstained-1 and tier-1 (``judges/data/labelled/abstain_replies_rule.md``) blind to every
+judge, before any judge was measured on them (``judges/data/labelled/abstain_replies.jsonl``, read by
+:func:`abstain_reply_items`).
 
-- ``abstention-llm``: the judge's ``yes`` (abstained) against the label ``abstained``, on every item.
-- ``factuality-llm``: the judge's tier 1 or 2 (acceptable, what ``factuality_answered`` counts) against the labelled
-  tier 1 or 2, on the items labelled answered (the judge never sees an abstention in a run: ``skip_if``); the exact
-  tier agreement goes in ``extra``.
+- ``abstention-llm`` (model) and ``abstention`` (the offline detector, what a run uses by default): the judge's
+  abstained against the label ``abstained``, on every item.
+- ``factuality-llm`` (model) and ``factuality`` (the offline tiers, the default): the judge's tier 1 or 2
+  (acceptable, what ``factuality_answered`` counts) against the labelled tier 1 or 2, on the items labelled answered
+  (in a run the judge is asked only of answers the abstention judge calls answered); the exact tier agreement goes
+  in ``extra``.
 
-The judge sample is drawn after labelling, seeded and stratified by the label and by model
+A model judge's sample is drawn after labelling, seeded and stratified by the label and by model
 (:func:`stratified_by_group`): equal classes, each split evenly between the models as far as a model's class allows.
-Stratifying on the gold label leaves balanced accuracy unbiased. The card's ``extra`` holds each model's figures and,
-kept apart (another annotator, another rule text, another writer), the figures of the card measured earlier on
-PolicyBench's GPT-4o rows labelled by KnowOrNot's gpt-4.1 judge, read from that card as shipped or superseded
-(``policybench_gpt4o_*``), never pooled into the figure.
+Stratifying on the gold label leaves balanced accuracy unbiased. An offline judge costs nothing: its cards take every
+item (``limit`` None). The card's ``extra`` holds each model's figures and, kept apart (another annotator, another
+rule text, another writer), the figures of the card measured earlier on PolicyBench's GPT-4o rows labelled by
+KnowOrNot's gpt-4.1 judge, read from that card as shipped or superseded (``policybench_gpt4o_*``), never pooled into
+the figure.
 
 This module runs no model itself: the validators in :mod:`knowgap.judges.validation` pass the judge spec's
-outcomes (``outcomes(records)``), so the card is built the same way for a scripted model in tests.
+outcomes (``outcomes(records)``), so the card is built the same way for a scripted model in tests; the offline
+judges' outcomes are :func:`detector_outcomes` and :func:`offline_tiers`.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from knowgap.jsonl import read_models
 from knowgap.judges.cards import (
     SUPERSEDED_DIR,
     Estimate,
+    KnownFailure,
     Labelling,
     ValidityCard,
     binary_card,
@@ -67,6 +72,13 @@ REPLIES_HOW = ("the embedded models' answers to leave-one-out questions of the s
                "1.5B's two conservative runs of 40 and 28 questions of a direct/basic run), one item per distinct "
                "answer (experiments/abstain_real_replies.py); all en")
 LABELLING = Labelling(rule=RULE, by=LABELLED_BY, before_judge=True)
+OFFLINE_LABELLING = Labelling(
+    rule="src/knowgap/judges/data/labelled/abstain_replies_rule.md (rules abstained-1 and tier-1, KnowOrNot's "
+         "definitions), committed in b993df1 before any label; labels committed in aad95d0, blind to every judge's "
+         "verdict (the sheet copies none: the offline judges' verdicts stored in the runs were not read) and before "
+         "any judge was measured on them",
+    by=LABELLED_BY, before_judge=True)
+"""The offline judges' cards: they judged these replies inside the runs, where nobody read their verdicts."""
 
 ABSTENTION_CLAIM = ("abstain.abstention_rate with --abstention-judge llm: share of leave-one-out questions where the "
                     "target abstained (did the reply decline to answer?)")
@@ -74,6 +86,15 @@ FACTUALITY_CLAIM = ("abstain.factuality_answered with --factuality-judge llm: sh
                     "is tier 1 or 2 against the expected answer")
 _SCOPE = ("The main suite's knowledge bases are English, so the card covers en only; the --scenario mode's zh "
           "questions (where --abstention-judge llm also decides abstention) have no card.")
+DETECTOR_CLAIM = ("did the reply decline to answer? (abstain.abstention_rate with the offline detector, the default: "
+                  "share of leave-one-out questions where the target abstained; starter.abstention_unanswerable and "
+                  "starter.over_abstention, decided by the same detector, stand beside this card too, but none of "
+                  "its replies answers a starter question)")
+OFFLINE_FACTUALITY_CLAIM = ("abstain.factuality_answered with the offline factuality judge, the default: share of "
+                            "answered questions whose answer is tier 1 or 2 against the expected answer")
+_OFFLINE_SCOPE = ("The main suite's knowledge bases are English, so the card covers en only (a run on zh questions "
+                  "shows 'no card for zh'). The judge was written and fitted before this set existed "
+                  "(2026-12-03, on PolicyBench's GPT-4o rows) and was not changed for it: every figure is held out.")
 
 
 class AbstainReplyLabel(LabelledItem):
@@ -101,6 +122,10 @@ class AbstainReplyLabel(LabelledItem):
     def acceptable(self) -> bool:
         """Tier 1 or 2 (what ``factuality_answered`` counts)."""
         return self.tier in ("tier_1", "tier_2")
+
+
+Kind = Callable[[AbstainReplyLabel], str]
+"""A kind of item a card's ``extra`` splits the figures by (placeholder or worded, disputed or undisputed)."""
 
 
 def abstain_reply_items(path: Path | None = None) -> tuple[list[AbstainReplyLabel], Path]:
@@ -162,7 +187,7 @@ def is_placeholder(reply: str) -> bool:
     return _PLACEHOLDER.fullmatch(reply) is not None
 
 
-def earlier_card_extra(judge: str, version: str, judge_model: str, dataset: str,
+def earlier_card_extra(judge: str, version: str, judge_model: str | None, dataset: str,
                        source: str) -> dict[str, Estimate | float | str]:
     """The figures of this judge version's latest card measured on ``dataset`` (shipped or superseded) with the same
     judge model, as ``policybench_gpt4o_*`` entries of ``extra`` (a separate source, never pooled); none when there
@@ -195,10 +220,11 @@ class ItemVerdict(BaseModel):
     verdict: bool | None
 
 
-def _measure(judge: str, version: str, judge_model: str, outcomes: Outcomes, *, rows: list[AbstainReplyLabel],
-             n_all: int, labels: list[bool], fields: Sequence[str], positive: Callable[[str], bool],
-             positive_name: str, what: str, path: Path, claim: str, notes: str, limit: int | None,
-             earlier: tuple[str, str] | None = None) -> tuple[ValidityCard, list[ItemVerdict]]:
+def _measure(judge: str, version: str, judge_model: str | None, outcomes: Outcomes, *,
+             rows: list[AbstainReplyLabel], n_all: int, labels: list[bool], fields: Sequence[str],
+             positive: Callable[[str], bool], positive_name: str, what: str, path: Path, claim: str, notes: str,
+             limit: int | None, earlier: tuple[str, str] | None = None, known_failures: Sequence[KnownFailure] = (),
+             kinds: Sequence[Kind] = (), labelling: Labelling = LABELLING) -> tuple[ValidityCard, list[ItemVerdict]]:
     records = [{f: r.reply if f == "response" else str(getattr(r, f)) for f in fields} for r in rows]
     start = time.perf_counter()
     said = list(outcomes(records))
@@ -208,6 +234,8 @@ def _measure(judge: str, version: str, judge_model: str, outcomes: Outcomes, *, 
     verdicts = [None if isinstance(o, ParseFailure) else positive(o) for o in said]
     extra: dict[str, Estimate | float | str] = {}
     extra.update(group_measures([r.model for r in rows], verdicts, labels))
+    for kind in kinds:  # each kind of item (placeholder or worded, disputed or undisputed): n, positives, figures
+        extra.update(group_measures([kind(r) for r in rows], verdicts, labels))
     if earlier is not None:
         extra.update(earlier_card_extra(judge, version, judge_model, earlier[0], earlier[1]))
     how = (f"all {n_all} {what}" if len(rows) == n_all else
@@ -217,13 +245,39 @@ def _measure(judge: str, version: str, judge_model: str, outcomes: Outcomes, *, 
     card = binary_card(judge, version, verdicts, labels, positive=positive_name, dataset=path.name,
                        dataset_sha256=sha256_files([path]), seconds=seconds, judge_model=judge_model,
                        method=how + ("" if limit is None else f"; limit {limit}"),
-                       notes=notes + " seconds include the model gateway (a cached reply costs ~0 s).", extra=extra,
+                       notes=notes + (" seconds include the model gateway (a cached reply costs ~0 s)."
+                                      if judge_model is not None else ""), extra=extra,
                        claim=claim, item_languages=[r.lang for r in rows], writers=[r.model for r in rows],
-                       replies_how=REPLIES_HOW, labelling=LABELLING)
+                       replies_how=REPLIES_HOW, labelling=labelling, known_failures=known_failures)
     per_item = [ItemVerdict(id=r.id, model=r.model, label=labels[i],
                             outcome=None if isinstance(said[i], ParseFailure) else str(said[i]), verdict=verdicts[i])
                 for i, r in enumerate(rows)]
     return card, per_item
+
+
+def _placeholder(row: AbstainReplyLabel) -> str:
+    return "placeholder" if is_placeholder(row.reply) else "worded"
+
+
+def _disputed(field: Literal["abstained", "tier"]) -> Kind:
+    """Whether the annotator marked the item's ``field`` label disputable (``disputed``) or not."""
+    return lambda r: "disputed" if field in r.disputable else "undisputed"
+
+
+def _abstention_card(judge: str, version: str, judge_model: str | None, outcomes: Outcomes, *,
+                     fields: Sequence[str], positive: Callable[[str], bool], limit: int | None, path: Path | None,
+                     earlier: tuple[str, str] | None, claim: str, notes: str,
+                     known_failures: Sequence[KnownFailure] = (), kinds: Sequence[Kind] = (),
+                     labelling: Labelling = LABELLING) -> tuple[ValidityCard, list[ItemVerdict]]:
+    """An abstention judge's card on the labelled real replies (every item, or the sample of ``limit`` stratified by
+    label and model), the placeholder / worded split (and ``kinds``) in ``extra``."""
+    items, path = abstain_reply_items(path)
+    chosen = stratified_by_group([it.abstained for it in items], [it.model for it in items], limit)
+    rows = [items[i] for i in chosen]
+    return _measure(judge, version, judge_model, outcomes, rows=rows, n_all=len(items),
+                    labels=[r.abstained for r in rows], fields=fields, positive=positive, positive_name="abstained",
+                    what="labelled real replies", path=path, claim=claim, limit=limit, earlier=earlier, notes=notes,
+                    known_failures=known_failures, kinds=(_placeholder, *kinds), labelling=labelling)
 
 
 def abstention_llm_card(version: str, judge_model: str, outcomes: Outcomes, *, limit: int | None = ABSTENTION_CAP,
@@ -231,21 +285,70 @@ def abstention_llm_card(version: str, judge_model: str, outcomes: Outcomes, *, l
                         earlier: tuple[str, str] | None = None) -> tuple[ValidityCard, list[ItemVerdict]]:
     """The abstention-llm card on the labelled real replies (the module's docstring), with each item's verdict;
     ``outcomes`` asks the judge spec ``abstention`` (fields question, response) of each sampled item."""
+    return _abstention_card(
+        "abstention-llm", version, judge_model, outcomes, fields=("question", "response"),
+        positive=lambda o: o == "yes", limit=limit, path=path, earlier=earlier, claim=ABSTENTION_CLAIM,
+        notes="Real answers of the embedded models to leave-one-out questions, one item per distinct "
+              "answer, labelled by rule abstained-1 before the judge ran on them; a reply that is only "
+              "the citation placeholder ('no citation'), which the 0.5B writes for a third of the "
+              "questions, is labelled abstained (disputable). extra: each model's figures, and "
+              "policybench_gpt4o_* (the earlier card's rows, another annotator); *_placeholder / "
+              "*_worded: the items whose reply is only the placeholder, and the others. " + _SCOPE)
+
+
+def detector_outcomes(records: list[dict[str, str]]) -> list[str | ParseFailure]:
+    """The offline abstention detector's outcome of each record's ``response`` (``abstained`` or ``answered``),
+    as a run decides it (:func:`knowgap.judges.abstention.judge_abstention` on the answer text)."""
+    from knowgap.judges.abstention import judge_abstention
+
+    return ["abstained" if judge_abstention(r["response"]).abstained else "answered" for r in records]
+
+
+def abstention_detector_card(outcomes: Outcomes = detector_outcomes, *, limit: int | None = None,
+                             path: Path | None = None,
+                             earlier: tuple[str, str] | None = None) -> tuple[ValidityCard, list[ItemVerdict]]:
+    """The offline abstention detector's card (``abstention``) on every labelled real reply (or a sample of
+    ``limit``), with each item's verdict; its known failure (hedged answers, :mod:`knowgap.judges.known_failures`)
+    re-measured; ``extra`` adds the disputed / undisputed split."""
+    from knowgap.judges.abstention import VERSION
+    from knowgap.judges.known_failures import measure_hedged_answers
+
+    return _abstention_card(
+        "abstention", VERSION, None, outcomes, fields=("response",), positive=lambda o: o == "abstained",
+        limit=limit, path=path, earlier=earlier, claim=DETECTOR_CLAIM, known_failures=[measure_hedged_answers()],
+        notes="Real answers of the embedded models to leave-one-out questions, one item per distinct answer, labelled "
+              "by rule abstained-1 blind to every judge; the detector reads the answer text a run gives it. A reply "
+              "that is only the citation placeholder ('no citation'), about a quarter of the items, is labelled "
+              "abstained (disputable). extra: each model's figures; *_placeholder / *_worded: the items whose reply "
+              "is only the placeholder, and the others; *_disputed / *_undisputed: the items whose abstained label "
+              "the annotator marked disputable, and the others; "
+              "policybench_gpt4o_* (the earlier card: GPT-4o's PolicyBench answers, labelled by KnowOrNot's gpt-4.1 "
+              "judge, in-sample for the detector's lexicon; kept apart, not pooled). " + _OFFLINE_SCOPE,
+        kinds=(_disputed("abstained"),), labelling=OFFLINE_LABELLING)
+
+
+def _factuality_card(judge: str, version: str, judge_model: str | None, outcomes: Outcomes, *, limit: int | None,
+                     path: Path | None, earlier: tuple[str, str] | None, claim: str, notes: str,
+                     kinds: Sequence[Kind] = (),
+                     labelling: Labelling = LABELLING) -> tuple[ValidityCard, list[ItemVerdict]]:
+    """A factuality judge's card on the labelled real answers (those labelled answered): acceptable (tier 1 or 2)
+    against tier 3, every item or the sample of ``limit`` stratified by label and model; ``outcomes`` gives a tier
+    per record (question, expected_answer, response). The exact tier agreement and the labelled tiers' counts go in
+    ``extra``."""
     items, path = abstain_reply_items(path)
-    chosen = stratified_by_group([it.abstained for it in items], [it.model for it in items], limit)
-    rows = [items[i] for i in chosen]
-    card, per_item = _measure("abstention-llm", version, judge_model, outcomes, rows=rows, n_all=len(items),
-                    labels=[r.abstained for r in rows], fields=("question", "response"),
-                    positive=lambda o: o == "yes", positive_name="abstained", what="labelled real replies",
-                    path=path, claim=ABSTENTION_CLAIM, limit=limit, earlier=earlier,
-                    notes="Real answers of the embedded models to leave-one-out questions, one item per distinct "
-                          "answer, labelled by rule abstained-1 before the judge ran on them; a reply that is only "
-                          "the citation placeholder ('no citation'), which the 0.5B writes for a third of the "
-                          "questions, is labelled abstained (disputable). extra: each model's figures, and "
-                          "policybench_gpt4o_* (the earlier card's rows, another annotator); *_placeholder / "
-                          "*_worded: the items whose reply is only the placeholder, and the others. " + _SCOPE)
-    card.extra.update(group_measures(["placeholder" if is_placeholder(r.reply) else "worded" for r in rows],
-                                     [item.verdict for item in per_item], [item.label for item in per_item]))
+    answered = [it for it in items if not it.abstained]
+    chosen = stratified_by_group([it.acceptable for it in answered], [it.model for it in answered], limit)
+    rows = [answered[i] for i in chosen]
+    card, per_item = _measure(
+        judge, version, judge_model, outcomes, rows=rows, n_all=len(answered),
+        labels=[r.acceptable for r in rows], fields=("question", "expected_answer", "response"),
+        positive=lambda o: o in ("tier_1", "tier_2"), positive_name="acceptable (tier_1 or tier_2)",
+        what="labelled real answers (the items labelled answered)", path=path, claim=claim, limit=limit,
+        earlier=earlier, notes=notes, kinds=kinds, labelling=labelling)
+    card.extra["exact_tier_agreement"] = (sum(p.outcome == r.tier for p, r in zip(per_item, rows, strict=True))
+                                          / len(rows)) if rows else float("nan")
+    for tier in ("tier_1", "tier_2", "tier_3"):
+        card.extra[f"label_{tier}"] = float(sum(r.tier == tier for r in rows))
     return card, per_item
 
 
@@ -255,24 +358,48 @@ def factuality_llm_card(version: str, judge_model: str, outcomes: Outcomes, *, l
     """The factuality-llm card on the labelled real answers (those labelled answered): acceptable (tier 1 or 2)
     against tier 3; ``outcomes`` asks the judge spec ``factuality`` (question, expected_answer, response). The
     exact tier agreement and the labelled tiers' counts go in ``extra``."""
-    items, path = abstain_reply_items(path)
-    answered = [it for it in items if not it.abstained]
-    chosen = stratified_by_group([it.acceptable for it in answered], [it.model for it in answered], limit)
-    rows = [answered[i] for i in chosen]
-    card, per_item = _measure(
-        "factuality-llm", version, judge_model, outcomes, rows=rows, n_all=len(answered),
-        labels=[r.acceptable for r in rows], fields=("question", "expected_answer", "response"),
-        positive=lambda o: o in ("tier_1", "tier_2"), positive_name="acceptable (tier_1 or tier_2)",
-        what="labelled real answers (the items labelled answered)", path=path, claim=FACTUALITY_CLAIM, limit=limit,
-        earlier=earlier,
+    return _factuality_card(
+        "factuality-llm", version, judge_model, outcomes, limit=limit, path=path, earlier=earlier,
+        claim=FACTUALITY_CLAIM,
         notes="Real answers of the embedded models to leave-one-out questions (the fact removed, so few are right), "
               "one item per distinct answer, labelled by rule tier-1 against the expected answer before the judge ran "
               "on them; the judge is asked only of answers labelled answered (in a run it skips abstentions). "
               "extra: exact_tier_agreement (the judge's tier equals the labelled one), label_tier_* (the sample's "
               "labelled tiers), each model's figures, and policybench_gpt4o_* (the earlier card's rows, another "
               "annotator). " + _SCOPE)
-    card.extra["exact_tier_agreement"] = (sum(p.outcome == r.tier for p, r in zip(per_item, rows, strict=True))
-                                          / len(rows)) if rows else float("nan")
-    for tier in ("tier_1", "tier_2", "tier_3"):
-        card.extra[f"label_{tier}"] = float(sum(r.tier == tier for r in rows))
-    return card, per_item
+
+
+def offline_tiers(records: list[dict[str, str]],
+                  progress: Callable[[int, int], None] | None = None) -> list[str | ParseFailure]:
+    """The shipped offline factuality judge's tier of each record, one answer at a time as a run asks it
+    (:meth:`knowgap.judges.factuality.OfflineFactuality.judge_one`); ``progress(done, total)`` after each."""
+    from knowgap.judges.factuality import default_factuality
+
+    judge = default_factuality()
+    out: list[str | ParseFailure] = []
+    for r in records:
+        out.append(judge.judge_one(r["question"], r["expected_answer"], r["response"]).tier)
+        if progress:
+            progress(len(out), len(records))
+    return out
+
+
+def factuality_offline_card(outcomes: Outcomes = offline_tiers, *, limit: int | None = None, path: Path | None = None,
+                            earlier: tuple[str, str] | None = None) -> tuple[ValidityCard, list[ItemVerdict]]:
+    """The offline factuality judge's card (``factuality``, the shipped weights) on every labelled real answer (or
+    a sample of ``limit``), with each item's verdict; ``extra`` adds the disputed / undisputed split of the tier
+    labels."""
+    from knowgap.judges.factuality import VERSION
+
+    return _factuality_card(
+        "factuality", VERSION, None, outcomes, limit=limit, path=path, earlier=earlier,
+        claim=OFFLINE_FACTUALITY_CLAIM,
+        notes="Real answers of the embedded models to leave-one-out questions (the fact removed, so few are right), "
+              "one item per distinct answer, labelled by rule tier-1 against the expected answer blind to every "
+              "judge; the judge is measured on the answers labelled answered (in a run it is asked of the answers "
+              "the abstention judge calls answered). extra: exact_tier_agreement (the judge's tier equals the "
+              "labelled one), label_tier_* (the labelled tiers), each model's figures, *_disputed / *_undisputed "
+              "(the items whose tier label the annotator marked disputable, and the others) and policybench_gpt4o_* "
+              "(the earlier card: GPT-4o's PolicyBench answers labelled by KnowOrNot's gpt-4.1 judge, 5-fold "
+              "cross-validated on the rows the shipped weights were fitted on; kept apart, not pooled). "
+              + _OFFLINE_SCOPE, kinds=(_disputed("tier"),), labelling=OFFLINE_LABELLING)

@@ -7,8 +7,11 @@ the same precision on both sides), the judge model spec for a model-backed judge
 total)`` callback (:data:`knowgap.judges.judge.Validator`). Each judge is declared here, beside its validator:
 :data:`ABSTENTION`, :data:`ABSTENTION_LLM`, :data:`FACTUALITY_LLM`.
 
-- ``abstention``: the offline detector on ``policybench/responses_dev.jsonl``, label ``abstention`` (all 1,729
-  rows unless limited).
+- ``abstention``: the offline detector. Its catalogue validator (:func:`validate_abstention_real`) measures it on
+  the shipped real replies of the embedded models (every item of ``abstain_replies.jsonl``, label ``abstained``;
+  :mod:`knowgap.judges.abstain_reply_cards`, issue 37's card rule); given a data folder (``--data``), on
+  ``policybench/responses_dev.jsonl``, label ``abstention`` (all 1,729 GPT-4o rows unless limited:
+  :func:`validate_abstention`).
 - ``abstention-llm`` / ``factuality-llm``: the versioned specs ``judges/data/abstention.yaml`` /
   ``factuality.yaml`` run through the model gateway (response cache, retries, accounting), as
   ``knowgap judge abstention --model`` does; a reply that cannot be parsed is counted as a wrong verdict,
@@ -215,8 +218,10 @@ def _spec_outcomes_with(model: str, spec_name: str,
     return outcomes
 
 
-_EARLIER = (POLICYBENCH_RESPONSES, "openai:gpt-4o replies (PolicyBench responses_dev), labelled by KnowOrNot's "
-                                   "gpt-4.1 judge")
+EARLIER_POLICYBENCH = (POLICYBENCH_RESPONSES, "openai:gpt-4o replies (PolicyBench responses_dev), labelled by "
+                                             "KnowOrNot's gpt-4.1 judge")
+"""The earlier cards of the abstain judges (their dataset, and who wrote and labelled it): a real-reply card keeps
+their figures apart in ``extra`` (``policybench_gpt4o_*``: ``abstain_reply_cards.earlier_card_extra``)."""
 
 
 def _on_real_replies(spec_name: str, limit: int | None, judge_model: str | None,
@@ -230,7 +235,7 @@ def _on_real_replies(spec_name: str, limit: int | None, judge_model: str | None,
                  (real.factuality_llm_card, real.FACTUALITY_CAP))
     model = judge_model or DEFAULT_JUDGE_MODEL
     card, _ = make(load_spec(spec_name).version, model, _spec_outcomes_with(model, spec_name, progress),
-                   limit=cap if limit is None else limit, earlier=_EARLIER)
+                   limit=cap if limit is None else limit, earlier=EARLIER_POLICYBENCH)
     return card
 
 
@@ -254,19 +259,34 @@ def validate_factuality_llm_real(data_dir: Path | None, limit: int | None = None
     return _on_real_replies("factuality", limit, judge_model, progress)
 
 
+def validate_abstention_real(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                             progress: Progress | None = None) -> ValidityCard:
+    """The offline abstention detector on the labelled real replies of the embedded models (every item of
+    ``judges/data/labelled/abstain_replies.jsonl`` unless ``limit``); with ``data_dir``, on PolicyBench's GPT-4o
+    rows (:func:`validate_abstention`)."""
+    if data_dir is not None:
+        return validate_abstention(data_dir, limit, judge_model, progress)
+    from knowgap.judges.abstain_reply_cards import abstention_detector_card
+
+    card, _ = abstention_detector_card(limit=limit, earlier=EARLIER_POLICYBENCH)
+    return card
+
+
 _PB = POLICYBENCH_LABELS
-_REAL = ("judges/data/labelled/abstain_replies.jsonl (real answers of local:qwen2.5-0.5b and local:qwen2.5-1.5b, "
-         "en; rules abstained-1, tier-1)")
+REAL_REPLIES = ("judges/data/labelled/abstain_replies.jsonl (real answers of local:qwen2.5-0.5b and "
+                "local:qwen2.5-1.5b, en; rules abstained-1, tier-1)")
+"""The abstain judges' labelled set of real replies (the catalogue's ``labelled_set``)."""
 ABSTENTION = Judge(
     name="abstention", kind="offline", decides="did the response decline to answer?", current=ABSTENTION_VERSION,
-    positive="abstained", labelled_set=_PB + ", label abstention", validator=validate_abstention, fields=("abstained",))
+    positive="abstained", labelled_set=f"{REAL_REPLIES}, label abstained (with --data: {_PB}, label abstention)",
+    validator=validate_abstention_real, fields=("abstained",), needs_data=False)
 ABSTENTION_LLM = Judge(
     name="abstention-llm", kind="model",
     decides="did the response decline to answer? (LLM, judges/data/abstention.yaml)",
-    current=spec_version("abstention"), positive="abstained", labelled_set=_REAL + ", label abstained",
+    current=spec_version("abstention"), positive="abstained", labelled_set=REAL_REPLIES + ", label abstained",
     validator=validate_abstention_llm_real, fields=("abstained",), needs_data=False)
 FACTUALITY_LLM = Judge(
     name="factuality-llm", kind="model",
     decides="KnowOrNot tier of an answer against the expected answer (LLM, judges/data/factuality.yaml)",
     current=spec_version("factuality"), positive="acceptable (tier_1 or tier_2)",
-    labelled_set=_REAL + ", label tier", validator=validate_factuality_llm_real, needs_data=False)
+    labelled_set=REAL_REPLIES + ", label tier", validator=validate_factuality_llm_real, needs_data=False)
