@@ -51,7 +51,7 @@ def test_a_card_measured_on_another_set_than_the_script_reads_is_never_given_tha
     assert script.facts(old)["replies"].kind == "constructed"
 
 
-@pytest.mark.parametrize("judge", ["abstention", "abstention-llm", "factuality-llm"])
+@pytest.mark.parametrize("judge", ["abstention", "factuality", "abstention-llm", "factuality-llm"])
 def test_an_abstain_judges_card_on_the_real_answers_is_never_given_policybench_facts(judge: str) -> None:
     """The abstain judges' cards measured on the embedded models' real answers (abstain_replies.jsonl): were one to
     lack the card rule's facts, the script would stop rather than give it PolicyBench's GPT-4o replies."""

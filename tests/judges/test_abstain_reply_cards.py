@@ -21,6 +21,7 @@ from knowgap.judges.abstain_reply_cards import (
     factuality_llm_card,
     factuality_offline_card,
     is_placeholder,
+    offline_tiers,
     stratified_by_group,
 )
 from knowgap.judges.abstention import VERSION as DETECTOR
@@ -253,7 +254,7 @@ def test_the_catalogue_measures_the_offline_judges_on_the_real_replies_and_on_po
         tmp_path: Path, kg_home: Path) -> None:
     card = validate(get_judge("abstention"))  # no --data: the shipped real replies
     assert card.dataset == "abstain_replies.jsonl" and card.n == len(abstain_reply_items()[0])
-    assert get_judge("abstention").needs_data is False
+    assert get_judge("abstention").needs_data is False and get_judge("factuality").needs_data is False
     assert {card.extra["policybench_gpt4o_n"]} == _earlier_n("abstention", DETECTOR)  # kept apart, not pooled
     pb = validate(get_judge("abstention"), data_dir=small_set(tmp_path / "data"))
     assert pb.dataset == POLICYBENCH_RESPONSES and pb.n == 7
@@ -285,3 +286,34 @@ def test_the_shipped_detector_card_is_what_the_detector_gives_today() -> None:
         assert getattr(card, field) == getattr(shipped, field), field
     assert [f.model_dump(exclude={"measured"}) for f in card.known_failures] == [
         f.model_dump(exclude={"measured"}) for f in shipped.known_failures]
+
+
+def _recorded(name: str) -> list[ItemVerdict]:
+    return [ItemVerdict.model_validate_json(line)
+            for line in (RECORDED / f"{name}.verdicts.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_shipped_factuality_card_reproduces_from_its_recorded_tiers() -> None:
+    recorded = _recorded("factuality")
+    items, _ = abstain_reply_items()
+    by_id = {it.id: it for it in items}
+    said = {(by_id[v.id].question, by_id[v.id].reply): v.outcome for v in recorded}
+    assert all(v.label == by_id[v.id].acceptable for v in recorded)
+    (shipped,) = [c for c in shipped_cards() if c.judge == "factuality"]
+    card, per_item = factuality_offline_card(lambda records: [str(said[(r["question"], r["response"])])
+                                                              for r in records], earlier=EARLIER_POLICYBENCH)
+    assert [p.id for p in per_item] == [v.id for v in recorded] and card.version == shipped.version
+    for field in RULE_FIELDS:
+        assert getattr(card, field) == getattr(shipped, field), field
+
+
+@pytest.mark.slow
+def test_the_offline_factuality_judge_still_gives_its_recorded_tiers() -> None:
+    """The shipped weights and the embedder give today the tiers the shipped card was measured from (135 answers,
+    embedded one at a time as a run does)."""
+    recorded = _recorded("factuality")
+    items, _ = abstain_reply_items()
+    by_id = {it.id: it for it in items}
+    tiers = offline_tiers([{"question": by_id[v.id].question, "expected_answer": by_id[v.id].expected_answer,
+                            "response": by_id[v.id].reply} for v in recorded])
+    assert tiers == [v.outcome for v in recorded]

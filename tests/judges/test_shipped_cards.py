@@ -24,9 +24,10 @@ SAMPLE = 80
 """Rows re-measured per judge (equal per label class)."""
 CHEAP = {"abstention"}
 """Judges whose re-measurement takes well under a second; the others are marked slow."""
-REFITTED = {"factuality", "faithfulness"}
+REFITTED = {"faithfulness"}
 """Judges whose validator refits a learned combiner by cross-validation (a sample is not the card's items; their own
-tests re-measure them: test_factuality_judge.py, test_faithfulness_judge.py)."""
+tests re-measure them: test_faithfulness_judge.py). The offline factuality judge's card is measured on real answers
+with the shipped weights (no refit), so a sample of its items re-measures it here."""
 BY_NAME = {judge.name: judge for judge in judges()}
 
 

@@ -1,6 +1,9 @@
-"""Training and measuring the offline factuality judge on labelled answers (PolicyBench dev responses).
+"""Training and measuring the offline factuality judge on labelled answers (PolicyBench dev responses), and its
+catalogue validator (:func:`validate_factuality_real`): the shipped weights on the labelled real answers of the
+embedded models (``judges/data/labelled/abstain_replies.jsonl``, :mod:`knowgap.judges.abstain_reply_cards`; issue
+37's card rule), or, given ``--data``, the cross-validation below.
 
-The labelled set is ``policybench/responses_dev.jsonl`` of the shared data folder: GPT-4o answers with a
+The training set is ``policybench/responses_dev.jsonl`` of the shared data folder: GPT-4o answers with a
 ``factuality`` tier (tier_1 / tier_2 / tier_3; ``NA`` rows, the abstentions, are skipped). The same question
 appears under several retrieval and prompt configurations, so every split is by ``question_id``, never by row:
 
@@ -36,7 +39,7 @@ from knowgap.judges.factuality import (
 from knowgap.judges.factuality_features import FEATURES, FEATURES_REVISION, FactualityRow, feature_matrix
 from knowgap.judges.judge import Judge, Progress
 from knowgap.judges.logistic import fit_logistic
-from knowgap.judges.validation import POLICYBENCH_LABELS, data_folder
+from knowgap.judges.validation import EARLIER_POLICYBENCH, POLICYBENCH_LABELS, REAL_REPLIES, data_folder
 from knowgap.stats import wilson
 from knowgap.text.embed import Embedder
 
@@ -215,10 +218,26 @@ def main(argv: Sequence[str] | None = None) -> None:  # pragma: no cover - how t
           f"written {WEIGHTS_PATH} and {ship_card(card)[0]}")
 
 
+def validate_factuality_real(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                             progress: Progress | None = None) -> ValidityCard:
+    """The shipped offline factuality judge on the labelled real answers of the embedded models (every item of
+    ``abstain_replies.jsonl`` labelled answered, unless ``limit``): the weights were fitted on PolicyBench, so every
+    verdict is held out. With ``data_dir``, the cross-validation on PolicyBench's GPT-4o rows
+    (:func:`validate_factuality`)."""
+    if data_dir is not None:
+        return validate_factuality(data_dir, limit, judge_model, progress)
+    from knowgap.judges.abstain_reply_cards import factuality_offline_card, offline_tiers
+
+    card, _ = factuality_offline_card(lambda records: offline_tiers(records, progress), limit=limit,
+                                      earlier=EARLIER_POLICYBENCH)
+    return card
+
+
 FACTUALITY = Judge(
     name=JUDGE_NAME, kind="offline", decides="KnowOrNot tier of an answer against the expected answer",
-    current=VERSION, positive=POSITIVE, labelled_set=POLICYBENCH_LABELS + ", label factuality",
-    validator=validate_factuality)
+    current=VERSION, positive=POSITIVE,
+    labelled_set=f"{REAL_REPLIES}, label tier (with --data: {POLICYBENCH_LABELS}, label factuality)",
+    validator=validate_factuality_real, needs_data=False)
 
 
 if __name__ == "__main__":  # pragma: no cover
