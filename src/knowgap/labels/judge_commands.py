@@ -66,9 +66,10 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
                         "of constructed items or of --data rows).")] = None,
         data: Annotated[Path | None, typer.Option(
             help="The labelled data folder (default: $KNOWGAP_DATA, else the nearest shared/data above the "
-                 "current directory). abstention-llm and factuality-llm are measured on real replies shipped with "
-                 "knowgap; given --data, on PolicyBench's GPT-4o rows there instead (extract-claims: on SummEdits "
-                 "and the handwritten summaries instead of its real summaries).")] = None,
+                 "current directory). abstention, factuality, abstention-llm and factuality-llm are measured on real "
+                 "replies shipped with knowgap; given --data, on PolicyBench's GPT-4o rows there instead "
+                 "(extract-claims: on SummEdits and the handwritten summaries instead of its real "
+                 "summaries).")] = None,
         labels: Annotated[Path | None, typer.Option(
             help="Measure on your own labels instead: RUN/labels/labels.jsonl written by 'knowgap label' (or the "
                  "web app) on a trial score holding this judge's verdict (abstention: abstained). Truth: the "
