@@ -39,14 +39,13 @@ from knowgap.judges.cards import (
     LanguageFigure,
     ValidityCard,
     cards_in,
-    reissue_card,
 )
+from knowgap.judges.known_failures import CHECKED, reissue_with_known_failures
 from knowgap.judges.labelled_sets import labelled_file
 from knowgap.models.structured import ParseFailure
 from knowgap.stats import wilson
 
 RULE_FILE = "src/knowgap/judges/data/labelled/model_judge_constructs_rule.md"
-CHECKED = "construct checked (the judge handles it): "
 """The start of an entry's name when the judge labels both the construct items and their controls right at least as
 often as the card bar (:data:`~knowgap.judges.cards.REPORTABLE_BALANCED_ACCURACY`): a construct measured that the
 judge does not fail (fixed before any of these sets was measured)."""
@@ -172,10 +171,8 @@ def ship_known_failure(judge: str, judge_model: str, failure: KnownFailure, fold
     if len(found) != 1:
         raise ValueError(f"{len(found)} shipped cards of {judge} with {judge_model}, expected one")
     card: ValidityCard = found[0]
-    kept = [f for f in card.known_failures if f.labelled_set != failure.labelled_set]
-    new = card.model_copy(update={"known_failures": [*kept, failure], "issued": date.today().isoformat()})
-    path, _ = reissue_card(new, folder)
-    return path
+    path = reissue_with_known_failures(judge, card.version, [failure], date.today().isoformat(), judge_model, folder)
+    return path if path is not None else folder / f"{card.key}.json"
 
 
 # factuality-llm: an answer with its key number changed (rule changed-number-1)
