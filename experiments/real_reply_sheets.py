@@ -1,9 +1,9 @@
 """What the labelling sheets of real replies share (``clarify_real_replies.py``, ``partial_real_replies.py``,
 ``abstain_real_replies.py``, ``extract_real_summaries.py``, ``starter_real_replies.py``): each finished trial of
-stored runs of one suite with its target model's replies (:func:`target_trials`), and one sheet item per distinct (model, case, reply text) that lists
-every run and trial it came from (:func:`reply_id`, :func:`seen_before`), written as JSONL with a count per model and
-language (:func:`write_sheet`). Read through knowgap's public API (:func:`knowgap.iter_trials`,
-:func:`knowgap.load_run`); never a trial's output or scores."""
+stored runs of one suite with its target model's replies (:func:`target_trials`), and one sheet item per distinct
+(model, case, reply text) that lists every run and trial it came from (:func:`reply_id`, :func:`seen_before`),
+written as JSONL with a count per model and language (:func:`write_sheet`). Read through knowgap's public API
+(:func:`knowgap.iter_trials`, :func:`knowgap.load_run`); never a trial's output or scores."""
 
 from __future__ import annotations
 
