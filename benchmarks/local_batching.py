@@ -61,7 +61,7 @@ from knowgap.engine.gateway import ModelClient, RetryPolicy
 from knowgap.judges.geval import TOP_LOGPROBS, read_scale
 from knowgap.models import local as local_mod
 from knowgap.models.base import ChatModel
-from knowgap.models.local import LocalModel, load_llama, prefix_cache
+from knowgap.models.local import LocalModel, chat_kwargs, load_llama, prefix_cache
 from knowgap.models.local_batch import capture_completion, common_prefix
 from knowgap.models.packs import ensure_pack
 from knowgap.models.types import ChatRequest, ChatResponse, Usage
@@ -166,14 +166,7 @@ def run_raw(llm: Any, work: Work) -> Result:
         try:
             start = time.perf_counter()
             for _, r in work:
-                kwargs: dict[str, Any] = {"messages": [{"role": m.role, "content": m.content} for m in r.messages],
-                                          "temperature": r.temperature, "max_tokens": r.max_tokens}
-                if r.seed is not None:
-                    kwargs["seed"] = r.seed
-                if r.stop:
-                    kwargs["stop"] = r.stop
-                if r.json_schema is not None:
-                    kwargs["response_format"] = {"type": "json_object", "schema": r.json_schema}
+                kwargs = chat_kwargs(r)
                 # llama-cpp-python evaluates the prompt past its longest start in common with the tokens the
                 # context holds (the previous call's), and at least the last token
                 t0 = time.perf_counter()

@@ -136,6 +136,22 @@ def _key(path: Path, n_ctx: int) -> str:
     return f"{path.resolve()}::{n_ctx}"
 
 
+def chat_kwargs(request: ChatRequest) -> dict[str, Any]:
+    """The arguments of llama-cpp-python's ``create_chat_completion`` for ``request``."""
+    kwargs: dict[str, Any] = {
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+    }
+    if request.seed is not None:
+        kwargs["seed"] = request.seed
+    if request.stop:
+        kwargs["stop"] = request.stop
+    if request.json_schema is not None:
+        kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+    return kwargs
+
+
 def load_llama(path: Path, n_ctx: int = DEFAULT_CTX) -> tuple[Any, threading.Lock]:
     """Load (once per process) the llama.cpp model at ``path``, with threads chosen now
     (:mod:`knowgap.models.llama_threads`)."""
@@ -273,25 +289,11 @@ class LocalModel(ChatModel):
             self._decoder = load_decoder(self._path, self.n_ctx, self.parallel_setting)[0]
         return self._decoder
 
-    def _chat_kwargs(self, request: ChatRequest) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-        }
-        if request.seed is not None:
-            kwargs["seed"] = request.seed
-        if request.stop:
-            kwargs["stop"] = request.stop
-        if request.json_schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
-        return kwargs
-
     def _call(self, request: ChatRequest) -> ChatResponse:
         """One call single-stream (llama-cpp-python's ``create_chat_completion``), on the llama thread."""
         self.refuse_unsupported_tools(request)
         llm, lock = self._ensure()
-        kwargs = self._chat_kwargs(request)
+        kwargs = chat_kwargs(request)
         recorder = _LogprobRecorder(llm, request.top_logprobs) if request.top_logprobs else None
         if recorder is not None:
             kwargs["logits_processor"] = [recorder]
@@ -324,7 +326,7 @@ class LocalModel(ChatModel):
         if decoder is None:
             decoder = await loop.run_in_executor(_LLAMA_THREAD, self._ensure_decoder)
         llm = decoder.llm
-        job = Job(build=lambda: capture_completion(llm, **self._chat_kwargs(request)),
+        job = Job(build=lambda: capture_completion(llm, **chat_kwargs(request)),
                   single=lambda: self._call(request), top_logprobs=request.top_logprobs)
         try:
             done = await asyncio.wrap_future(decoder.submit(job))
