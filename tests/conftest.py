@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.worker_threads import share_cores_among_workers
+
 # Property tests are reproducible: by default (and in CI) hypothesis draws the same examples on every run and
 # keeps no example database, so a failure seen once is seen again. KNOWGAP_HYPOTHESIS_PROFILE=explore draws
 # fresh random examples (to hunt for new failures locally); a failure then prints the blob that replays it
@@ -20,6 +22,10 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("explore", print_blob=True)
 settings.load_profile(os.environ.get("KNOWGAP_HYPOTHESIS_PROFILE", "ci"))
+
+# Each xdist worker's llama.cpp and embedding thread teams get the worker's share of the cores (before either loads).
+share_cores_among_workers(os.environ, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                          else os.cpu_count() or 1)
 
 
 @pytest.fixture(scope="session")

@@ -26,8 +26,11 @@ CHEAP = {"abstention"}
 """Judges whose re-measurement takes well under a second; the others are marked slow."""
 REFITTED = {"faithfulness"}
 """Judges whose validator refits a learned combiner by cross-validation (a sample is not the card's items; their own
-tests re-measure them: test_faithfulness_judge.py). The offline factuality judge's card is measured on real answers
-with the shipped weights (no refit), so a sample of its items re-measures it here."""
+tests re-measure them: test_faithfulness_judge.py)."""
+HELD_EXACTLY = {"factuality"}
+"""Judges whose every card verdict another test re-derives and compares one by one, which a sample here could only
+repeat more weakly: the offline factuality judge's 135 tiers (test_abstain_reply_cards.py: the judge still gives
+the recorded tiers, and the shipped card reproduces from them)."""
 BY_NAME = {judge.name: judge for judge in judges()}
 
 
@@ -80,7 +83,7 @@ def _offline_with_validator() -> list[object]:
     params: list[object] = []
     for card in shipped_cards():
         judge = BY_NAME.get(card.judge)
-        if judge is None or judge.kind != "offline" or judge.name in REFITTED:
+        if judge is None or judge.kind != "offline" or judge.name in REFITTED | HELD_EXACTLY:
             continue
         marks = [] if card.judge in CHEAP else [pytest.mark.slow]
         params.append(pytest.param(card.judge, marks=marks, id=card.judge))
