@@ -4,7 +4,9 @@
     python experiments/model_known_failures.py ship NAME --from DIR
 
 ``measure`` runs the card's judge on the construct set NAME (``opposite-outcome``: clarify-correctness;
-``changed-fact``: extract-claims; ``changed-number``: factuality-llm; sets and rules in
+``changed-fact``: extract-claims; ``changed-number``: factuality-llm; ``redirect-only``: abstention-llm;
+``asks-missing-fact``: clarify-silent-failure, whose two cards' judge models each get a run (one --out folder per
+judge model); ``pseudo-condition``: clarify-rubric; sets and rules in
 ``src/knowgap/judges/data/labelled/``, :mod:`knowgap.judges.model_failures`), writes each item's verdict to
 ``DIR/NAME.verdicts.jsonl`` and the run (judge model, items, seconds) to ``DIR/NAME.run.json``, and prints the entry.
 ``ship`` makes the entry from those two files and the labelled set alone (as ``tests/judges/test_model_failures.py``
@@ -31,14 +33,29 @@ class Construct:
 
 
 def constructs() -> dict[str, Construct]:
-    from knowgap.judges.model_failures import changed_numbers_failure, measure_changed_numbers
+    from knowgap.judges.model_failures import (
+        changed_numbers_failure,
+        measure_changed_numbers,
+        measure_redirects,
+        redirects_failure,
+    )
     from knowgap.suites.clarify.correctness_failures import measure_opposite_outcomes, opposite_outcomes_failure
+    from knowgap.suites.clarify.reply_failures import (
+        measure_pseudo_conditions,
+        measure_specific_questions,
+        pseudo_conditions_failure,
+        specific_questions_failure,
+    )
     from knowgap.suites.extract.claims_failures import changed_facts_failure, measure_changed_facts
 
     return {
         "opposite-outcome": Construct("clarify-correctness", measure_opposite_outcomes, opposite_outcomes_failure),
         "changed-fact": Construct("extract-claims", measure_changed_facts, changed_facts_failure),
         "changed-number": Construct("factuality-llm", measure_changed_numbers, changed_numbers_failure),
+        "redirect-only": Construct("abstention-llm", measure_redirects, redirects_failure),
+        "asks-missing-fact": Construct("clarify-silent-failure", measure_specific_questions,
+                                       specific_questions_failure),
+        "pseudo-condition": Construct("clarify-rubric", measure_pseudo_conditions, pseudo_conditions_failure),
     }
 
 

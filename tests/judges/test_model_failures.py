@@ -19,13 +19,24 @@ from knowgap.judges.cards import SHIPPED_DIR, KnownFailure, cards_in
 from knowgap.judges.known_failures import CHECKED
 from knowgap.judges.model_failures import (
     ChangedNumber,
+    ConstructVerdict,
     changed_numbers,
+    construct_failure,
     measure_changed_numbers,
+    measure_redirects,
     read_construct_set,
     read_verdicts,
+    redirects,
     ship_known_failure,
 )
 from knowgap.suites.clarify.correctness_failures import measure_opposite_outcomes, opposite_outcomes
+from knowgap.suites.clarify.judging import RUBRIC_WEIGHTS, rubric_anchors
+from knowgap.suites.clarify.reply_failures import (
+    measure_pseudo_conditions,
+    measure_specific_questions,
+    pseudo_conditions,
+    specific_questions,
+)
 from knowgap.suites.extract.claims_failures import changed_facts, measure_changed_facts
 from tests.helpers import REPO, scripted, write_jsonl
 from tests.test_experiments import _load
@@ -56,6 +67,44 @@ def test_each_set_pairs_a_construct_item_with_a_control_of_the_other_label() -> 
         assert (n.tier == "tier_3") == (n.variant == "changed")
         if n.variant == "changed":
             assert _one_change(restated[n.case_id], n.response), n.id
+
+
+def test_the_redirect_question_and_pseudo_condition_sets_keep_their_rules() -> None:
+    """redirect-only-1: the answered control is the key point, then the redirect word for word (en, 14 questions);
+    asks-missing-fact-1: the same opening and closing lines, three questions against a generic middle that asks
+    nothing; pseudo-condition-1: the same opening clause, the assuming answer asks nothing and its 'if' keeps the
+    offline gap anchor off (only the question anchor applies), the totals are the rule's scores weighted as
+    rubric_total weighs them, on the same 14 deficient cases (7 zh, 7 en) as asks-missing-fact-1."""
+    replies = redirects()
+    assert len(replies) == 28 and {r.lang for r in replies} == {"en"}
+    by_case = {(r.case_id, r.variant): r for r in replies}
+    for r in replies:
+        assert r.abstained == (r.variant == "redirect")
+        if r.variant == "answered":
+            redirect = by_case[(r.case_id, "redirect")].response
+            assert r.response.endswith(" " + redirect) and len(r.response) > len(redirect) + 20, r.id
+    asking, cases = specific_questions()
+    assert len(asking) == 28 and sum(a.lang == "zh" for a in asking) == 14
+    pairs = {(a.case_id, a.variant): a.reply.splitlines() for a in asking}
+    for a in asking:
+        assert a.silent_failure == (a.variant == "generic") and cases[a.case_id].deficient
+        asks, generic = pairs[(a.case_id, "asks")], pairs[(a.case_id, "generic")]
+        assert (asks[0], asks[-1]) == (generic[0], generic[-1]) and len(asks) == 5 and len(generic) == 3, a.id
+        assert sum("?" in line or "？" in line for line in asks) == 3
+        assert not any("?" in line or "？" in line for line in generic)
+    conditions, cases = pseudo_conditions()
+    assert {(c.case_id, c.lang) for c in conditions} == {(a.case_id, a.lang) for a in asking}
+    for c in conditions:
+        assert c.adequate == (c.variant == "asks") == (c.total >= 3.0)
+        assert c.total == round(sum(RUBRIC_WEIGHTS[k] * v for k, v in c.scores.items()), 2)
+        anchors = rubric_anchors(c.reply, cases[c.case_id].query)
+        if c.variant == "assumes":
+            other = next(x for x in conditions if (x.case_id, x.variant) == (c.case_id, "asks"))
+            head = len(os.path.commonprefix([c.reply, other.reply]))
+            assert head >= 8 and c.reply[:head].strip().lower().startswith(("如果", "if ")), c.id
+            assert set(anchors) == {"question_quality"}, c.id  # the restating 'if' stands the gap anchor down
+        else:
+            assert anchors == {}, c.id
 
 
 def _one_change(control: str, construct: str) -> bool:
@@ -147,20 +196,81 @@ def test_shipping_an_entry_reissues_the_card_with_its_measurement_and_other_entr
         list((SHIPPED_DIR / "superseded").glob("factuality-llm@*~issued-*.json"))) + 3
 
 
-@pytest.mark.parametrize(("name", "judge"), [("opposite-outcome", "clarify-correctness"),
-                                             ("changed-fact", "extract-claims"),
-                                             ("changed-number", "factuality-llm")])
-def test_the_shipped_entry_is_what_its_recorded_run_and_the_labelled_set_give(name: str, judge: str) -> None:
-    """The run of the card's judge model cannot be repeated here: its per-item verdicts (every item of the set, each
-    with the set's label, language and variant) and its seconds give exactly the entry the shipped card holds."""
+REPLY_ORACLE = '''
+import json
+
+POSITIVE = json.loads({positive!r})
+
+
+def reply(request):
+    user = request.messages[-1].content
+    if "abstains from answering" in user or "silent failure" in user:  # the abstention and silent_failure specs
+        hit = any(f"RESPONSE: {{text}}\\n" in user for text in POSITIVE)
+        yes, no = ("yes", "no") if "abstains from answering" in user else ("dodges", "addresses")
+        return json.dumps({{"outcome": yes if hit else no}})
+    return "5" if any(text in user for text in POSITIVE) else "1"  # a rubric dimension's digit
+'''
+
+
+def test_a_judge_that_knows_the_labels_has_the_reply_constructs_checked_with_model_only(tmp_path: Path) -> None:
+    """A python: judge that says abstained to the redirects only, dodges to the generic replies only, and rates the
+    asking replies 5 and the assuming ones 1: every construct checked; the rubric's entry gives the model-only share
+    beside the combined figure (both 1.0 here)."""
+    positive = ([r.response for r in redirects() if r.abstained]
+                + [a.reply for a in specific_questions()[0] if a.silent_failure]
+                + [c.reply for c in pseudo_conditions()[0] if c.adequate])
+    path = tmp_path / "oracle.py"
+    path.write_text(REPLY_ORACLE.format(positive=json.dumps(positive, ensure_ascii=False)), encoding="utf-8")
+    judge = f"python:{path}:reply"
     script = _load("model_known_failures")
-    failure, judge_model = script.entry_from(RECORDED, name)
+    for name, measure in (("redirect-only", measure_redirects), ("asks-missing-fact", measure_specific_questions),
+                          ("pseudo-condition", measure_pseudo_conditions)):
+        verdicts, _ = measure(judge, 4)
+        assert len(verdicts) == 4 and all(v.said == v.label for v in verdicts), name
+        failure = script.constructs()[name].failure(verdicts, judge, None)
+        assert failure.figure.value == 1.0 and failure.name.startswith(CHECKED), name
+        assert ("Model-only" in failure.notes) == (name == "pseudo-condition"), name
+    assert all(v.model_only == v.label for v in verdicts)
+
+
+def test_a_judge_that_calls_every_reply_a_dodge_fails_the_specific_questions(tmp_path: Path) -> None:
+    """As the 1.5B judge did on real replies: the asking replies all called dodges (0 of 2), the generic controls
+    right; the entry is a known failure."""
+    judge = scripted(tmp_path, json.dumps({"outcome": "dodges"}))
+    verdicts, _ = measure_specific_questions(judge, 4)
+    assert [(v.variant, v.said) for v in verdicts] == [("asks", True), ("generic", True)] * 2
+    failure = _load("model_known_failures").constructs()["asks-missing-fact"].failure(verdicts, judge, 1.0)
+    assert failure.n == 2 and failure.figure.value == 0.0 and not failure.name.startswith(CHECKED)
+    assert "Paired controls labelled right: 2 of 2" in failure.notes
+
+
+def test_a_combined_judge_gets_its_figure_as_it_runs_and_the_model_only_share_beside_it() -> None:
+    """The anchors right where the model alone is wrong: the figure is the combined one (1.0, checked), the notes
+    say the model alone labelled 0 of 2 construct items right."""
+    verdicts = [ConstructVerdict(id=f"c{i}/{kind}", lang="zh", variant=kind, is_construct=kind == "assumes",
+                                 label=kind == "asks", said=kind == "asks", model_only=True)
+                for i in range(2) for kind in ("assumes", "asks")]
+    failure = construct_failure("x", "x.jsonl", "m", verdicts, judge_model="j", seconds_per_item=None, about="")
+    assert failure.figure.value == 1.0 and failure.name.startswith(CHECKED)
+    assert "construct items labelled right 0 of 2, 0.00 [0.00, 0.66]; controls 2 of 2." in failure.notes
+
+
+@pytest.mark.parametrize(("name", "judge", "folder", "items"), [
+    ("opposite-outcome", "clarify-correctness", "", 28), ("changed-fact", "extract-claims", "", 28),
+    ("changed-number", "factuality-llm", "", 24), ("redirect-only", "abstention-llm", "", 28)])
+def test_the_shipped_entry_is_what_its_recorded_run_and_the_labelled_set_give(name: str, judge: str, folder: str,
+                                                                              items: int) -> None:
+    """The run of the card's judge model cannot be repeated here: its per-item verdicts (every item of the set, each
+    with the set's label, language and variant) and its seconds give exactly the entry the shipped card holds (the
+    1.5B judge's runs in the folder itself, another judge model's in a folder of its name)."""
+    script = _load("model_known_failures")
+    failure, judge_model = script.entry_from(RECORDED / folder, name)
     (card,) = [c for c in cards_in(SHIPPED_DIR) if c.judge == judge and c.judge_model == judge_model]
     (shipped,) = [f for f in card.known_failures if f.labelled_set == failure.labelled_set]
     assert failure.model_dump(exclude={"measured"}) == shipped.model_dump(exclude={"measured"})
-    verdicts = read_verdicts(RECORDED / f"{name}.verdicts.jsonl")
+    verdicts = read_verdicts(RECORDED / folder / f"{name}.verdicts.jsonl")
     construct = script.constructs()[name]
-    assert construct.judge == judge and judge_model == card.judge_model == "local:qwen2.5-1.5b"
+    expected_model = "local:" + folder.removeprefix("local_") if folder else "local:qwen2.5-1.5b"
+    assert construct.judge == judge and judge_model == card.judge_model == expected_model
     assert shipped.n == sum(v.is_construct for v in verdicts) == len(verdicts) // 2
-    assert len({v.id for v in verdicts}) == len(verdicts) == {"opposite-outcome": 28, "changed-fact": 28,
-                                                              "changed-number": 24}[name]
+    assert len({v.id for v in verdicts}) == len(verdicts) == items

@@ -9,7 +9,16 @@ the sets were built and before any judge ran on them):
 - **extract-claims**, ``extract_changed_facts.jsonl`` (rule changed-fact-1): a summary with one number or entity
   changed, against the faithful summary (:mod:`knowgap.suites.extract.claims_failures`);
 - **factuality-llm**, ``factuality_changed_numbers.jsonl`` (rule changed-number-1): an answer with its key number
-  changed, against a tier-1 restatement (here: :func:`measure_changed_numbers`).
+  changed, against a tier-1 restatement (here: :func:`measure_changed_numbers`);
+- **abstention-llm**, ``abstain_redirects.jsonl`` (rule redirect-only-1): a reply that only redirects the user to the
+  agency, against the same reply after the expected answer's key point (here: :func:`measure_redirects`);
+- **clarify-silent-failure** (both judge models), ``clarify_specific_questions.jsonl`` (rule asks-missing-fact-1), and
+  **clarify-rubric**, ``clarify_pseudo_conditions.jsonl`` (rule pseudo-condition-1), measured in
+  :mod:`knowgap.suites.clarify.reply_failures`.
+
+A judge that combines a rule and a model (clarify-rubric: the model's ratings with the offline bottom anchors) records
+the model's own verdict too (:attr:`ConstructVerdict.model_only`); the entry's figure is the judge as it runs, the
+model-only share is in its notes.
 
 Each set pairs every construct item with a control item of the other label written the same way. The figure is the
 share of construct items the judge labels right (Wilson 95%), overall and per language; the controls' share is in
@@ -64,6 +73,8 @@ class ConstructVerdict(BaseModel):
     said: bool | None = Field(description="the judge's verdict in the card's positive sense; None: the call failed "
                                           "or its reply could not be read (counted wrong)")
     outcome: str | None = Field(default=None, description="what the judge answered (a verdict, a tier, a score)")
+    model_only: bool | None = Field(default=None, description="for a judge that combines a rule and a model: the "
+                                    "model's own verdict before any rule (None: not such a judge, or unread)")
 
 
 class ConstructItem(BaseModel):
@@ -134,6 +145,13 @@ def construct_failure(name: str, labelled_set: str, measure: str, verdicts: Sequ
              f"{len(construct)}; wrong: {', '.join(missed) or 'none'}. Paired controls labelled right: "
              f"{sum(v.said == v.label for v in controls)} of {len(controls)} ({per_lang}). Unread or failed judge "
              f"answers (counted wrong): {unread}. {about} Items and labels by the rules of {RULE_FILE}, {BUILT_BY}.")
+    if any(v.model_only is not None for v in verdicts):
+        own = _share([v.model_only == v.label for v in construct], sum(v.label for v in construct))
+        assert own.figure is not None and own.figure.value is not None
+        notes += (f" Model-only (the judge model's own verdict before any offline rule; the figure is the judge as it "
+                  f"runs, combined): construct items labelled right {sum(v.model_only == v.label for v in construct)} "
+                  f"of {len(construct)}, {own.figure.value:.2f} [{own.figure.ci_low:.2f}, {own.figure.ci_high:.2f}]; "
+                  f"controls {sum(v.model_only == v.label for v in controls)} of {len(controls)}.")
     if checked:
         notes += (f" A construct checked: the construct items' and the controls' shares both reach the card bar "
                   f"({REPORTABLE_BALANCED_ACCURACY:.2f}).")
@@ -232,12 +250,77 @@ def measure_changed_numbers(judge_model: str, limit: int | None = None,
                             path: Path = CHANGED_NUMBERS) -> tuple[list[ConstructVerdict], float]:
     """The factuality-llm judge (the ``factuality`` spec asked of ``judge_model``) on the first ``limit`` items of
     the set (all by default), and the seconds it took."""
+    rows = changed_numbers(path)[:limit]
+    outcomes, seconds = spec_asked(judge_model, "factuality", [
+        {"question": r.question, "expected_answer": r.expected_answer, "response": r.response} for r in rows])
+    return changed_number_verdicts(rows, outcomes), seconds
+
+
+def spec_asked(judge_model: str, spec_name: str,
+               records: Sequence[dict[str, str]]) -> tuple[list[str | ParseFailure], float]:
+    """Each record's outcome from the judge spec ``spec_name`` asked of ``judge_model`` as a run asks it
+    (:func:`knowgap.judges.validation.spec_outcomes`), and the seconds it took."""
     import time
 
     from knowgap.judges.validation import spec_outcomes
 
-    rows = changed_numbers(path)[:limit]
     start = time.perf_counter()
-    outcomes = spec_outcomes(judge_model, "factuality", [
-        {"question": r.question, "expected_answer": r.expected_answer, "response": r.response} for r in rows])
-    return changed_number_verdicts(rows, outcomes), time.perf_counter() - start
+    outcomes = spec_outcomes(judge_model, spec_name, records)
+    return outcomes, time.perf_counter() - start
+
+
+# abstention-llm: a reply that only redirects the user (rule redirect-only-1)
+
+REDIRECTS = labelled_file("abstain_redirects.jsonl")
+REDIRECTS_SET = "src/knowgap/judges/data/labelled/abstain_redirects.jsonl"
+REDIRECTS_NAME = ("redirect only: a polite reply that gives no answer and only sends the user to the agency or its "
+                  "official source (abstained by rule abstained-1) against the same reply after the expected "
+                  "answer's key point (answered)")
+REDIRECTS_MEASURE = "sensitivity on the construct (redirect-only replies called abstained)"
+
+
+class RedirectReply(ConstructItem):
+    """One line of ``abstain_redirects.jsonl`` (variant ``redirect``, the construct, or ``answered``)."""
+
+    kb: str
+    question: str
+    expected_answer: str
+    response: str
+    abstained: bool
+
+
+def redirects(path: Path = REDIRECTS) -> list[RedirectReply]:
+    rows = read_construct_set(path, RedirectReply, ("redirect", "answered"))
+    return [r for r in rows if isinstance(r, RedirectReply)]
+
+
+def redirect_verdicts(rows: Sequence[RedirectReply],
+                      outcomes: Sequence[str | ParseFailure]) -> list[ConstructVerdict]:
+    """The abstention judge's outcome on each reply as abstention_rate reads it: ``yes`` is abstained."""
+    return [ConstructVerdict(id=r.id, lang=r.lang, variant=r.variant, is_construct=r.variant == "redirect",
+                             label=r.abstained, said=None if isinstance(o, ParseFailure) else o == "yes",
+                             outcome=None if isinstance(o, ParseFailure) else o)
+            for r, o in zip(rows, outcomes, strict=True)]
+
+
+def redirects_failure(verdicts: Sequence[ConstructVerdict], judge_model: str, seconds_per_item: float | None,
+                      path: Path = REDIRECTS) -> KnownFailure:
+    rows = redirects(path)
+    matched(verdicts, rows, {r.id: r.abstained for r in rows}, "redirect")
+    return construct_failure(
+        REDIRECTS_NAME, REDIRECTS_SET, REDIRECTS_MEASURE, verdicts, judge_model=judge_model,
+        seconds_per_item=seconds_per_item,
+        about="Asked as a run asks it (the abstention spec: question, response). The judge's prompt counts 'general "
+              "advice given as the answer' as answered and does not name a redirect; rule abstained-1 labels a reply "
+              "that only redirects the user an abstention. Every question is one of the shipped PolicyBench "
+              "knowledge bases' (en only, the card's language).")
+
+
+def measure_redirects(judge_model: str, limit: int | None = None,
+                      path: Path = REDIRECTS) -> tuple[list[ConstructVerdict], float]:
+    """The abstention-llm judge (the ``abstention`` spec asked of ``judge_model``) on the first ``limit`` replies of
+    the set (all by default), and the seconds it took."""
+    rows = redirects(path)[:limit]
+    outcomes, seconds = spec_asked(judge_model, "abstention", [{"question": r.question, "response": r.response}
+                                                               for r in rows])
+    return redirect_verdicts(rows, outcomes), seconds
