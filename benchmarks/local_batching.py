@@ -1,7 +1,7 @@
 """Batched decoding of an embedded model against single-stream, in one run (issue 40).
 
     .venv/bin/python benchmarks/local_batching.py speed [--pack qwen2.5-0.5b] [--parallel 1,2,4,8] [--rounds 2]
-        [--shapes long-answers,long-prompts,judges] [--requests 8] [--max-tokens 128]
+        [--unshared] [--shapes long-answers,long-prompts,judges] [--requests 8] [--max-tokens 128]
         [--suite starter] [--suite-options '{}'] [--json OUT]
     .venv/bin/python benchmarks/local_batching.py determinism [--pack qwen2.5-0.5b] [--limit 240]
         [--max-tokens 64] [--no-reversed] [--json OUT]
@@ -24,7 +24,9 @@ before each pass: the single-stream prompt-state cache and the batch's kept cell
   prompt's start);
 - ``single``: knowgap today (``KNOWGAP_PARALLEL=1``: the same ``Llama`` with knowgap's prompt-state cache,
   :func:`knowgap.models.local.prefix_cache`), ``ModelClient`` at concurrency 4 (calls queue for the model);
-- ``batched-N``: knowgap batching N sequences, ``ModelClient`` at concurrency N.
+- ``batched-N``: knowgap batching N sequences, ``ModelClient`` at concurrency N;
+- ``batched-N-unshared`` (``--unshared``): the same with prefix sharing off (no cells copied or kept, every prompt
+  evaluated whole), so ``batched-N`` against it is the gain from shared prefixes alone.
 
 Shapes: ``long-answers`` (clarify's target requests, ``max_tokens`` cut to ``--max-tokens``), ``long-prompts``
 (abstain long_context, 100 tokens), ``judges`` (clarify's and partial's rubric ratings, 4 tokens, logprobs).
@@ -238,6 +240,18 @@ def timed(label: str, fn: Callable[[], Result]) -> Result:
     return out
 
 
+def run_unshared(model: LocalModel, work: Work, concurrency: int) -> Result:
+    """:func:`run_client` on ``model``'s batch with prefix sharing off for this pass (the batch is one per model
+    and process, so it is switched off and back on, not made twice)."""
+    decoder = model._decoder
+    assert decoder is not None, "prepare() the batched model first"
+    decoder.share_prefixes = False
+    try:
+        return run_client(model, work, concurrency)
+    finally:
+        decoder.share_prefixes = True
+
+
 # speed -------------------------------------------------------------------------------------------------------------
 def speed(args: argparse.Namespace, path: Path, llm: Any) -> dict[str, Any]:
     spec = f"local:{path}"
@@ -252,6 +266,9 @@ def speed(args: argparse.Namespace, path: Path, llm: Any) -> dict[str, Any]:
         ("raw", lambda w: run_raw(llm, w)),
         ("single", lambda w: run_client(single, w, SINGLE_CONCURRENCY)),
     ] + [(f"batched-{n}", lambda w, n=n: run_client(batched[n], w, n)) for n in parallels]  # type: ignore[misc]
+    if args.unshared:
+        sides += [(f"batched-{n}-unshared", lambda w, n=n: run_unshared(batched[n], w, n))  # type: ignore[misc]
+                  for n in parallels]
     report: dict[str, Any] = {"shapes": {}, "suite": {}}
     for shape, items in work.items():
         print(f"\n{shape}: {len(items)} requests", flush=True)
@@ -389,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pack", default="qwen2.5-0.5b")
     parser.add_argument("--parallel", default="1,2,4,8", help="batched sides (default 1,2,4,8)")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--unshared", action="store_true",
+                        help="speed: also each batched side with prefix sharing off (every prompt evaluated whole): "
+                             "what sharing prefixes gains")
     parser.add_argument("--shapes", default="long-answers,long-prompts,judges")
     parser.add_argument("--requests", type=int, default=8, help="requests per shape (default 8)")
     parser.add_argument("--max-tokens", type=int, default=None,

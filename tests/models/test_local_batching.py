@@ -225,3 +225,15 @@ def test_calls_sharing_a_prompt_start_evaluate_it_once(small_gguf: Path) -> None
     again = asyncio.run(m.chat(ChatRequest.simple("Grade: 3 > 2.", system=guideline, max_tokens=4, seed=0)))
     assert decoder.prompt_tokens_evaluated - evaluated < again.usage.prompt_tokens - guideline_tokens
     assert all(r.text.strip() for r in [*responses, again])
+
+    # with sharing off (the benchmark's baseline) every prompt is evaluated whole
+    decoder.forget()
+    decoder.share_prefixes = False
+    try:
+        evaluated, shared = decoder.prompt_tokens_evaluated, decoder.prompt_tokens_shared
+        whole = together(m, requests)
+        assert decoder.prompt_tokens_shared == shared
+        assert decoder.prompt_tokens_evaluated - evaluated == sum(r.usage.prompt_tokens for r in whole)
+        assert all(r.text.strip() for r in whole)
+    finally:
+        decoder.share_prefixes = True

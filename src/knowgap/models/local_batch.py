@@ -264,7 +264,8 @@ class BatchedDecoder:
     """The batch of one loaded model (see the module docstring). ``submit`` from any thread; the decoding runs
     on ``executor`` (one thread)."""
 
-    def __init__(self, llm: Any, executor: Executor, *, parallel: int, n_ctx: int) -> None:
+    def __init__(self, llm: Any, executor: Executor, *, parallel: int, n_ctx: int,
+                 share_prefixes: bool = True) -> None:
         import llama_cpp
         from llama_cpp import _internals
 
@@ -272,6 +273,9 @@ class BatchedDecoder:
         self.executor = executor
         self.parallel = parallel
         self.n_ctx = n_ctx
+        self.share_prefixes = share_prefixes
+        """False: every prompt is evaluated whole (no cells copied or kept): the baseline that measures what
+        sharing prefixes gains (``benchmarks/local_batching.py --unshared``)."""
         params = llama_cpp.llama_context_params.from_buffer_copy(llm.context_params)
         params.n_ctx = parallel * n_ctx
         params.n_seq_max = parallel
@@ -378,6 +382,8 @@ class BatchedDecoder:
         and that length (at most the prompt less its last token, which must be evaluated for its logits)."""
         best: Slot | None = None
         length = 0
+        if not self.share_prefixes:
+            return best, length
         for slot in self.slots:
             tokens = slot.tokens() if evaluated or slot.seq is None else slot.seq.planned
             n = min(common_prefix(tokens, prompt), len(prompt) - 1)
