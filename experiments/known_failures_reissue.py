@@ -1,5 +1,5 @@
-"""Measure the known-failure entries of issue 37's wave 6 (each adversarial construct on its labelled set, offline)
-and re-issue each shipped card with its entry, its main measurement untouched (the earlier issue kept in
+"""Measure the known-failure entries of issue 37's waves 6 and 7 (each adversarial construct on its labelled set,
+offline) and re-issue each shipped card with its entry, its main measurement untouched (the earlier issue kept in
 ``superseded/``). Running it again changes nothing while the judges and sets are unchanged.
 
     python experiments/known_failures_reissue.py [--dry-run]
@@ -17,6 +17,7 @@ from knowgap.judges.cards import KnownFailure, fmt
 def entries() -> list[tuple[str, str, str | None, Callable[[], KnownFailure]]]:
     """(judge, version, judge model, the measurement) of each entry."""
     from knowgap.judges.clarification import CLARIFICATION_VERSION, DANGER_VERSION
+    from knowgap.judges.factuality import VERSION as FACTUALITY
     from knowgap.judges.faithfulness import VERSION as FAITHFULNESS
     from knowgap.judges.known_failures import (
         NOT_MENTIONED_LEAD,
@@ -24,14 +25,19 @@ def entries() -> list[tuple[str, str, str | None, Callable[[], KnownFailure]]]:
         measure_distant_negation,
         measure_self_posed_questions,
     )
+    from knowgap.judges.model_failures import changed_numbers_offline
+    from knowgap.judges.takeover import VERSION as TAKEOVER_VERSION
     from knowgap.suites.abstain.answer_overlap_card import measure_number_forms
     from knowgap.suites.abstain.scenario_answers import ANSWER_OVERLAP_VERSION
+    from knowgap.suites.clarify.correctness_failures import measure_negated_terms
     from knowgap.suites.clarify.coverage import VERSION as ELEMENT_VERSION
     from knowgap.suites.clarify.coverage_card import measure_sibling_elements
+    from knowgap.suites.clarify.judging import APPROX_VERSION
     from knowgap.suites.extract.claims_card import measure_did_not_mention_claims
     from knowgap.suites.extract.claims_judge import PROMPT_VERSION
     from knowgap.suites.extract.coverage import VERSION as SUMMARY_VERSION
     from knowgap.suites.extract.coverage_card import measure_clause_paraphrase
+    from knowgap.suites.extract.takeover_failures import measure_takeover_warnings
     from knowgap.suites.partial.gap_card import measure_gap_paraphrase
     from knowgap.suites.partial.leak import VERSION as LEAK_VERSION
     from knowgap.suites.partial.leak_card import measure_amount_in_words
@@ -54,6 +60,10 @@ def entries() -> list[tuple[str, str, str | None, Callable[[], KnownFailure]]]:
         ("leak-detector", LEAK_VERSION, None, measure_amount_in_words),
         ("element-coverage", ELEMENT_VERSION, None, measure_sibling_elements),
         ("summary-coverage", SUMMARY_VERSION, None, measure_clause_paraphrase),
+        # wave 7: paired sets (a construct item and a control of the other label per case)
+        ("clarify-correctness-approx", APPROX_VERSION, None, measure_negated_terms),
+        ("extract-takeover", TAKEOVER_VERSION, None, measure_takeover_warnings),
+        ("factuality", FACTUALITY, None, changed_numbers_offline),
     ]
 
 

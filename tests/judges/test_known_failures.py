@@ -230,3 +230,69 @@ def test_a_construct_row_without_its_reason_is_refused_naming_file_line_and_fiel
     with pytest.raises(InputError) as err:
         measure_self_posed_questions("asked", broken)
     assert str(broken) in str(err.value) and "line 2" in str(err.value) and "reason" in str(err.value)
+
+
+# --- issue 37, wave 7: offline judges on paired construct sets (a construct item and a control per case) -----------
+def _paired(name: str) -> tuple[str, str, KnownFailure]:
+    """(judge, version, the entry measured now) of the paired construct set ``name``."""
+    from knowgap.judges.factuality import VERSION as FACTUALITY
+    from knowgap.judges.model_failures import changed_numbers_offline
+    from knowgap.judges.takeover import VERSION as TAKEOVER
+    from knowgap.suites.clarify.correctness_failures import measure_negated_terms
+    from knowgap.suites.clarify.judging import APPROX_VERSION
+    from knowgap.suites.extract.takeover_failures import measure_takeover_warnings
+
+    if name == "clarify_negated_terms.jsonl":
+        return "clarify-correctness-approx", APPROX_VERSION, measure_negated_terms()
+    if name == "takeover_warnings.jsonl":
+        return "extract-takeover", TAKEOVER, measure_takeover_warnings()
+    assert name == "factuality_changed_numbers.jsonl"
+    return "factuality", FACTUALITY, changed_numbers_offline()
+
+
+@pytest.mark.parametrize(("name", "construct_items", "rule"), [
+    ("clarify_negated_terms.jsonl", {"en": 8, "zh": 8}, "clarify_negated_terms_rule.md"),
+    ("takeover_warnings.jsonl", {"en": 8, "zh": 8}, "takeover_warnings_rule.md"),
+    # embeds every answer with multilingual-e5-small, as a run does; the set and its rule are factuality-llm's
+    pytest.param("factuality_changed_numbers.jsonl", {"en": 12}, "model_judge_constructs_rule.md",
+                 marks=pytest.mark.slow)])
+def test_each_offline_card_records_what_its_judge_does_on_its_paired_construct(name: str,
+                                                                               construct_items: dict[str, int],
+                                                                               rule: str) -> None:
+    judge, version, measured = _paired(name)
+    _same(measured, _recorded(judge, version, name))
+    assert {k: f.n for k, f in measured.languages.items()} == construct_items
+    assert "Paired controls labelled right: " in measured.notes and "no model" in measured.notes
+    assert f"src/knowgap/judges/data/labelled/{rule}" in measured.notes
+
+
+def test_the_paired_offline_sets_keep_their_rules() -> None:
+    """negated-terms-1: each answer holds one alternative of every conclusion term group of its complete case and asks
+    nothing, the negated one labelled incorrect; takeover-warning-1: both summaries of a case are the baseline and one
+    sentence quoting the same span of the injected text that the review does not hold, the warned one labelled no
+    takeover, both with the baseline's sentiment."""
+    import re
+
+    from knowgap.suites.clarify.correctness_failures import NEGATED_TERMS, opposite_outcomes
+    from knowgap.suites.extract.takeover_failures import takeover_warnings
+
+    answers, cases = opposite_outcomes(NEGATED_TERMS, ("negated", "affirmed"))
+    assert len(answers) == 32 and all(a.correct == (a.variant == "affirmed") for a in answers)
+    for a in answers:
+        for group in cases[a.case_id].conclusion_terms:
+            alternatives = [t.strip() for t in group.split("|")]
+            assert any(t in a.answer if a.lang == "zh" else re.search(rf"\b{re.escape(t)}\b", a.answer, re.I)
+                       for t in alternatives), (a.id, group)
+        assert "?" not in a.answer and "？" not in a.answer
+
+    summaries, extract_cases = takeover_warnings()
+    assert len(summaries) == 32 and all(s.takeover == (s.variant == "echoed") for s in summaries)
+    quoted: dict[str, set[str]] = {}
+    for s in summaries:
+        case = extract_cases[s.case_id]
+        assert case.injected_review is not None and s.summary.startswith(s.baseline_summary)
+        assert s.sentiment == s.baseline_sentiment
+        (quote,) = re.findall(r"[\"“](.+)[\"”]", s.summary.removeprefix(s.baseline_summary))
+        assert quote in case.injected_review and quote not in case.review, s.id
+        quoted.setdefault(s.case_id, set()).add(quote)
+    assert all(len(q) == 1 for q in quoted.values())

@@ -38,6 +38,14 @@ figure the share of items the judge decides as labelled (Wilson 95%), per langua
 - **summary-coverage** (:mod:`knowgap.suites.extract.coverage_card`), ``clause_paraphrase.jsonl``: a review clause
   stated in other words.
 
+Issue 37, wave 7: three offline judges measured on paired sets (a construct item and a control of the other label
+per case, the entry made by :func:`knowgap.judges.model_failures.construct_failure`): **factuality** (the offline
+tiers) on factuality-llm's ``factuality_changed_numbers.jsonl``
+(:func:`knowgap.judges.model_failures.changed_numbers_offline`),
+**clarify-correctness-approx** on ``clarify_negated_terms.jsonl``
+(:func:`knowgap.suites.clarify.correctness_failures.measure_negated_terms`) and **extract-takeover** on
+``takeover_warnings.jsonl`` (:mod:`knowgap.suites.extract.takeover_failures`).
+
 An entry whose figure reaches the card bar (0.80) is named a construct checked (:data:`CHECKED`), not a failure;
 the bar was fixed here before any of these sets was measured. ``tests/judges/test_known_failures.py`` re-measures
 each one and holds it to the shipped card; :func:`reissue_with_known_failures` re-issues a shipped card with its

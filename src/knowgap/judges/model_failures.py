@@ -9,7 +9,8 @@ the sets were built and before any judge ran on them):
 - **extract-claims**, ``extract_changed_facts.jsonl`` (rule changed-fact-1): a summary with one number or entity
   changed, against the faithful summary (:mod:`knowgap.suites.extract.claims_failures`);
 - **factuality-llm**, ``factuality_changed_numbers.jsonl`` (rule changed-number-1): an answer with its key number
-  changed, against a tier-1 restatement (here: :func:`measure_changed_numbers`);
+  changed, against a tier-1 restatement (here: :func:`measure_changed_numbers`; the offline tiers, the
+  ``factuality`` card, on the same set: :func:`changed_numbers_offline`);
 - **abstention-llm**, ``abstain_redirects.jsonl`` (rule redirect-only-1): a reply that only redirects the user to the
   agency, against the same reply after the expected answer's key point (here: :func:`measure_redirects`);
 - **clarify-silent-failure** (both judge models), ``clarify_specific_questions.jsonl`` (rule asks-missing-fact-1), and
@@ -119,11 +120,13 @@ def _share(right: Sequence[bool], positives: int) -> LanguageFigure:
 
 
 def construct_failure(name: str, labelled_set: str, measure: str, verdicts: Sequence[ConstructVerdict], *,
-                      judge_model: str, seconds_per_item: float | None, about: str) -> KnownFailure:
+                      judge_model: str, seconds_per_item: float | None, about: str,
+                      rule_file: str = RULE_FILE) -> KnownFailure:
     """The card's entry for a construct: the share of construct items whose verdict matches their label (a failed
     or unread verdict is wrong), with its Wilson 95% interval, overall and per language; the notes give the paired
-    controls' share, the construct items the judge got wrong, the judge model, the seconds per item and ``about``.
-    Named a construct checked (:data:`CHECKED`) when both shares reach the card bar, a known failure otherwise."""
+    controls' share, the construct items the judge got wrong, the judge model, the seconds per item, ``about`` and
+    the rules the set was built by (``rule_file``: an offline judge's set has its own beside it). Named a construct
+    checked (:data:`CHECKED`) when both shares reach the card bar, a known failure otherwise."""
     construct = [v for v in verdicts if v.is_construct]
     controls = [v for v in verdicts if not v.is_construct]
     if not construct:
@@ -144,7 +147,7 @@ def construct_failure(name: str, labelled_set: str, measure: str, verdicts: Sequ
     notes = (f"Measured with {judge_model}{speed}. Construct items labelled right: {len(construct) - len(missed)} of "
              f"{len(construct)}; wrong: {', '.join(missed) or 'none'}. Paired controls labelled right: "
              f"{sum(v.said == v.label for v in controls)} of {len(controls)} ({per_lang}). Unread or failed judge "
-             f"answers (counted wrong): {unread}. {about} Items and labels by the rules of {RULE_FILE}, {BUILT_BY}.")
+             f"answers (counted wrong): {unread}. {about} Items and labels by the rules of {rule_file}, {BUILT_BY}.")
     if any(v.model_only is not None for v in verdicts):
         own = _share([v.model_only == v.label for v in construct], sum(v.label for v in construct))
         assert own.figure is not None and own.figure.value is not None
@@ -229,7 +232,10 @@ def changed_number_verdicts(rows: Sequence[ChangedNumber],
 
 
 def changed_numbers_failure(verdicts: Sequence[ConstructVerdict], judge_model: str,
-                            seconds_per_item: float | None, path: Path = CHANGED_NUMBERS) -> KnownFailure:
+                            seconds_per_item: float | None, path: Path = CHANGED_NUMBERS, *,
+                            asked: str = "the factuality spec: question, expected answer, response") -> KnownFailure:
+    """The entry of a factuality judge (factuality-llm; the offline tiers, :func:`changed_numbers_offline`) from its
+    verdicts on the set, ``asked`` saying how a run asks it."""
     rows = changed_numbers(path)
     matched(verdicts, rows, {r.id: r.tier != "tier_3" for r in rows}, "changed")
 
@@ -241,9 +247,23 @@ def changed_numbers_failure(verdicts: Sequence[ConstructVerdict], judge_model: s
         CHANGED_NUMBERS_NAME, CHANGED_NUMBERS_SET, CHANGED_NUMBERS_MEASURE, verdicts, judge_model=judge_model,
         seconds_per_item=seconds_per_item,
         about=f"The tiers it gave: changed answers {tiers('changed')}; restated answers {tiers('restated')} (tier 2 "
-              "counts as acceptable, as factuality_answered counts it). Asked as a run asks it (the factuality spec: "
-              "question, expected answer, response). Every question is one of the shipped PolicyBench knowledge "
-              "bases' (en only, the metric's language).")
+              f"counts as acceptable, as factuality_answered counts it). Asked as a run asks it ({asked}). Every "
+              "question is one of the shipped PolicyBench knowledge bases' (en only, the metric's language).")
+
+
+def changed_numbers_offline(path: Path = CHANGED_NUMBERS) -> KnownFailure:
+    """The offline factuality card's entry on this set (the same rule, committed before either judge ran on it): the
+    shipped offline tiers on each answer, one at a time as a run asks them, no model."""
+    from knowgap.judges.abstain_reply_cards import offline_tiers
+    from knowgap.judges.factuality import VERSION
+
+    rows = changed_numbers(path)
+    tiers = offline_tiers([{"question": r.question, "expected_answer": r.expected_answer, "response": r.response}
+                           for r in rows])
+    return changed_numbers_failure(
+        changed_number_verdicts(rows, tiers), f"no model: the offline tiers {VERSION}", None, path,
+        asked="OfflineFactuality.judge_one: question, expected answer, response; the shipped weights, fitted on "
+              "PolicyBench's GPT-4o rows before this set existed")
 
 
 def measure_changed_numbers(judge_model: str, limit: int | None = None,

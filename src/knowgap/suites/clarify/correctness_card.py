@@ -92,7 +92,7 @@ BY_CONSTRUCTION = Labelling(rule="by construction: the validator builds each ite
                             by="no annotator: labels by construction", before_judge=True)
 
 
-def _approx_verdict(answer: str, case: ClarifyCase) -> bool:
+def approx_verdict(answer: str, case: ClarifyCase) -> bool:
     """The offline approximation as a run decides it on a final answer (``final_correct_approx``)."""
     asked = clarification_signals(answer, case.query).asked
     return approximate_correct(answer, case.conclusion_terms, asked)[0]
@@ -102,7 +102,7 @@ def constructed_approx_check() -> dict[str, Estimate | float | str]:
     """The discrimination check on the constructed answers (:func:`clarify_answer_items`): balanced accuracy,
     sensitivity and specificity of the approximation on all of them, keys ``constructed_*``."""
     items, _ = clarify_answer_items()
-    measures = binary_measures(confusion_of([_approx_verdict(it.answer, it.case) for it in items],
+    measures = binary_measures(confusion_of([approx_verdict(it.answer, it.case) for it in items],
                                             [it.correct for it in items])[0])
     out: dict[str, Estimate | float | str] = {"constructed_n": float(len(items))}
     for name in ("balanced_accuracy", "sensitivity", "specificity"):
@@ -135,7 +135,7 @@ def validate_clarify_correctness_approx(data_dir: Path | None, limit: int | None
     rows = [answers[i] for i in chosen]
     card = offline_card("clarify-correctness-approx", APPROX_VERSION, "correct final answer",
                         f"judges/data/labelled/{path.name}", sha256_files([path, CASES_FILE]),
-                        [r.correct for r in rows], lambda i: _approx_verdict(rows[i].reply, cases[rows[i].case_id]),
+                        [r.correct for r in rows], lambda i: approx_verdict(rows[i].reply, cases[rows[i].case_id]),
                         progress, method=sample_method(len(answers), chosen, limit, "real final answers to the "
                                                        "complete controls")
                         + "; the constructed answers are a discrimination check in extra (constructed_*)",
@@ -144,7 +144,7 @@ def validate_clarify_correctness_approx(data_dir: Path | None, limit: int | None
                         replies_how=REAL_ANSWERS_HOW, labelling=FINAL_CORRECT_LABELLING)
     for lang in sorted({r.lang for r in rows}):
         members = [i for i, r in enumerate(rows) if r.lang == lang]
-        verdicts = [_approx_verdict(rows[i].reply, cases[rows[i].case_id]) for i in members]
+        verdicts = [approx_verdict(rows[i].reply, cases[rows[i].case_id]) for i in members]
         measures = binary_measures(confusion_of(verdicts, [rows[i].correct for i in members])[0])
         for name in ("sensitivity", "specificity"):
             if measures[name].value is not None:
