@@ -1,6 +1,7 @@
 """The offline faithfulness judge on real text: invented numbers, flipped negations and copied sentences that lost
 their referent; each source analysed and embedded once; grouped cross-validation; and a regression check that
-re-measures a stratified sample of the labelled benchmarks against the shipped validity card."""
+re-measures a stratified sample of the labelled benchmarks against the checker's card on them (the shipped card is
+measured on real extract summaries: test_extract_summary_cards.py)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ import numpy as np
 import pytest
 
 from knowgap.judges import faithfulness_features
-from knowgap.judges.cards import find_card
+from knowgap.judges.cards import SUPERSEDED_DIR, ValidityCard, cards_in, find_card, shipped_cards
 from knowgap.judges.faithfulness import JUDGE_NAME, RULES, VERSION, OfflineFaithfulness
 from knowgap.judges.faithfulness_data import CalibrationPair, group_of, near_verbatim_pairs
 from knowgap.judges.faithfulness_model import fit, load
-from knowgap.judges.faithfulness_validity import grouped_folds, pick_accuracy, validate_faithfulness
+from knowgap.judges.faithfulness_validity import DATASET, grouped_folds, pick_accuracy, validate_faithfulness
 from knowgap.stats import wilson
 from knowgap.text.embed import Kind, default_embedder
 from tests.helpers import REPO, SHARED_DATA, knowgap_cli
@@ -159,12 +160,24 @@ def test_near_verbatim_pairs_pair_a_faithful_summary_with_a_copied_unfaithful_on
     assert len({group_of(p) for p in pairs}) == 1
 
 
+def _benchmark_card() -> ValidityCard:
+    """The latest card of the shipped version measured on the benchmarks (an earlier issue, kept in superseded/: the
+    shipped card is measured on real extract summaries and keeps these figures apart in its extra)."""
+    found = [c for c in (*shipped_cards(), *cards_in(SUPERSEDED_DIR))
+             if (c.judge, c.version, c.dataset) == (JUDGE_NAME, VERSION, DATASET)]
+    assert found, "no card of the shipped checker on SummEdits + AggreFact"
+    return max(found, key=lambda c: (c.measured, c.issued or ""))
+
+
 def test_the_shipped_combiner_has_a_card_from_its_training_data() -> None:
     combiner = load()
     assert OfflineFaithfulness().version == VERSION == f"{combiner.version}+{RULES}"
-    card = find_card(JUDGE_NAME, VERSION)
-    assert card is not None and card.positive == "faithful"
+    card = _benchmark_card()
+    assert card.positive == "faithful"
     assert card.dataset_sha256 == combiner.training_sha256 and card.n >= combiner.trained_on
+    shipped = find_card(JUDGE_NAME, VERSION)
+    assert shipped is not None and shipped.positive == "faithful" and shipped.dataset == "extract_summaries.jsonl"
+    assert shipped.extra["summedits_aggrefact_balanced_accuracy"] == card.balanced_accuracy  # kept apart, not pooled
     moved = combiner.model_copy(update={"weights": [w + 0.1 for w in combiner.weights]})
     assert moved.version != combiner.version
 
@@ -182,8 +195,8 @@ def test_a_stratified_sample_stays_within_the_shipped_card() -> None:
     data = _benchmarks()
     assert data is not None
     card = validate_faithfulness(data, limit=400)
-    shipped = find_card(JUDGE_NAME, card.version)
-    assert shipped is not None and shipped.balanced_accuracy is not None
+    shipped = _benchmark_card()
+    assert shipped.balanced_accuracy is not None
     assert card.balanced_accuracy is not None and card.balanced_accuracy.value is not None
     assert shipped.balanced_accuracy.ci_low is not None
     assert card.balanced_accuracy.value >= shipped.balanced_accuracy.ci_low, (card.balanced_accuracy,
@@ -201,4 +214,4 @@ def test_the_cli_finds_the_benchmarks_under_the_labelled_data_root(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     card = json.loads(out.read_text(encoding="utf-8"))
     assert card["judge"] == "faithfulness" and card["n"] >= 30
-    assert card["dataset_sha256"] == find_card(JUDGE_NAME, OfflineFaithfulness().version).dataset_sha256  # type: ignore[union-attr]
+    assert card["dataset_sha256"] == _benchmark_card().dataset_sha256

@@ -24,13 +24,12 @@ SAMPLE = 80
 """Rows re-measured per judge (equal per label class)."""
 CHEAP = {"abstention"}
 """Judges whose re-measurement takes well under a second; the others are marked slow."""
-REFITTED = {"faithfulness"}
-"""Judges whose validator refits a learned combiner by cross-validation (a sample is not the card's items; their own
-tests re-measure them: test_faithfulness_judge.py)."""
-HELD_EXACTLY = {"factuality"}
+HELD_EXACTLY = {"factuality", "faithfulness"}
 """Judges whose every card verdict another test re-derives and compares one by one, which a sample here could only
-repeat more weakly: the offline factuality judge's 135 tiers (test_abstain_reply_cards.py: the judge still gives
-the recorded tiers, and the shipped card reproduces from them)."""
+repeat more weakly: the offline factuality judge's 135 tiers (test_abstain_reply_cards.py) and the offline
+faithfulness checker's 84 verdicts of real extract summaries (test_extract_summary_cards.py): the judge still gives
+the recorded verdicts, and the shipped card reproduces from them. (The checker's benchmark figure, which refits its
+combiner by cross-validation, is re-measured by test_faithfulness_judge.py.)"""
 BY_NAME = {judge.name: judge for judge in judges()}
 
 
@@ -83,7 +82,7 @@ def _offline_with_validator() -> list[object]:
     params: list[object] = []
     for card in shipped_cards():
         judge = BY_NAME.get(card.judge)
-        if judge is None or judge.kind != "offline" or judge.name in REFITTED | HELD_EXACTLY:
+        if judge is None or judge.kind != "offline" or judge.name in HELD_EXACTLY:
             continue
         marks = [] if card.judge in CHEAP else [pytest.mark.slow]
         params.append(pytest.param(card.judge, marks=marks, id=card.judge))

@@ -38,16 +38,14 @@ from pydantic import BaseModel, Field
 from knowgap.errors import InputError
 from knowgap.jsonl import read_models
 from knowgap.judges.cards import (
-    SUPERSEDED_DIR,
     Estimate,
     KnownFailure,
     Labelling,
     ValidityCard,
     binary_card,
-    cards_in,
+    earlier_card_extra,
     group_measures,
     sha256_files,
-    shipped_cards,
 )
 from knowgap.judges.labelled_sets import SAMPLE_SEED, LabelledItem, labelled_file
 from knowgap.models.structured import ParseFailure
@@ -187,29 +185,6 @@ def is_placeholder(reply: str) -> bool:
     return _PLACEHOLDER.fullmatch(reply) is not None
 
 
-def earlier_card_extra(judge: str, version: str, judge_model: str | None, dataset: str,
-                       source: str) -> dict[str, Estimate | float | str]:
-    """The figures of this judge version's latest card measured on ``dataset`` (shipped or superseded) with the same
-    judge model, as ``policybench_gpt4o_*`` entries of ``extra`` (a separate source, never pooled); none when there
-    is no such card."""
-    found = [c for c in (*shipped_cards(), *cards_in(SUPERSEDED_DIR))
-             if (c.judge, c.version, c.judge_model, c.dataset) == (judge, version, judge_model, dataset)]
-    if not found:
-        return {}
-    card = max(found, key=lambda c: (c.measured, c.issued or ""))
-    out: dict[str, Estimate | float | str] = {
-        "policybench_gpt4o_source": f"{source}; measured {card.measured} ({card.method}); its figures are kept apart "
-                                    "from this card's: another annotator and writer, not pooled",
-        "policybench_gpt4o_n": float(card.n)}
-    if card.confusion is not None:
-        out["policybench_gpt4o_positives"] = float(card.confusion.tp + card.confusion.fn)
-    for measure in ("balanced_accuracy", "sensitivity", "specificity"):
-        value = getattr(card, measure)
-        if value is not None:
-            out[f"policybench_gpt4o_{measure}"] = value
-    return out
-
-
 class ItemVerdict(BaseModel):
     """One judged item: what the judge said beside the label (the per-item record a validation run can write)."""
 
@@ -237,7 +212,8 @@ def _measure(judge: str, version: str, judge_model: str | None, outcomes: Outcom
     for kind in kinds:  # each kind of item (placeholder or worded, disputed or undisputed): n, positives, figures
         extra.update(group_measures([kind(r) for r in rows], verdicts, labels))
     if earlier is not None:
-        extra.update(earlier_card_extra(judge, version, judge_model, earlier[0], earlier[1]))
+        extra.update(earlier_card_extra(judge, version, judge_model, earlier[0], earlier[1],
+                                        prefix="policybench_gpt4o"))
     how = (f"all {n_all} {what}" if len(rows) == n_all else
            f"seeded sample (seed {SAMPLE_SEED}) of {len(rows)} of {n_all} {what}, stratified by the label and by "
            "model (equal classes, each split evenly between the models as far as a model's class allows; "

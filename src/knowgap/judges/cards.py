@@ -346,6 +346,29 @@ def group_measures(groups: Sequence[str], verdicts: Sequence[bool | None],
     return out
 
 
+def earlier_card_extra(judge: str, version: str, judge_model: str | None, dataset: str, source: str, *,
+                       prefix: str) -> dict[str, Estimate | float | str]:
+    """The figures of this judge version's latest card measured on ``dataset`` (shipped or superseded) with the same
+    judge model, as ``PREFIX_*`` entries of a new card's ``extra`` (``PREFIX_source`` says where they come from):
+    a separate source, kept apart and never pooled. None when there is no such card."""
+    found = [c for c in (*shipped_cards(), *cards_in(SUPERSEDED_DIR))
+             if (c.judge, c.version, c.judge_model, c.dataset) == (judge, version, judge_model, dataset)]
+    if not found:
+        return {}
+    card = max(found, key=lambda c: (c.measured, c.issued or ""))
+    out: dict[str, Estimate | float | str] = {
+        f"{prefix}_source": f"{source}; measured {card.measured} ({card.method}); its figures are kept apart from "
+                            "this card's: another annotator and writer, not pooled",
+        f"{prefix}_n": float(card.n)}
+    if card.confusion is not None:
+        out[f"{prefix}_positives"] = float(card.confusion.tp + card.confusion.fn)
+    for measure in ("balanced_accuracy", "sensitivity", "specificity"):
+        value = getattr(card, measure)
+        if value is not None:
+            out[f"{prefix}_{measure}"] = value
+    return out
+
+
 # --- what a card means for a reported number ------------------------------------------------------------------
 
 Status = Literal["reportable", "screen", "computed"]

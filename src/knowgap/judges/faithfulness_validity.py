@@ -1,5 +1,9 @@
 """Measure the offline faithfulness checker against labelled benchmarks: its validity card and its training.
 
+The shipped card is measured on real summaries of the extract suite's reviews instead (issue 37, the card rule:
+:func:`validate_faithfulness_real`, the catalogue's validator, and :mod:`knowgap.judges.extract_summary_cards`); the
+benchmarks are measured with ``--data`` and their figures are kept in that card's ``extra``.
+
 :func:`validate_faithfulness` scores SummEdits + AggreFact (read from ``data_dir``, see
 :mod:`knowgap.judges.faithfulness_data`) with the shipped checker's features, and measures the shipped
 combiner *recipe* (its feature list and regularisation) by cross-validation grouped by source document:
@@ -173,6 +177,24 @@ def validate_faithfulness(data_dir: Path | None, limit: int | None = None, judge
                        extra=extra)
 
 
+def validate_faithfulness_real(data_dir: Path | None, limit: int | None = None, judge_model: str | None = None,
+                               progress: Progress | None = None) -> ValidityCard:
+    """The shipped checker on the labelled real summaries of the extract suite's normal reviews (every item of
+    ``judges/data/labelled/extract_summaries.jsonl``: its weights were fitted on the benchmarks, so every verdict is
+    held out; :func:`knowgap.judges.extract_summary_cards.faithfulness_offline_card`). With ``data_dir``, the
+    cross-validation on SummEdits + AggreFact (:func:`validate_faithfulness`). ``limit``: a seeded sample stratified
+    by language and label. An offline judge: ``judge_model`` does not apply; ``progress`` is not called."""
+    if data_dir is not None:
+        return validate_faithfulness(data_dir, limit, judge_model, progress)
+    from knowgap.judges.extract_summary_cards import faithfulness_offline_card
+
+    return faithfulness_offline_card(limit=limit)[0]
+
+
 FAITHFULNESS = Judge(
     name=JUDGE_NAME, kind="offline", decides="is a summary faithful to its source? (offline checker)", current=VERSION,
-    positive="faithful", labelled_set="SummEdits + AggreFact (faithfulness/)", validator=validate_faithfulness)
+    positive="faithful",
+    labelled_set="judges/data/labelled/extract_summaries.jsonl (real summaries of local:qwen2.5-0.5b and "
+                 "local:qwen2.5-1.5b of the extract suite's normal reviews, zh and en; rule claims-1, label "
+                 "unfaithful); with --data, SummEdits + AggreFact (faithfulness/)",
+    validator=validate_faithfulness_real, needs_data=False)

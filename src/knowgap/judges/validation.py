@@ -221,7 +221,7 @@ def _spec_outcomes_with(model: str, spec_name: str,
 EARLIER_POLICYBENCH = (POLICYBENCH_RESPONSES, "openai:gpt-4o replies (PolicyBench responses_dev), labelled by "
                                              "KnowOrNot's gpt-4.1 judge")
 """The earlier cards of the abstain judges (their dataset, and who wrote and labelled it): a real-reply card keeps
-their figures apart in ``extra`` (``policybench_gpt4o_*``: ``abstain_reply_cards.earlier_card_extra``)."""
+their figures apart in ``extra`` (``policybench_gpt4o_*``: ``cards.earlier_card_extra``)."""
 
 
 def _on_real_replies(spec_name: str, limit: int | None, judge_model: str | None,

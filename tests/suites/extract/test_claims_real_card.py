@@ -14,6 +14,7 @@ import pytest
 
 from knowgap.errors import InputError
 from knowgap.judges.cards import binary_card, binary_measures, confusion_of, measured_dir, sha256_files, shipped_cards
+from knowgap.judges.extract_summary_cards import SummaryLabel
 from knowgap.suites.extract import claims_card
 from tests.helpers import REPO, knowgap_cli
 
@@ -41,7 +42,7 @@ def _judge(tmp_path: Path, unfaithful: list[str], name: str) -> str:
     return f"python:{path}:reply"
 
 
-def _labelled() -> list[claims_card.SummaryLabel]:
+def _labelled() -> list[SummaryLabel]:
     return claims_card.summary_labels()[0]
 
 

@@ -4,7 +4,8 @@ supported by its source?), declared here where it lives, with its validators.
 The card (issue 37, the card rule): the judge on REAL summaries of normal reviews written by two local models, zh and
 en, one item per distinct summary, each labelled unfaithful or not by rule claims-1
 (``judges/data/labelled/extract_summaries_rule.md``, committed before any label and before the judge ran on them;
-the labels: ``extract_summaries.jsonl``). The sample is drawn after labelling, seeded and stratified by language and
+the labels: ``extract_summaries.jsonl``, read by :func:`knowgap.judges.extract_summary_cards.summary_labels`, where
+the offline checker's card is measured on the same set). The sample is drawn after labelling, seeded and stratified by language and
 label (equal classes per language as far as each allows: stratifying on the gold label leaves balanced accuracy
 unbiased); each judged summary's verdict is written beside the cards measured here
 (``KNOWGAP_HOME/judge_cards/KEY.items.jsonl``).
@@ -20,12 +21,12 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from knowgap.errors import InputError
-from knowgap.jsonl import read_models, read_objects, write_jsonl
+from knowgap.jsonl import read_objects, write_jsonl
 from knowgap.judges.cards import (
     Estimate,
     KnownFailure,
@@ -39,9 +40,15 @@ from knowgap.judges.cards import (
     measured_dir,
     sha256_files,
 )
+from knowgap.judges.extract_summary_cards import (
+    LABELLED_BY,
+    REPLIES_HOW,
+    RULE_FILE,
+    summary_labels,
+)
 from knowgap.judges.judge import Judge, Progress
 from knowgap.judges.known_failures import DID_NOT_MENTION, DidNotMention, did_not_mention_rows, refusal_entry
-from knowgap.judges.labelled_sets import DEFAULT_JUDGE_MODEL, LabelledItem, labelled_file, stratified
+from knowgap.judges.labelled_sets import DEFAULT_JUDGE_MODEL, LabelledItem, stratified
 from knowgap.judges.offline_cards import sample_method
 from knowgap.judges.validation import data_folder, stratified_sample
 from knowgap.suites.extract.claims_judge import PROMPT_VERSION, JudgeFaithfulness, judge_faithfulness
@@ -171,8 +178,6 @@ def validate_extract_claims(data_dir: Path | None, limit: int | None = 40, judge
 
 # --- the card on real summaries (issue 37, the card rule) ----------------------------------------------------
 
-REAL_SET = "extract_summaries.jsonl"
-RULE_FILE = "src/knowgap/judges/data/labelled/extract_summaries_rule.md"
 REAL_CAP = 40
 """Real summaries the card is measured on unless a limit says otherwise (the lead's cap of model time)."""
 POSITIVE = "unfaithful summary (an unsupported claim)"
@@ -181,29 +186,7 @@ CLAIM = ("extract.faithfulness_judge (and faithfulness_judge_pass_rate): the sha
 REAL_LABELLING = Labelling(
     rule=f"{RULE_FILE} (rule claims-1), committed in 2f91459 before any label; labels committed in 1768cbf, "
          "before the judge ran on them",
-    by="one annotator: a Claude-based helper agent (a language model) working for the lead engineer, blind to the "
-       "judge's verdicts, by rule claims-1; no second annotator",
-    before_judge=True)
-REPLIES_HOW = ("summaries of the extract suite's normal reviews by local:qwen2.5-1.5b (two runs of 16 normal cases, 3 "
-               "summarizer runs each at temperature 0, prompt default) and local:qwen2.5-0.5b (the 40 normal cases, "
-               "one run at temperature 0 with prompt default and one with prompt guarded), one item per distinct "
-               "summary (experiments/extract_real_summaries.py)")
-
-
-class SummaryLabel(LabelledItem):
-    """A real summary of a normal review, labelled by rule claims-1 (``extract_summaries_rule.md``)."""
-
-    id: str = Field(description="MODEL/CASE/sha256(summary)[:8] (experiments/extract_real_summaries.py)")
-    model: str = Field(description="the model that wrote the summary (the run's target)")
-    source: str = Field(description="the runs, trials and summarizer calls it comes from, 'RUN#TRIAL#CALL; ...'")
-    case_id: str
-    lang: Literal["zh", "en"] = Field(description="the review's language")
-    review: str
-    summary: str
-    finish_reason: str | None = None
-    unfaithful: bool = Field(description="at least one claim the review neither states nor directly implies")
-    reason: str = Field(min_length=1)
-    disputable: bool = False
+    by=LABELLED_BY, before_judge=True)
 
 
 class SummaryVerdict(BaseModel):
@@ -218,20 +201,6 @@ class SummaryVerdict(BaseModel):
     verdict: bool | None = Field(description="the judge's positive (score < 1) as it runs; None: counted wrong")
     model_only_verdict: bool | None = Field(description="the judge model's own, also asked of a summary the "
                                                         "refusal rule screened out")
-
-
-def summary_labels(path: Path | None = None) -> tuple[list[SummaryLabel], Path]:
-    """Every labelled summary of ``extract_summaries.jsonl`` (or ``path``); a bad row, or an id twice, is an
-    InputError naming file, line and field."""
-    path = path or labelled_file(REAL_SET)
-    items: list[SummaryLabel] = []
-    seen: set[str] = set()
-    for line, item in read_models(path, SummaryLabel, what="labelled summaries"):
-        if item.id in seen:
-            raise InputError(str(path), f"summary {item.id} is labelled twice", line=line, field="id")
-        seen.add(item.id)
-        items.append(item)
-    return items, path
 
 
 REAL_NOTES = ("Real summaries of the extract suite's normal reviews by local:qwen2.5-0.5b and local:qwen2.5-1.5b "
