@@ -69,6 +69,7 @@ def register(app: typer.Typer, groups: CommandGroups) -> None:
                  "current directory). abstention, factuality, abstention-llm and factuality-llm are measured on real "
                  "replies shipped with knowgap; given --data, on PolicyBench's GPT-4o rows there instead "
                  "(extract-claims: on SummEdits and the handwritten summaries instead of its real "
+                 "summaries; faithfulness: on SummEdits + AggreFact instead of the real extract "
                  "summaries).")] = None,
         labels: Annotated[Path | None, typer.Option(
             help="Measure on your own labels instead: RUN/labels/labels.jsonl written by 'knowgap label' (or the "
