@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from difflib import SequenceMatcher
 from collections.abc import Callable, Sequence
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Literal
 
@@ -154,6 +154,12 @@ def near_copy(item: SummaryLabel) -> bool:
     return SequenceMatcher(None, item.review, item.summary).ratio() >= NEAR_COPY
 
 
+def copied(item: SummaryLabel) -> str:
+    """``copy`` for a summary that is its review copied (:func:`near_copy`), else ``rewritten``: the groups the card's
+    ``extra`` splits the figures by."""
+    return "copy" if near_copy(item) else "rewritten"
+
+
 def faithfulness_offline_card(checks: Checks = checker_results, *, limit: int | None = None, path: Path | None = None,
                               earlier: tuple[str, str] | None = EARLIER) -> tuple[ValidityCard, list[SummaryCheck]]:
     """The offline faithfulness checker's card on every labelled real summary (the module's docstring), or on a seeded
@@ -190,8 +196,8 @@ def faithfulness_offline_card(checks: Checks = checker_results, *, limit: int | 
                                                             for p in unscored))
     counted_wrong = binary_measures(confusion_of([p.verdict for p in per_item], [p.faithful for p in per_item])[0])
     extra["balanced_accuracy_unscored_counted_wrong"] = counted_wrong["balanced_accuracy"]
-    for lang in sorted({it.lang for it, _ in scored}):
-        extra[f"near_copies_{lang}"] = float(sum(near_copy(it) for it, _ in scored if it.lang == lang))
+    extra.update(group_measures([copied(it) for it, _ in scored], verdicts, labels))
+    extra.update(group_measures([f"{it.lang}_{copied(it)}" for it, _ in scored], verdicts, labels))
     for label, name in ((True, "faithful"), (False, "unfaithful")):
         extra[f"mean_score_{name}"] = _mean([p.score for _, p in scored if p.faithful == label and p.score is not None])
     if earlier is not None:
@@ -207,8 +213,10 @@ def faithfulness_offline_card(checks: Checks = checker_results, *, limit: int | 
              "them counted as wrong verdicts, the earlier card's convention). The embedded models write English "
              "summaries of many Chinese reviews (other_language): the zh items the checker scores are "
              f"{sum(it.lang == 'zh' for it, _ in scored)}, written by {', '.join(sorted(scored_zh)) or 'no model'}, "
-             f"{sum(near_copy(it) for it, _ in scored if it.lang == 'zh')} of them the review copied (near_copies_*: "
-             f"difflib ratio >= {NEAR_COPY:g}), so the zh figure says little of summaries in other words. "
+             f"{sum(near_copy(it) for it, _ in scored if it.lang == 'zh')} of them the review copied. A copy (difflib "
+             f"ratio >= {NEAR_COPY:g} with its review: {sum(near_copy(it) for it, _ in scored)} of the "
+             f"{len(scored)}) is the easy case for a checker that rewards copied words; *_copy / *_rewritten (and "
+             "LANG_copy / LANG_rewritten) split the figures, the rewritten summaries being what it is for. "
              "extra: each model's and model_language's figures, mean_score_faithful / mean_score_unfaithful (the "
              "score faithfulness_offline averages, by label), summedits_aggrefact_* (the earlier card: other "
              "models' English news, dialogue and sales-call summaries, cross-validated on the pairs the shipped "
