@@ -259,7 +259,8 @@ def test_a_combined_judge_gets_its_figure_as_it_runs_and_the_model_only_share_be
     ("opposite-outcome", "clarify-correctness", "", 28), ("changed-fact", "extract-claims", "", 28),
     ("changed-number", "factuality-llm", "", 24), ("redirect-only", "abstention-llm", "", 28),
     ("asks-missing-fact", "clarify-silent-failure", "", 28),
-    ("asks-missing-fact", "clarify-silent-failure", "local_qwen2.5-0.5b", 28)])
+    ("asks-missing-fact", "clarify-silent-failure", "local_qwen2.5-0.5b", 28),
+    ("pseudo-condition", "clarify-rubric", "", 28)])
 def test_the_shipped_entry_is_what_its_recorded_run_and_the_labelled_set_give(name: str, judge: str, folder: str,
                                                                               items: int) -> None:
     """The run of the card's judge model cannot be repeated here: its per-item verdicts (every item of the set, each
