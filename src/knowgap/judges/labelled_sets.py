@@ -169,7 +169,9 @@ class AbstentionLabel(LabelledItem):
 
 
 class AbstentionScenarioItem(LabelledItem):
-    """A real reply of a model to an abstain scenario question, labelled by two independent annotators."""
+    """A real reply of a model to an abstain scenario question, labelled by two independent annotators (``label_a``
+    and ``label_b``: the 1.5B's replies) or by one (``label_a`` only, ``label_b`` null: the 0.5B's replies; a second
+    label is never a copy of the first)."""
 
     id: str
     scenario: str = Field(description="false-premise / unknowable / unanswerable-context")
@@ -177,16 +179,37 @@ class AbstentionScenarioItem(LabelledItem):
     context: str | None = None
     response: str
     label_a: AbstentionLabel
-    label_b: AbstentionLabel
-    source: str = Field(description="the model and run the reply comes from")
+    label_b: AbstentionLabel | None = Field(default=None, description="the second annotator's label; null when one "
+                                                                      "annotator labelled the reply")
+    source: str = Field(description="the model and run the reply comes from: 'MODEL, COMMAND (run RUN, DATE)'")
 
     @property
-    def agreed(self) -> bool:
-        return self.label_a.abstained == self.label_b.abstained
+    def model(self) -> str:
+        """The model that wrote the reply (``source`` up to its first comma)."""
+        return self.source.split(",", 1)[0].strip()
+
+    @property
+    def gold(self) -> bool | None:
+        """The label the card measures against: the one annotator's, or the two annotators' when they agree; None
+        when they disagree (the reply is left out)."""
+        if self.label_b is not None and self.label_b.abstained != self.label_a.abstained:
+            return None
+        return self.label_a.abstained
 
 
 def abstention_scenario_items(path: Path | None = None) -> tuple[list[AbstentionScenarioItem], Path]:
-    """Every labelled reply (agreed or not: the validator keeps the agreed ones as gold); ``path`` default: the
-    shipped ``abstention_scenarios.jsonl``."""
-    return labelled_items(path or labelled_file("abstention_scenarios.jsonl"), AbstentionScenarioItem,
-                          "labelled replies")
+    """Every labelled reply (with a gold label or not: the validator keeps those with one); ``path`` default: the
+    shipped ``abstention_scenarios.jsonl``. A ``source`` that does not start with the model's spec, or an id given
+    twice, is an InputError naming file, line and field."""
+    path = path or labelled_file("abstention_scenarios.jsonl")
+    items: list[AbstentionScenarioItem] = []
+    seen: set[str] = set()
+    for line, item in read_models(path, AbstentionScenarioItem, what="labelled replies"):
+        if ":" not in item.model or " " in item.model:
+            raise InputError(str(path), f"record {item.id}: source must start with the model's spec ('local:"
+                                        "qwen2.5-1.5b, knowgap run ...')", line=line, field="source")
+        if item.id in seen:
+            raise InputError(str(path), f"record {item.id}: the id is given twice", line=line, field="id")
+        seen.add(item.id)
+        items.append(item)
+    return items, path
