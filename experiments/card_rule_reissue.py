@@ -164,8 +164,9 @@ def measured(card: ValidityCard, verdicts: Sequence[bool | None], labels: Sequen
 def abstention_scenarios(card: ValidityCard) -> tuple[dict[str, LanguageFigure], Replies]:
     from knowgap.judges.abstention import judge_abstention
 
-    rows = [r for r in _rows("abstention_scenarios.jsonl")
-            if r["label_a"]["abstained"] == r["label_b"]["abstained"]]  # type: ignore[index]
+    rows = [r for r in _rows("abstention_scenarios.jsonl")  # the cards issued before the rule: the 1.5B's rows
+            if r.get("label_b") is not None
+            and r["label_a"]["abstained"] == r["label_b"]["abstained"]]  # type: ignore[index]
     verdicts: list[bool | None] = [judge_abstention(str(r.response)).abstained for r in rows]
     langs = [detect_lang(str(r.question)) for r in rows]
     return (measured(card, verdicts, [bool(r["label_a"]["abstained"]) for r in rows], langs),  # type: ignore[index]

@@ -57,8 +57,8 @@ def _labels(name: str) -> list[bool]:
         return [it.match for it in gap_card.real_gap_items()[0]]
     if name == "extract-takeover":
         return [it.takeover for it in labelled_sets.takeover_items()[0]]
-    if name == "abstention-scenarios":  # gold: the agreed labels
-        return [it.label_a.abstained for it in labelled_sets.abstention_scenario_items()[0] if it.agreed]
+    if name == "abstention-scenarios":  # gold: the agreed labels (the one label where one annotator labelled)
+        return [bool(it.gold) for it in labelled_sets.abstention_scenario_items()[0] if it.gold is not None]
     if name == "summary-coverage":  # the judge scores the pairs in one language
         return [it.covered for it in coverage_card.same_language_clause_items()[0]]
     if name == "answer-overlap":

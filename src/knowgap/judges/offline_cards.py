@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from knowgap.judges.cards import (
     Estimate,
+    KnownFailure,
     Labelling,
     ValidityCard,
     binary_card,
@@ -30,12 +31,14 @@ def offline_card(judge: str, version: str, positive: str, dataset: str, sha: str
                  decide: Callable[[int], bool], progress: Progress | None, *, method: str, notes: str,
                  groups: Sequence[str] | None = None, claim: str | None = None,
                  item_languages: Sequence[str] | None = None, writers: Sequence[str | None] | None = None,
-                 replies_how: str = "", labelling: Labelling | None = None) -> ValidityCard:
+                 replies_how: str = "", labelling: Labelling | None = None,
+                 known_failures: Sequence[KnownFailure] = ()) -> ValidityCard:
     """Run an offline detector (``decide(i)``) over every item, timed, and build its card; with ``groups`` (one
     name per item), the card's ``extra`` also holds sensitivity and specificity within each group. The card
     rule's facts of the labelled set (``claim``, each item's language and writer, ``labelling``) go to
     :func:`~knowgap.judges.cards.binary_card` as given: a validator that states them issues a whole card on a
-    changed set, where a shipped card's facts are carried over only to a card of the same set (same sha256)."""
+    changed set, where a shipped card's facts are carried over only to a card of the same set (same sha256); so are
+    the judge's ``known_failures``, measured again by the validator."""
     start = time.perf_counter()
     verdicts: list[bool | None] = []
     for i in range(len(labels)):
@@ -53,7 +56,8 @@ def offline_card(judge: str, version: str, positive: str, dataset: str, sha: str
                 extra[f"{measure}_{group}"] = measures[measure]
     return binary_card(judge, version, verdicts, labels, positive=positive, dataset=dataset, dataset_sha256=sha,
                        seconds=seconds, method=method, notes=notes, extra=extra, claim=claim,
-                       item_languages=item_languages, writers=writers, replies_how=replies_how, labelling=labelling)
+                       item_languages=item_languages, writers=writers, replies_how=replies_how, labelling=labelling,
+                       known_failures=known_failures)
 
 
 def sample_method(n_all: int, chosen: Sequence[int], limit: int | None, what: str) -> str:
