@@ -5,9 +5,9 @@ The card (issue 37, the card rule): the judge on REAL summaries of normal review
 en, one item per distinct summary, each labelled unfaithful or not by rule claims-1
 (``judges/data/labelled/extract_summaries_rule.md``, committed before any label and before the judge ran on them;
 the labels: ``extract_summaries.jsonl``, read by :func:`knowgap.judges.extract_summary_cards.summary_labels`, where
-the offline checker's card is measured on the same set). The sample is drawn after labelling, seeded and stratified by language and
-label (equal classes per language as far as each allows: stratifying on the gold label leaves balanced accuracy
-unbiased); each judged summary's verdict is written beside the cards measured here
+the offline checker's card is measured on the same set). The sample is drawn after labelling, seeded and stratified
+by language and label (equal classes per language as far as each allows: stratifying on the gold label leaves balanced
+accuracy unbiased); each judged summary's verdict is written beside the cards measured here
 (``KNOWGAP_HOME/judge_cards/KEY.items.jsonl``).
 
 With a data folder the earlier set is measured instead (:func:`validate_extract_claims`): SummEdits summaries (read
