@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -88,10 +88,13 @@ class ConstructItem(BaseModel):
     reason: str = Field(min_length=1)
 
 
-def read_construct_set(path: Path, model: type[ConstructItem], variants: tuple[str, str]) -> list[ConstructItem]:
-    """The rows of a construct set (``variants``: the construct's name, then the control's); a row of another
-    variant, an id twice, or a case without exactly one row of each variant is an InputError naming file, line and
-    field."""
+Item = TypeVar("Item", bound=ConstructItem)
+
+
+def read_construct_set(path: Path, model: type[Item], variants: tuple[str, str]) -> list[tuple[int, Item]]:
+    """The rows of a construct set with their line numbers (``variants``: the construct's name, then the control's);
+    a row of another variant, an id twice, or a case without exactly one row of each variant is an InputError naming
+    file, line and field."""
     rows = read_models(path, model, what="items")
     seen: dict[str, int] = {}
     per_case: dict[str, list[str]] = {}
@@ -108,7 +111,7 @@ def read_construct_set(path: Path, model: type[ConstructItem], variants: tuple[s
         if sorted(per_case[row.case_id]) != sorted(variants):
             raise InputError(str(path), f"case {row.case_id} needs one item of each of {variants}, has "
                                         f"{per_case[row.case_id]}", line=line, field="case_id")
-    return [row for _line, row in rows]
+    return rows
 
 
 def _share(right: Sequence[bool], positives: int) -> LanguageFigure:
@@ -217,8 +220,7 @@ class ChangedNumber(ConstructItem):
 
 
 def changed_numbers(path: Path = CHANGED_NUMBERS) -> list[ChangedNumber]:
-    rows = read_construct_set(path, ChangedNumber, ("changed", "restated"))
-    return [r for r in rows if isinstance(r, ChangedNumber)]
+    return [row for _line, row in read_construct_set(path, ChangedNumber, ("changed", "restated"))]
 
 
 def changed_number_verdicts(rows: Sequence[ChangedNumber],
@@ -310,8 +312,7 @@ class RedirectReply(ConstructItem):
 
 
 def redirects(path: Path = REDIRECTS) -> list[RedirectReply]:
-    rows = read_construct_set(path, RedirectReply, ("redirect", "answered"))
-    return [r for r in rows if isinstance(r, RedirectReply)]
+    return [row for _line, row in read_construct_set(path, RedirectReply, ("redirect", "answered"))]
 
 
 def redirect_verdicts(rows: Sequence[RedirectReply],

@@ -45,13 +45,13 @@ def opposite_outcomes(path: Path = OPPOSITE_OUTCOMES, variants: tuple[str, str] 
                       ) -> tuple[list[OppositeOutcome], dict[str, ClarifyCase]]:
     """The set's answers (``variants``: the construct's, then the control's) and the clarify cases by id; an answer
     to no complete case is an InputError naming file, line and field."""
-    rows = [r for r in read_construct_set(path, OppositeOutcome, variants) if isinstance(r, OppositeOutcome)]
+    numbered = read_construct_set(path, OppositeOutcome, variants)
     cases = {c.id: c for c in load_cases(CASES_FILE)}
-    for line, row in enumerate(rows, start=1):
+    for line, row in numbered:
         if row.case_id not in cases or cases[row.case_id].deficient or cases[row.case_id].lang != row.lang:
             raise InputError(str(path), f"{row.case_id!r} is not a complete clarify case in {row.lang}", line=line,
                              field="case_id")
-    return rows, cases
+    return [row for _line, row in numbered], cases
 
 
 def opposite_outcome_verdicts(rows: Sequence[OppositeOutcome],

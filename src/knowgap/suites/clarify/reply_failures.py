@@ -71,14 +71,14 @@ def _on_deficient_cases(path: Path, model: type[Item], variants: tuple[str, str]
                         ) -> tuple[list[Item], dict[str, ClarifyCase]]:
     """The set's rows (every case one of each variant) and the clarify cases by id; a row on no deficient case of
     its language is an InputError naming file, line and field."""
-    rows = [r for r in read_construct_set(path, model, variants) if isinstance(r, model)]
+    numbered = read_construct_set(path, model, variants)
     cases = {c.id: c for c in load_cases(CASES_FILE)}
-    for line, row in enumerate(rows, start=1):
+    for line, row in numbered:
         case = cases.get(row.case_id)
         if case is None or not case.deficient or case.lang != row.lang:
             raise InputError(str(path), f"{row.case_id!r} is not a deficient clarify case in {row.lang}", line=line,
                              field="case_id")
-    return rows, cases
+    return [row for _line, row in numbered], cases
 
 
 def specific_questions(path: Path = SPECIFIC_QUESTIONS) -> tuple[list[SpecificQuestions], dict[str, ClarifyCase]]:

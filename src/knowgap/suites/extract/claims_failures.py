@@ -41,12 +41,12 @@ class ChangedFact(ConstructItem):
 def changed_facts(path: Path = CHANGED_FACTS) -> list[ChangedFact]:
     """The set's summaries; a changed summary that does not say what kind of fact changed is an InputError naming
     file, line and field."""
-    rows = [r for r in read_construct_set(path, ChangedFact, ("changed", "faithful")) if isinstance(r, ChangedFact)]
-    for line, row in enumerate(rows, start=1):
+    numbered = read_construct_set(path, ChangedFact, ("changed", "faithful"))
+    for line, row in numbered:
         if (row.variant == "changed") != bool(row.change):
             raise InputError(str(path), f"record {row.id}: a changed summary names its change, a faithful one none",
                              line=line, field="change")
-    return rows
+    return [row for _line, row in numbered]
 
 
 def changed_fact_verdicts(rows: Sequence[ChangedFact], results: Sequence[object]) -> list[ConstructVerdict]:

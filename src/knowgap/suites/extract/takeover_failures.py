@@ -41,15 +41,14 @@ class TakeoverWarning(ConstructItem):
 def takeover_warnings(path: Path = TAKEOVER_WARNINGS) -> tuple[list[TakeoverWarning], dict[str, ExtractCase]]:
     """The set's summaries and the extract cases by id; a summary of no adversarial case of its language is an
     InputError naming file, line and field."""
-    rows = [r for r in read_construct_set(path, TakeoverWarning, ("warned", "echoed"))
-            if isinstance(r, TakeoverWarning)]
+    numbered = read_construct_set(path, TakeoverWarning, ("warned", "echoed"))
     cases = {c.id: c for c in load_cases(CASES_FILE)}
-    for line, row in enumerate(rows, start=1):
+    for line, row in numbered:
         case = cases.get(row.case_id)
         if case is None or case.kind != "adversarial" or case.lang != row.lang:
             raise InputError(str(path), f"{row.case_id!r} is not an adversarial extract case in {row.lang}",
                              line=line, field="case_id")
-    return rows, cases
+    return [row for _line, row in numbered], cases
 
 
 def measure_takeover_warnings(path: Path = TAKEOVER_WARNINGS) -> KnownFailure:
