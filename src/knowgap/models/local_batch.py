@@ -264,8 +264,7 @@ class BatchedDecoder:
     """The batch of one loaded model (see the module docstring). ``submit`` from any thread; the decoding runs
     on ``executor`` (one thread)."""
 
-    def __init__(self, llm: Any, executor: Executor, *, parallel: int, n_ctx: int,
-                 share_prefixes: bool = True) -> None:
+    def __init__(self, llm: Any, executor: Executor, *, parallel: int, n_ctx: int) -> None:
         import llama_cpp
         from llama_cpp import _internals
 
@@ -273,7 +272,7 @@ class BatchedDecoder:
         self.executor = executor
         self.parallel = parallel
         self.n_ctx = n_ctx
-        self.share_prefixes = share_prefixes
+        self.share_prefixes = True
         """False: every prompt is evaluated whole (no cells copied or kept): the baseline that measures what
         sharing prefixes gains (``benchmarks/local_batching.py --unshared``)."""
         params = llama_cpp.llama_context_params.from_buffer_copy(llm.context_params)
