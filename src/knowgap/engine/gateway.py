@@ -9,8 +9,9 @@ model, and token / latency / cost accounting per role. A 429 (or any answer with
 model's whole pool, not only the refused call: no call of that model is sent before the pause ends (see
 :mod:`knowgap.engine.ratelimit`).
 It builds each provider once per spec (from the registry, or takes a ready one), calls its ``prepare()``,
-and closes them all at the end. Calls are async (``call``, ``generate``) or sync (``call_sync``, ``text``:
-one private event loop per gateway, for commands that are not async).
+and closes them all at the end. Calls are async (``call``, ``generate``, ``call_in_order``) or sync
+(``call_sync``, ``text``, ``texts``: one private event loop per gateway, for commands that are not async;
+``texts`` sends several requests at once, up to the model's concurrency limit).
 
 ``ModelClient`` is its per-model part: one provider with its semaphore, retry policy and usage.
 No other module calls a provider's ``chat`` (tests/engine/test_gateway.py checks the source).
@@ -281,6 +282,46 @@ class ModelGateway:
 
         return answer
 
+    def texts(self, spec: str, role: str) -> TextBatch:
+        """A sync ``requests -> response texts`` function (the texts in the requests' order) for ``role`` on
+        ``spec``, whose requests run concurrently up to the model's concurrency limit (its ``limit``): see
+        :meth:`call_in_order`. A failure raises :class:`ModelCallFailed`, as :meth:`text` does. The model is made
+        now, so a missing model fails before any work."""
+        return TextBatch(self, spec, role)
+
+    async def call_in_order(self, spec: str, role: str, requests: Sequence[ChatRequest],
+                            done: Callable[[int], None] | None = None) -> list[CallRecord | None]:
+        """The records of ``requests``, in their order: the requests are started in their order, up to the
+        model's concurrency limit at once (a new one as soon as one ends), each with the cache, coalescing,
+        retries and accounting of :meth:`call`; ``done(index)`` is called as each request is answered. Once a call
+        has failed for good no further request is started (their records are None; the calls in flight end, and
+        their responses reach the cache), so the first failed record in order is the one a one-by-one caller
+        would have met first."""
+        client = self.client(spec)
+        records: list[CallRecord | None] = [None] * len(requests)
+        order = iter(range(len(requests)))  # shared by the workers: each request is taken once, in order
+        failed = False
+
+        async def worker() -> None:
+            nonlocal failed
+            for index in order:
+                record = await client.call(role, requests[index], 0)
+                records[index] = record
+                failed = failed or record.response is None
+                if failed:
+                    return
+                if done is not None:
+                    done(index)
+
+        # every worker ends before this returns (a raising ``done`` stops its own worker only), so no call of
+        # this batch is left running on the gateway's loop
+        ended = await asyncio.gather(*(worker() for _ in range(min(client.limit, len(requests)))),
+                                     return_exceptions=True)
+        for outcome in ended:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return records
+
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._loop is None:
             self._loop = asyncio.Runner()
@@ -310,3 +351,30 @@ class ModelGateway:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+class TextBatch:
+    """``requests -> response texts`` in the requests' order, sync, for commands that are not async
+    (:meth:`ModelGateway.texts`): the requests run concurrently up to ``limit``, the model's concurrency limit
+    (so an embedded model decodes several at once, an HTTP provider serves several). A caller that must stop early
+    (after enough answers) sends its work in waves of about ``limit``."""
+
+    def __init__(self, gateway: ModelGateway, spec: str, role: str) -> None:
+        self.gateway = gateway
+        self.spec = spec
+        self.role = role
+        self.limit = gateway.client(spec).limit
+        """Calls of this model in flight at once (the gateway's limit for it)."""
+
+    def __call__(self, requests: Sequence[ChatRequest], done: Callable[[int], None] | None = None) -> list[str]:
+        """The response texts of ``requests`` in order (``done(index)`` is called as each is answered, for
+        progress bars); the first call (in order) that failed for good raises :class:`ModelCallFailed`, after the
+        calls in flight have ended."""
+        records = self.gateway._run(self.gateway.call_in_order(self.spec, self.role, requests, done))
+        texts = []
+        for record in records:
+            assert record is not None, "a request is left unstarted only after a failed one"
+            if record.response is None:
+                raise ModelCallFailed(f"{self.role} model {redact(self.spec)} failed: {record.error}")
+            texts.append(record.response.text)
+        return texts

@@ -11,6 +11,10 @@ Every stage writes its artifact into the output folder, and each reads only the 
 | diversity filter (keyword TF-IDF with jieba tokens, semantic embeddings) | ``filter_decisions.jsonl`` |
 | sole-answerability (embedding neighbours, then the judge) | ``answerability.jsonl`` |
 | the knowledge base (PolicyBench format) | ``questions.json``, ``summary.json`` |
+
+With a model, each stage's calls run concurrently up to the model's concurrency limit (:class:`Calls`, the gateway's
+:meth:`~knowgap.engine.gateway.ModelGateway.texts`), so an embedded model decodes several at once and an HTTP
+provider serves several; the files are the ones the same answers, asked one by one, would give.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -223,30 +227,70 @@ def _no_progress(stage: str, done: int, total: int) -> None:
     return None
 
 
-def extract_facts(docs: Sequence[Document], chat: Callable[[ChatRequest], str] | None,
-                  max_facts: int | None, progress: Progress = _no_progress) -> list[AtomicFact]:
+class Calls(Protocol):
+    """One model role's calls: ``requests -> response texts`` in the requests' order, up to ``limit`` of them at
+    once, ``done(index)`` called as each is answered (:class:`knowgap.engine.gateway.TextBatch`); a call that
+    fails for good raises."""
+
+    limit: int
+
+    def __call__(self, requests: Sequence[ChatRequest], done: Callable[[int], None] | None = None) -> list[str]: ...
+
+
+def _waves(count: int, size: int) -> list[range]:
+    """``range(count)`` in consecutive parts of ``size``."""
+    return [range(start, min(start + size, count)) for start in range(0, count, max(1, size))]
+
+
+def chunk_facts(reply: str, chunk: str) -> list[str]:
+    """The facts of a generator's reply to :data:`FACT_PROMPT` on ``chunk``: the model's headings and fragments
+    ("Better Protection", "Seven") are dropped like the splitter's; an unparsable answer falls back to the
+    splitter for that chunk."""
+    data = extract_json(reply)
+    items = [] if isinstance(data, ParseFailure) else data.get("facts", [])
+    got = [str(t).strip() for t in items if isinstance(t, str | int | float) and str(t).strip()]
+    return [t for t in got if is_claim(t)] if got else split_facts(chunk)
+
+
+def extract_facts(docs: Sequence[Document], chat: Calls | None, max_facts: int | None,
+                  progress: Progress = _no_progress) -> list[AtomicFact]:
+    """The atomic facts of ``docs``, in document order, each with its position in its document: the generator's
+    (one call per ~1,000-character chunk, run concurrently), or offline the splitter's; at most ``max_facts``.
+    With ``max_facts`` the chunks go to the model in waves of its concurrency limit and the first wave that
+    reaches ``max_facts`` is the last, so a small ``max_facts`` sends few calls (up to ``limit - 1`` of that
+    wave's answers may go unused); without it, all chunks at once."""
     facts: list[AtomicFact] = []
-    chunks = {doc.doc_id: _chunks(doc.text) for doc in docs} if chat is not None else {}
-    total, done = sum(len(c) for c in chunks.values()), 0
-    for doc in docs:
-        if chat is None:
-            texts, method = split_facts(doc.text), "sentence-splitter"
-        else:
-            texts, method = [], "generator"
-            for chunk in chunks[doc.doc_id]:
-                data = extract_json(chat(ChatRequest.simple(FACT_PROMPT.format(text=chunk), max_tokens=400)))
-                items = [] if isinstance(data, ParseFailure) else data.get("facts", [])
-                got = [str(t).strip() for t in items if isinstance(t, str | int | float) and str(t).strip()]
-                # the model's headings and fragments ("Better Protection", "Seven") are dropped like the
-                # splitter's; an unparsable answer falls back to the splitter for that chunk
-                texts += [t for t in got if is_claim(t)] if got else split_facts(chunk)
-                done += 1
-                progress("facts (generator, per chunk)", done, total)
-        for position, text in enumerate(texts):
-            source = doc.path if "#" not in doc.doc_id else f"{doc.path}{doc.doc_id[doc.doc_id.index('#'):]}"
-            facts.append(AtomicFact(id=f"fact_{len(facts)}", text=text, source=source, position=position,
+    positions = [0] * len(docs)
+
+    def add(d: int, texts: Sequence[str], method: str) -> bool:
+        """``texts`` become document ``d``'s next facts; True once there are ``max_facts``."""
+        doc = docs[d]
+        source = doc.path if "#" not in doc.doc_id else f"{doc.path}{doc.doc_id[doc.doc_id.index('#'):]}"
+        for text in texts:
+            facts.append(AtomicFact(id=f"fact_{len(facts)}", text=text, source=source, position=positions[d],
                                     method=method))
+            positions[d] += 1
             if max_facts is not None and len(facts) >= max_facts:
+                return True
+        return False
+
+    if chat is None:
+        for d, doc in enumerate(docs):
+            if add(d, split_facts(doc.text), "sentence-splitter"):
+                break
+        return facts
+    work = [(d, chunk) for d, doc in enumerate(docs) for chunk in _chunks(doc.text)]
+    answered = 0
+
+    def tick(_: int) -> None:
+        nonlocal answered
+        answered += 1
+        progress("facts (generator, per chunk)", answered, len(work))
+
+    for wave in _waves(len(work), chat.limit if max_facts is not None else len(work)):
+        replies = chat([ChatRequest.simple(FACT_PROMPT.format(text=work[i][1]), max_tokens=400) for i in wave], tick)
+        for i, reply in zip(wave, replies, strict=True):
+            if add(work[i][0], chunk_facts(reply, work[i][1]), "generator"):
                 return facts
     return facts
 
@@ -295,31 +339,45 @@ def template_question(fact: str) -> str:
     return f"According to the documents, how does this statement continue: \"{head} ...\"?"
 
 
-def expected_answer(fact: str, question: str, chat: Callable[[ChatRequest], str]) -> str | None:
-    """The generator's answer to ``question`` from ``fact`` alone (the seed's stage 2 writes the expected answer
-    with the question); None when it wrote nothing usable (the fact text is used instead)."""
-    text = chat(ChatRequest.simple(ANSWER_PROMPT.format(fact=fact, question=question), max_tokens=120)).strip()
-    answer = " ".join(ln.strip(" \"'-*") for ln in text.splitlines() if ln.strip())
+def expected_answer(reply: str) -> str | None:
+    """The expected answer in the generator's ``reply`` to :data:`ANSWER_PROMPT` (its answer to the question from
+    the fact alone: the seed's stage 2 writes the expected answer with the question); None when it wrote nothing
+    usable (the fact text is used instead)."""
+    answer = " ".join(ln.strip(" \"'-*") for ln in reply.strip().splitlines() if ln.strip())
     answer = re.sub(r"^(?:answer|答案)\s*[:：]\s*", "", answer, flags=re.IGNORECASE).strip()
     return answer if len(answer) >= 2 else None
 
 
-def make_questions(facts: Sequence[AtomicFact], chat: Callable[[ChatRequest], str] | None,
+def generated_question(reply: str, fact: str) -> tuple[str, str]:
+    """(question, method) from the generator's ``reply`` to :data:`QUESTION_PROMPT`: its first line, or the
+    offline template when that is too short to be a question."""
+    line = next((ln.strip(" \"'-*") for ln in reply.strip().splitlines() if ln.strip()), "")
+    return (line, "generator") if len(line) > 5 else (template_question(fact), "template")
+
+
+def _question(fact: AtomicFact, question: str, method: str, answer: str | None) -> GeneratedQuestion:
+    return GeneratedQuestion(id=f"q_{fact.id}", fact_id=fact.id, question=question, answer=answer or fact.text,
+                             source=f"{fact.source}:{fact.position}", method=method, fact=fact.text,
+                             answer_method="generator" if answer else "fact text")
+
+
+def make_questions(facts: Sequence[AtomicFact], chat: Calls | None,
                    progress: Progress = _no_progress) -> list[GeneratedQuestion]:
-    out = []
-    for fact in facts:
-        if chat is None:
-            question, method = template_question(fact.text), "template"
-        else:
-            text = chat(ChatRequest.simple(QUESTION_PROMPT.format(fact=fact.text), max_tokens=80)).strip()
-            line = next((ln.strip(" \"'-*") for ln in text.splitlines() if ln.strip()), "")
-            question, method = (line, "generator") if len(line) > 5 else (template_question(fact.text), "template")
-        answer = expected_answer(fact.text, question, chat) if chat is not None else None
-        out.append(GeneratedQuestion(id=f"q_{fact.id}", fact_id=fact.id, question=question,
-                                     answer=answer or fact.text, source=f"{fact.source}:{fact.position}",
-                                     method=method, fact=fact.text,
-                                     answer_method="generator" if answer else "fact text"))
-        if chat is not None:
+    """One question per fact, with its expected answer: the generator writes both (a fact's question, then its
+    answer; the facts in waves of the model's concurrency limit, whose questions, then answers, are asked at
+    once), or offline a template question whose expected answer is the fact text."""
+    if chat is None:
+        return [_question(fact, template_question(fact.text), "template", None) for fact in facts]
+    out: list[GeneratedQuestion] = []
+    for wave in _waves(len(facts), chat.limit):
+        part = [facts[i] for i in wave]
+        asked = [generated_question(reply, fact.text) for fact, reply in zip(
+            part, chat([ChatRequest.simple(QUESTION_PROMPT.format(fact=f.text), max_tokens=80) for f in part]),
+            strict=True)]
+        replies = chat([ChatRequest.simple(ANSWER_PROMPT.format(fact=f.text, question=question), max_tokens=120)
+                        for f, (question, _) in zip(part, asked, strict=True)])
+        for fact, (question, method), reply in zip(part, asked, replies, strict=True):
+            out.append(_question(fact, question, method, expected_answer(reply)))
             progress("questions (generator)", len(out), len(facts))
     return out
 
@@ -366,19 +424,22 @@ def diversity_filter(questions: Sequence[GeneratedQuestion], method: str, keywor
 
 
 def sole_answerability(questions: Sequence[GeneratedQuestion], facts: Sequence[AtomicFact], embedder: Embedder,
-                       threshold: float, judge: Callable[[ChatRequest], str] | None,
+                       threshold: float, judge: Calls | None,
                        neighbours: int = 3, progress: Progress = _no_progress) -> list[Answerability]:
     """For each question: the other facts nearest to it; any at or above ``threshold`` goes to the judge (or,
     offline, fails the check when it is at least as close to the question as the question's own fact, or holds
     :data:`~.answerability.MIN_COVERAGE` of the key terms the expected answer adds to the question:
     :func:`~.answerability.answer_coverage`). Offline, a question whose expected answer adds no key term to it
-    (the question holds its answer) fails too."""
+    (the question holds its answer) fails too. The judge's calls, all of them, run concurrently."""
     if not questions:
         return []
     by_id = {f.id: i for i, f in enumerate(facts)}
     fact_vecs = embedder.embed([f.text for f in facts], "passage")
     q_vecs = embedder.embed([q.question for q in questions], "query")
-    out = []
+    checks: list[list[dict[str, Any]]] = []
+    soles: list[bool] = []
+    asks: list[tuple[int, dict[str, Any], ChatRequest]] = []
+    """The judge's calls: (question index, the neighbour entry its verdict goes into, the request)."""
     for qi, q in enumerate(questions):
         scores = fact_vecs @ q_vecs[qi]
         own = float(scores[by_id[q.fact_id]])
@@ -392,24 +453,52 @@ def sole_answerability(questions: Sequence[GeneratedQuestion], facts: Sequence[A
             score = float(scores[j])
             if score < threshold:
                 continue
+            entry: dict[str, Any] = {"fact_id": facts[j].id, "similarity": round(score, 4), "verdict": ""}
+            checked.append(entry)
             if judge is None:
                 covered = answer_coverage(q.question, q.answer, facts[j].text)
                 answers = score >= own or covered >= MIN_COVERAGE
-                verdict = ("closer than own fact" if score >= own else
-                           f"covers the answer ({covered:.0%} of its key terms)" if answers else
-                           "further than own fact")
+                entry["verdict"] = ("closer than own fact" if score >= own else
+                                    f"covers the answer ({covered:.0%} of its key terms)" if answers else
+                                    "further than own fact")
+                sole = sole and not answers
             else:
-                outcome = extract_json(judge(ChatRequest.simple(
+                asks.append((qi, entry, ChatRequest.simple(
                     SOLE_PROMPT.format(question=q.question, fact=facts[j].text), max_tokens=20)))
-                answers = not isinstance(outcome, ParseFailure) and str(outcome.get("outcome")).lower() == "yes"
-                verdict = "judge: answers" if answers else "judge: does not answer"
-            checked.append({"fact_id": facts[j].id, "similarity": round(score, 4), "verdict": verdict})
-            sole = sole and not answers
-        out.append(Answerability(question_id=q.id, sole=sole, neighbours=checked,
-                                 method="embedding+judge" if judge else "embedding (offline)"))
-        if judge is not None:
-            progress("sole-answerability (judge)", len(out), len(questions))
-    return out
+        checks.append(checked)
+        soles.append(sole)
+    if judge is not None:
+        _judge_neighbours(judge, asks, soles, progress)
+    method = "embedding+judge" if judge else "embedding (offline)"
+    return [Answerability(question_id=q.id, sole=sole, neighbours=checked, method=method)
+            for q, sole, checked in zip(questions, soles, checks, strict=True)]
+
+
+def _judge_neighbours(judge: Calls, asks: Sequence[tuple[int, dict[str, Any], ChatRequest]], soles: list[bool],
+                      progress: Progress) -> None:
+    """Asks the judge every call of ``asks`` at once, writes each verdict into its neighbour entry and clears
+    ``soles[question]`` when the neighbour answers the question; the progress bar advances per question, in
+    order, as its last call is answered."""
+    left = Counter(qi for qi, _, _ in asks)
+    reported = 0
+
+    def report() -> None:
+        nonlocal reported
+        while reported < len(soles) and left[reported] == 0:
+            reported += 1
+            progress("sole-answerability (judge)", reported, len(soles))
+
+    def tick(index: int) -> None:
+        left[asks[index][0]] -= 1
+        report()
+
+    report()
+    replies = judge([request for _, _, request in asks], tick) if asks else []
+    for (qi, entry, _), reply in zip(asks, replies, strict=True):
+        outcome = extract_json(reply)
+        answers = not isinstance(outcome, ParseFailure) and str(outcome.get("outcome")).lower() == "yes"
+        entry["verdict"] = "judge: answers" if answers else "judge: does not answer"
+        soles[qi] = soles[qi] and not answers
 
 
 # ---------------------------------------------------------------------------------------------- pipeline
@@ -426,8 +515,8 @@ def generate_kb(options: GenerateOptions, *, embedder: Embedder | None = None,
     log(f"documents: {len(docs)}")
     gateway = None if options.offline else ModelGateway.open(run_id="generate-abstain")
     try:
-        generator = gateway.text(options.generator or DEFAULT_MODEL, "generator") if gateway else None
-        judge = gateway.text(options.judge or options.generator or DEFAULT_MODEL, "judge") if gateway else None
+        generator = gateway.texts(options.generator or DEFAULT_MODEL, "generator") if gateway else None
+        judge = gateway.texts(options.judge or options.generator or DEFAULT_MODEL, "judge") if gateway else None
         facts = extract_facts(docs, generator, options.max_facts, progress)
         if not facts:
             raise KnowgapError(f"{options.docs}: no facts found in the documents")
