@@ -1,6 +1,7 @@
-"""``ModelGateway.texts``: several requests of one role at once, up to the model's concurrency limit, the texts in
-the requests' order; a failure is the one a one-by-one caller would have met first, and nothing is started after
-it. The model is a real ChatModel whose calls sleep (so they overlap and end out of order)."""
+"""``ModelGateway.texts``: several requests (or chains of dependent calls) of one role at once, up to the model's
+concurrency limit, the texts in the requests' order; one at a time it makes exactly a one-by-one caller's calls; a
+failure is the one a one-by-one caller would have met first, and nothing after it is started. The model is a real
+ChatModel whose calls sleep (so they overlap and end out of order)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,36 @@ def test_the_first_failure_in_order_is_raised_and_nothing_starts_after_it() -> N
         assert [r.messages[-1].content for r in model.requests] == ["a", "b", "c"]
         assert gateway.texts(model.spec, "generator")(prompts("a")) == ["a!"]
         assert len(model.requests) == 3
+
+
+def chain_step(i: int, got: list[str]) -> ChatRequest | None:
+    """Chain ``i``: two calls, ``i.0``, then ``i.1`` made from the first's answer ``i.0!``."""
+    return None if len(got) == 2 else ChatRequest.simple(got[0].replace(".0!", ".1") if got else f"{i}.0")
+
+
+def test_chains_slide_up_to_the_limit_and_one_at_a_time_are_one_by_one() -> None:
+    one = Sleepy()
+    with ModelGateway.open(run_id="r", providers={one.spec: one}, concurrency=1) as gateway:
+        assert gateway.texts(one.spec, "generator").chains(3, chain_step) == [["0.0!", "0.1!"], ["1.0!", "1.1!"],
+                                                                              ["2.0!", "2.1!"]]
+    assert [r.messages[-1].content for r in one.requests] == ["0.0", "0.1", "1.0", "1.1", "2.0", "2.1"]
+    assert one.peak == 1
+
+    model = Sleepy({"0.0": 0.2})  # chain 0 is slow: the other worker runs chains 1, 2, 3 meanwhile
+    model.spec = "test:sleepy2"
+    done: list[int] = []
+    with ModelGateway.open(run_id="r", providers={model.spec: model}, concurrency=2) as gateway:
+        got = gateway.texts(model.spec, "generator").chains(4, chain_step, done.append)
+    assert got == [[f"{i}.0!", f"{i}.1!"] for i in range(4)]
+    assert model.peak == 2 and done == [1, 2, 3, 0]
+    assert [r.messages[-1].content for r in model.requests][:3] == ["0.0", "1.0", "1.1"]
+
+
+def test_a_failed_chain_lets_the_chains_before_it_end_and_stops_those_after() -> None:
+    # 2.0 fails first in time; 1.1 fails later, but a one-by-one caller meets 1.1 before 2.0: that is the error
+    model = Sleepy({"0.0": 0.05, "1.0": 0.05, "2.0": 0.001}, fail=("2.0", "1.1"))
+    with ModelGateway.open(run_id="r", providers={model.spec: model}, concurrency=3) as gateway:
+        with pytest.raises(ModelCallFailed, match=r"refused 1\.1$"):
+            gateway.texts(model.spec, "generator").chains(5, chain_step)
+    # chains 0 and 1 (before the failed chain 2) went on to their second call; chains 3 and 4 never started
+    assert sorted(r.messages[-1].content for r in model.requests) == ["0.0", "0.1", "1.0", "1.1", "2.0"]

@@ -9,7 +9,7 @@ model, and token / latency / cost accounting per role. A 429 (or any answer with
 model's whole pool, not only the refused call: no call of that model is sent before the pause ends (see
 :mod:`knowgap.engine.ratelimit`).
 It builds each provider once per spec (from the registry, or takes a ready one), calls its ``prepare()``,
-and closes them all at the end. Calls are async (``call``, ``generate``, ``call_in_order``) or sync
+and closes them all at the end. Calls are async (``call``, ``generate``, ``call_chains``) or sync
 (``call_sync``, ``text``, ``texts``: one private event loop per gateway, for commands that are not async;
 ``texts`` sends several requests at once, up to the model's concurrency limit).
 
@@ -183,6 +183,10 @@ class ModelClient:
 
 T = TypeVar("T")
 
+NextRequest = Callable[[int, list[str]], ChatRequest | None]
+"""``(chain index, the chain's answers so far) -> its next request``, None when the chain is done
+(:meth:`ModelGateway.call_chains`)."""
+
 
 class ModelCallFailed(KnowgapError):
     """A call that failed for good (a permanent error, or a transient one past the retries)."""
@@ -283,44 +287,50 @@ class ModelGateway:
         return answer
 
     def texts(self, spec: str, role: str) -> TextBatch:
-        """A sync ``requests -> response texts`` function (the texts in the requests' order) for ``role`` on
-        ``spec``, whose requests run concurrently up to the model's concurrency limit (its ``limit``): see
-        :meth:`call_in_order`. A failure raises :class:`ModelCallFailed`, as :meth:`text` does. The model is made
+        """Sync calls of ``role`` on ``spec`` that run concurrently up to the model's concurrency limit (the
+        batch's ``limit``): several requests, answered in their order, or several chains of dependent calls (see
+        :meth:`call_chains`). A failure raises :class:`ModelCallFailed`, as :meth:`text` does. The model is made
         now, so a missing model fails before any work."""
         return TextBatch(self, spec, role)
 
-    async def call_in_order(self, spec: str, role: str, requests: Sequence[ChatRequest],
-                            done: Callable[[int], None] | None = None) -> list[CallRecord | None]:
-        """The records of ``requests``, in their order: the requests are started in their order, up to the
-        model's concurrency limit at once (a new one as soon as one ends), each with the cache, coalescing,
-        retries and accounting of :meth:`call`; ``done(index)`` is called as each request is answered. Once a call
-        has failed for good no further request is started (their records are None; the calls in flight end, and
-        their responses reach the cache), so the first failed record in order is the one a one-by-one caller
-        would have met first."""
+    async def call_chains(self, spec: str, role: str, count: int, step: NextRequest,
+                          done: Callable[[int], None] | None = None) -> list[list[CallRecord]]:
+        """``count`` chains of calls, concurrently: chain ``i`` makes the call ``step(i, its answers so far)``
+        while that is not None, one call after another, then ``done(i)`` is called. The chains are started in
+        their order, up to the model's concurrency limit at once (a new one as soon as one ends), so one call at a
+        time makes exactly the calls of a caller that runs the chains one by one, in that order; each call has the
+        cache, coalescing, retries and accounting of :meth:`call`. Returns each chain's records, the last one
+        failed when a call failed for good. After a failure no chain after the failed one starts or goes on (its
+        records stop there; calls in flight end and their responses reach the cache), while the chains before it
+        run to their end, so the first failed record in chain order is the one a one-by-one caller meets first."""
         client = self.client(spec)
-        records: list[CallRecord | None] = [None] * len(requests)
-        order = iter(range(len(requests)))  # shared by the workers: each request is taken once, in order
-        failed = False
+        chains: list[list[CallRecord]] = [[] for _ in range(count)]
+        order = iter(range(count))  # shared by the workers: each chain is taken once, in order
+        failed = count  # the first chain with a failed call (count: none)
 
         async def worker() -> None:
             nonlocal failed
             for index in order:
-                record = await client.call(role, requests[index], 0)
-                records[index] = record
-                failed = failed or record.response is None
-                if failed:
+                answers: list[str] = []
+                while index < failed and (request := step(index, answers)) is not None:
+                    record = await client.call(role, request, 0)
+                    chains[index].append(record)
+                    if record.response is None:
+                        failed = min(failed, index)
+                        return
+                    answers.append(record.response.text)
+                if index >= failed:
                     return
                 if done is not None:
                     done(index)
 
-        # every worker ends before this returns (a raising ``done`` stops its own worker only), so no call of
-        # this batch is left running on the gateway's loop
-        ended = await asyncio.gather(*(worker() for _ in range(min(client.limit, len(requests)))),
-                                     return_exceptions=True)
+        # every worker ends before this returns (a raising ``step`` or ``done`` stops its own worker only), so no
+        # call of this batch is left running on the gateway's loop
+        ended = await asyncio.gather(*(worker() for _ in range(min(client.limit, count))), return_exceptions=True)
         for outcome in ended:
             if isinstance(outcome, BaseException):
                 raise outcome
-        return records
+        return chains
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._loop is None:
@@ -354,10 +364,11 @@ class ModelGateway:
 
 
 class TextBatch:
-    """``requests -> response texts`` in the requests' order, sync, for commands that are not async
-    (:meth:`ModelGateway.texts`): the requests run concurrently up to ``limit``, the model's concurrency limit
-    (so an embedded model decodes several at once, an HTTP provider serves several). A caller that must stop early
-    (after enough answers) sends its work in waves of about ``limit``."""
+    """Calls of one role on one model for commands that are not async (:meth:`ModelGateway.texts`), run
+    concurrently up to ``limit``, the model's concurrency limit (so an embedded model decodes several at once, an
+    HTTP provider serves several): ``batch(requests)`` answers several requests, ``batch.chains(count, step)``
+    makes several chains of dependent calls (a question, then its answer). A caller that must stop early (after
+    enough answers) sends its work in waves of about ``limit``."""
 
     def __init__(self, gateway: ModelGateway, spec: str, role: str) -> None:
         self.gateway = gateway
@@ -369,12 +380,19 @@ class TextBatch:
     def __call__(self, requests: Sequence[ChatRequest], done: Callable[[int], None] | None = None) -> list[str]:
         """The response texts of ``requests`` in order (``done(index)`` is called as each is answered, for
         progress bars); the first call (in order) that failed for good raises :class:`ModelCallFailed`, after the
-        calls in flight have ended."""
-        records = self.gateway._run(self.gateway.call_in_order(self.spec, self.role, requests, done))
+        calls in flight have ended, and no request after it is started."""
+        return [texts[0] for texts in self.chains(len(requests), lambda i, got: None if got else requests[i], done)]
+
+    def chains(self, count: int, step: NextRequest, done: Callable[[int], None] | None = None) -> list[list[str]]:
+        """The answers of ``count`` chains of calls (:meth:`ModelGateway.call_chains`): chain ``i`` asks
+        ``step(i, its answers so far)`` until that is None; ``done(i)`` is called as chain ``i`` ends. The first
+        call (in chain order) that failed for good raises :class:`ModelCallFailed`, after the calls in flight have
+        ended."""
+        chains = self.gateway._run(self.gateway.call_chains(self.spec, self.role, count, step, done))
         texts = []
-        for record in records:
-            assert record is not None, "a request is left unstarted only after a failed one"
-            if record.response is None:
-                raise ModelCallFailed(f"{self.role} model {redact(self.spec)} failed: {record.error}")
-            texts.append(record.response.text)
+        for records in chains:
+            for record in records:
+                if record.response is None:
+                    raise ModelCallFailed(f"{self.role} model {redact(self.spec)} failed: {record.error}")
+            texts.append([record.response.text for record in records if record.response is not None])
         return texts

@@ -4,8 +4,9 @@ still stops early; a call that fails gives the error it gave before and loses no
 
 The model is a real async ``python:`` function (a file in the test's folder, loaded by the real provider) that
 sleeps a little on every call, so calls overlap when they are sent together, and answers from the request alone
-(so the order the calls are made in cannot change an answer). It records, per stage, the most calls it had in
-flight at once and every prompt it answered, in a JSON file beside it."""
+(so the order the calls are made in cannot change an answer). It records, per stage (facts; questions and their
+answers; the judge), the most calls it had in flight at once and every prompt it answered, in a JSON file beside
+it."""
 
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ STATS = Path(__file__).with_suffix(".json")
 FAIL_FLAG = Path(__file__).with_suffix(".fail")
 KINDS = {"Split the text": "facts", "Write ONE question": "question", "Answer the question": "answer",
          "Does the FACT": "sole"}
-in_flight = {kind: 0 for kind in KINDS.values()}
-peak = {kind: 0 for kind in KINDS.values()}
+STAGES = {"facts": "facts", "question": "questions", "answer": "questions", "sole": "sole"}
+in_flight = {stage: 0 for stage in STAGES.values()}
+peak = {stage: 0 for stage in STAGES.values()}
 answered = []
 
 
@@ -51,15 +53,16 @@ def reply(kind, prompt):
 async def answer(request):
     prompt = request.messages[-1].content
     kind = next(k for start, k in KINDS.items() if prompt.startswith(start))
-    in_flight[kind] += 1
-    peak[kind] = max(peak[kind], in_flight[kind])
+    stage = STAGES[kind]
+    in_flight[stage] += 1
+    peak[stage] = max(peak[stage], in_flight[stage])
     try:
         await asyncio.sleep(0.01 + 0.005 * (zlib.crc32(prompt.encode()) % 5))  # calls end out of order
         text = reply(kind, prompt)
         answered.append([kind, prompt])
         return text
     finally:
-        in_flight[kind] -= 1
+        in_flight[stage] -= 1
         STATS.write_text(json.dumps({"peak": peak, "answered": answered}))
 
 
@@ -119,7 +122,7 @@ def test_each_stage_runs_its_calls_concurrently_up_to_the_models_limit(tmp_path:
     assert judged >= 8  # enough judge calls to fill the limit
     # one by one (the code before) every stage had exactly 1 call in flight; now each fills the model's limit
     # (the gateway's per-model semaphore, which the python: function's `concurrency` sets) and never exceeds it
-    assert peak == {"facts": 4, "question": 4, "answer": 4, "sole": 4}
+    assert peak == {"facts": 4, "questions": 4, "sole": 4}
 
 
 def test_the_files_are_those_of_one_call_at_a_time(tmp_path: Path) -> None:
@@ -162,8 +165,7 @@ def test_max_facts_stops_after_the_wave_that_reaches_it(tmp_path: Path) -> None:
 def test_a_failed_call_raises_the_error_of_before_and_loses_nothing_done(tmp_path: Path) -> None:
     docs = docs_folder(tmp_path)
     spec, stats_file = model(tmp_path, 4)
-    # the question call of the 8th fact (the last of the second wave of questions) fails; the python: provider
-    # makes it a permanent error, so it is not retried
+    # the question call of the 8th fact fails; the python: provider makes it a permanent error (not retried)
     stats_file.with_suffix(".fail").write_text("Returning a heater", encoding="utf-8")
     out = tmp_path / "out"
     with pytest.raises(ModelCallFailed) as raised:
@@ -173,8 +175,10 @@ def test_a_failed_call_raises_the_error_of_before_and_loses_nothing_done(tmp_pat
     assert sorted(p.name for p in out.iterdir()) == ["documents.jsonl", "facts.jsonl"]  # the stages done
     assert len((out / "facts.jsonl").read_text(encoding="utf-8").splitlines()) == 22
     answered = {prompt for _, prompt in stats(stats_file)["answered"]}
-    # the calls in flight beside the failed one ended (and were cached); none was started after it
-    assert sum(kind == "question" for kind, _ in stats(stats_file)["answered"]) == 7
+    kinds = [kind for kind, _ in stats(stats_file)["answered"]]
+    # the 7 facts before it got their question and answer, as one by one; of the facts after it, only those
+    # already in flight (at most the limit's 3 others) got their question, none an answer
+    assert kinds.count("answer") == 7 and 7 <= kinds.count("question") <= 10
 
     # the same model, fixed: the re-run asks it nothing that was answered before (the response cache has it all)
     stats_file.with_suffix(".fail").unlink()

@@ -228,13 +228,16 @@ def _no_progress(stage: str, done: int, total: int) -> None:
 
 
 class Calls(Protocol):
-    """One model role's calls: ``requests -> response texts`` in the requests' order, up to ``limit`` of them at
-    once, ``done(index)`` called as each is answered (:class:`knowgap.engine.gateway.TextBatch`); a call that
-    fails for good raises."""
+    """One model role's calls, up to ``limit`` at once (:class:`knowgap.engine.gateway.TextBatch`): ``requests ->
+    response texts`` in the requests' order, or chains of dependent calls; ``done(index)`` is called as each
+    request or chain is answered; a call that fails for good raises."""
 
     limit: int
 
     def __call__(self, requests: Sequence[ChatRequest], done: Callable[[int], None] | None = None) -> list[str]: ...
+
+    def chains(self, count: int, step: Callable[[int, list[str]], ChatRequest | None],
+               done: Callable[[int], None] | None = None) -> list[list[str]]: ...
 
 
 def _waves(count: int, size: int) -> list[range]:
@@ -364,21 +367,29 @@ def _question(fact: AtomicFact, question: str, method: str, answer: str | None) 
 def make_questions(facts: Sequence[AtomicFact], chat: Calls | None,
                    progress: Progress = _no_progress) -> list[GeneratedQuestion]:
     """One question per fact, with its expected answer: the generator writes both (a fact's question, then its
-    answer; the facts in waves of the model's concurrency limit, whose questions, then answers, are asked at
-    once), or offline a template question whose expected answer is the fact text."""
+    answer; the facts concurrently, up to the model's concurrency limit), or offline a template question whose
+    expected answer is the fact text."""
     if chat is None:
         return [_question(fact, template_question(fact.text), "template", None) for fact in facts]
-    out: list[GeneratedQuestion] = []
-    for wave in _waves(len(facts), chat.limit):
-        part = [facts[i] for i in wave]
-        asked = [generated_question(reply, fact.text) for fact, reply in zip(
-            part, chat([ChatRequest.simple(QUESTION_PROMPT.format(fact=f.text), max_tokens=80) for f in part]),
-            strict=True)]
-        replies = chat([ChatRequest.simple(ANSWER_PROMPT.format(fact=f.text, question=question), max_tokens=120)
-                        for f, (question, _) in zip(part, asked, strict=True)])
-        for fact, (question, method), reply in zip(part, asked, replies, strict=True):
-            out.append(_question(fact, question, method, expected_answer(reply)))
-            progress("questions (generator)", len(out), len(facts))
+
+    def step(i: int, replies: list[str]) -> ChatRequest | None:
+        if not replies:
+            return ChatRequest.simple(QUESTION_PROMPT.format(fact=facts[i].text), max_tokens=80)
+        if len(replies) == 1:
+            question = generated_question(replies[0], facts[i].text)[0]
+            return ChatRequest.simple(ANSWER_PROMPT.format(fact=facts[i].text, question=question), max_tokens=120)
+        return None
+
+    written = 0
+
+    def tick(_: int) -> None:
+        nonlocal written
+        written += 1
+        progress("questions (generator)", written, len(facts))
+
+    out = []
+    for fact, (question_reply, answer_reply) in zip(facts, chat.chains(len(facts), step, tick), strict=True):
+        out.append(_question(fact, *generated_question(question_reply, fact.text), expected_answer(answer_reply)))
     return out
 
 
