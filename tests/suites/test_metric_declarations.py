@@ -43,7 +43,7 @@ RUNS = [(name, options) for name in sorted(available()) for options in run_setti
 choices and its true/false options switch): 36 runs of the built-in suites."""
 
 
-@pytest.mark.slow  # abstain's shipped knowledge base is embedded once per session (~200 s cold at load 7)
+@pytest.mark.slow  # 36 runs (abstain's shipped facts' vectors come with the package: its questions are embedded)
 @pytest.mark.parametrize(("suite", "options"), RUNS, ids=[f"{n}-{json.dumps(o, sort_keys=True)}" for n, o in RUNS])
 def test_what_a_suite_produces_under_its_own_settings_is_declared(suite: str, options: dict[str, object],
                                                                   tmp_path: Path, runs_root: Path) -> None:
