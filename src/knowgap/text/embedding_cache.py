@@ -31,6 +31,15 @@ OFF = {"off", "0", "false", "no"}
 _CHUNK = 500  # keys per SELECT (SQLite's default limit on variables is 32766; small chunks keep queries short)
 
 
+def unit_rows(rows: np.ndarray) -> bool:
+    """Whether every row of ``rows`` (one vector, or one per row) is finite and of unit length, as every vector of
+    the model is: a vector read back from a file that is not (a damaged page, a damaged seed) is not the model's."""
+    with np.errstate(all="ignore"):  # a garbled row may hold NaN or inf
+        wide = np.atleast_2d(rows).astype(np.float64)
+        norms = np.einsum("ij,ij->i", wide, wide)
+    return bool(np.all(np.abs(norms - 1.0) < 1e-3))  # NaN and inf fail too
+
+
 class EmbeddingCacheWarning(UserWarning):
     """The embedding cache file could not be used; embeddings are computed as without it."""
 

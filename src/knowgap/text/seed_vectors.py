@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowgap.text.embedding_cache import EmbeddingCacheWarning
+from knowgap.text.embedding_cache import EmbeddingCacheWarning, unit_rows
 
 KEY_BYTES = 16
 """The size of an embedding-cache key (:func:`knowgap.text.embedding_cache.key`)."""
@@ -54,13 +54,6 @@ def register(path: Path) -> None:
 def registered() -> tuple[Path, ...]:
     with _lock:
         return tuple(_registered)
-
-
-def unit_rows(rows: np.ndarray) -> bool:
-    """Whether every row is finite and of unit length (the tolerance of ``knowgap.text.embed.sound``)."""
-    with np.errstate(all="ignore"):
-        norms = np.einsum("ij,ij->i", rows.astype(np.float64), rows.astype(np.float64))
-    return bool(np.all(np.abs(norms - 1.0) < 1e-3))  # NaN and inf fail too
 
 
 def load(path: Path, model_id: str, dim: int) -> dict[bytes, np.ndarray]:
