@@ -240,6 +240,18 @@ class Calls(Protocol):
                done: Callable[[int], None] | None = None) -> list[list[str]]: ...
 
 
+def _counting(progress: Progress, stage: str, total: int) -> Callable[[int], None]:
+    """A ``done(index)`` callback that advances ``stage``'s progress by one per answered item, of ``total``."""
+    answered = 0
+
+    def tick(_: int) -> None:
+        nonlocal answered
+        answered += 1
+        progress(stage, answered, total)
+
+    return tick
+
+
 def _waves(count: int, size: int) -> list[range]:
     """``range(count)`` in consecutive parts of ``size``."""
     return [range(start, min(start + size, count)) for start in range(0, count, max(1, size))]
@@ -283,13 +295,7 @@ def extract_facts(docs: Sequence[Document], chat: Calls | None, max_facts: int |
                 break
         return facts
     work = [(d, chunk) for d, doc in enumerate(docs) for chunk in _chunks(doc.text)]
-    answered = 0
-
-    def tick(_: int) -> None:
-        nonlocal answered
-        answered += 1
-        progress("facts (generator, per chunk)", answered, len(work))
-
+    tick = _counting(progress, "facts (generator, per chunk)", len(work))
     for wave in _waves(len(work), chat.limit if max_facts is not None else len(work)):
         replies = chat([ChatRequest.simple(FACT_PROMPT.format(text=work[i][1]), max_tokens=400) for i in wave], tick)
         for i, reply in zip(wave, replies, strict=True):
@@ -380,13 +386,7 @@ def make_questions(facts: Sequence[AtomicFact], chat: Calls | None,
             return ChatRequest.simple(ANSWER_PROMPT.format(fact=facts[i].text, question=question), max_tokens=120)
         return None
 
-    written = 0
-
-    def tick(_: int) -> None:
-        nonlocal written
-        written += 1
-        progress("questions (generator)", written, len(facts))
-
+    tick = _counting(progress, "questions (generator)", len(facts))
     out = []
     for fact, (question_reply, answer_reply) in zip(facts, chat.chains(len(facts), step, tick), strict=True):
         out.append(_question(fact, *generated_question(question_reply, fact.text), expected_answer(answer_reply)))
